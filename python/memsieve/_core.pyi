@@ -1,0 +1,192 @@
+"""Type stubs for memsieve's Rust extension (hand-written, checked by mypy.stubtest).
+
+Every array argument must be a float32, C-contiguous numpy array of L2-normalized
+rows unless stated otherwise. Bad input raises a subclass of ``MemsieveError``.
+"""
+
+from typing import Literal
+
+import numpy as np
+import numpy.typing as npt
+
+F32 = npt.NDArray[np.float32]
+
+__version__: str
+
+class MemsieveError(Exception):
+    """Base of every error memsieve raises."""
+
+class InvalidVectorError(MemsieveError, ValueError):
+    """A vector holds NaN or inf, or has zero norm."""
+
+class ShapeError(MemsieveError, ValueError):
+    """An array has the wrong number of dimensions, the wrong width, is empty where
+    rows are required, or is not C-contiguous."""
+
+class DtypeError(MemsieveError, TypeError):
+    """An array is not float32."""
+
+class ConfigError(MemsieveError, ValueError):
+    """A numeric parameter is out of its valid range (kappa <= 0, k == 0, ...)."""
+
+class StateError(MemsieveError):
+    """Serialized state is corrupt or of another version, or an id is unknown/duplicate."""
+
+# --- similarities -------------------------------------------------------------
+
+def similarities(matrix: F32, query: F32) -> F32:
+    """Dot products of one (d,) query with every row of an (n, d) matrix -> (n,)."""
+
+def similarities_batch(matrix: F32, queries: F32) -> F32:
+    """Dot products of (b, d) queries with (n, d) rows -> (b, n)."""
+
+# --- concentration ------------------------------------------------------------
+
+def kappa_banerjee(matrix: F32, *, clip: tuple[float, float] | None = None) -> float:
+    """Banerjee et al.'s approximation R(d - R^2)/(1 - R^2), R = |mean row|.
+
+    ``clip=(1e-3, 50.0)`` reproduces SAGE. An (n, d) matrix with n >= 1.
+    Returns +inf-free values: R == 1 gives the clip max or 1e6 when unclipped."""
+
+def kappa_from_spacing(mean_nn_cos: float, *, c: float = 4.0, max_kappa: float = 1e4) -> float:
+    """memsieve's estimator: kappa = c / (1 - m), with m the scope's typical
+    nearest-neighbour cosine, capped at ``max_kappa``."""
+
+def sample_vmf(mu: F32, kappa: float, n: int, *, seed: int) -> F32:
+    """Draw n unit vectors from vMF(mu, kappa) with Wood's algorithm -> (n, d)."""
+
+# --- novelty ------------------------------------------------------------------
+
+def novelty_sage(matrix: F32, query: F32, kappa: float) -> float:
+    """SAGE: 1 - clip((logsumexp(kappa * s) - ln n) / kappa, -1, 1). Empty -> +inf."""
+
+def novelty_sage_batch(matrix: F32, queries: F32, kappa: float) -> F32:
+    """Batch of ``novelty_sage`` -> (b,)."""
+
+def novelty_knn(matrix: F32, query: F32, kappa: float, k: int) -> tuple[float, int, float]:
+    """memsieve: 1 - logsumexp(kappa * s_top_k) / kappa over the k nearest rows.
+
+    Returns (novelty, nearest_row, nearest_cos); empty -> (inf, -1, nan).
+    A duplicate of a stored row always scores <= 0 whatever n is."""
+
+def novelty_knn_batch(matrix: F32, queries: F32, kappa: float, k: int) -> tuple[F32, npt.NDArray[np.int64], F32]:
+    """Batch of ``novelty_knn`` -> (novelty (b,), nearest_row (b,), nearest_cos (b,))."""
+
+def novelty_from_topk(top_sims: F32, kappa: float) -> float:
+    """memsieve's score from precomputed top-k cosines (e.g. from an ANN index)."""
+
+def novelty_maxcos(matrix: F32, query: F32) -> tuple[float, int, float]:
+    """1 - max cosine. Returns (novelty, nearest_row, nearest_cos); empty -> (inf, -1, nan)."""
+
+def novelty_maxcos_batch(matrix: F32, queries: F32) -> tuple[F32, npt.NDArray[np.int64], F32]:
+    """Batch of ``novelty_maxcos``."""
+
+# --- projection ---------------------------------------------------------------
+
+def random_projection(x: F32, out_dim: int, *, seed: int) -> F32:
+    """Seeded Gaussian projection (n, d) -> (n, out_dim), rows re-normalized."""
+
+class Pca:
+    """Principal components fitted on (n, d) rows."""
+
+    n_components: int
+    dim: int
+    def __init__(self, n_components: int) -> None: ...
+    def fit(self, x: F32) -> "Pca": ...
+    def transform(self, x: F32, *, normalize: bool = True) -> F32:
+        """(n, d) -> (n, n_components); rows re-normalized unless normalize=False."""
+    @property
+    def components(self) -> F32:
+        """(n_components, d)."""
+    @property
+    def mean(self) -> F32:
+        """(d,)."""
+
+# --- thresholds and routing ---------------------------------------------------
+
+Route = Literal["ADD", "BAND", "NOOP"]
+
+def route(novelty: float, tau: float, delta: float) -> Route:
+    """n >= tau + delta -> ADD; tau <= n < tau + delta -> BAND; else NOOP."""
+
+def sage_tau_star(rho: float, *, tau0: float = 0.5, tau_min: float = 0.05, lam: float = 2.0) -> float:
+    """SAGE's target threshold tau0 * exp(-lam * rho) + tau_min."""
+
+def sage_ema(prev_tau: float | None, tau_star: float, *, alpha: float = 0.9) -> float:
+    """alpha * prev + (1 - alpha) * tau_star; the first call returns tau_star."""
+
+def sage_density(matrix: F32, *, n_components: int = 16) -> float:
+    """SAGE's density proxy rho = n / V, V the volume of the bounding box of the
+    rows after PCA to n_components (fewer when n or d is smaller)."""
+
+class ThresholdState:
+    """memsieve's per-scope threshold state: O(1) update per add and per delete.
+
+    Tracks the nearest-neighbour cosine of each added memory (sum and count, with
+    a prior of weight ``prior_weight`` at ``prior_nn_cos``), from which
+    ``mean_nn_cos``, ``kappa`` and ``tau`` follow."""
+
+    def __init__(
+        self,
+        *,
+        gamma: float = 0.5,
+        tau_min: float = 0.05,
+        tau_max: float = 0.5,
+        kappa_c: float = 4.0,
+        prior_nn_cos: float = 0.5,
+        prior_weight: float = 8.0,
+    ) -> None: ...
+    def on_add(self, nn_cos: float) -> None:
+        """Record an added memory whose nearest neighbour had cosine nn_cos (nan if none)."""
+    def on_remove(self, nn_cos: float) -> None:
+        """Undo on_add(nn_cos) for a removed memory."""
+    @property
+    def count(self) -> int: ...
+    @property
+    def mean_nn_cos(self) -> float: ...
+    @property
+    def kappa(self) -> float: ...
+    @property
+    def tau(self) -> float:
+        """clamp(gamma * (1 - mean_nn_cos), tau_min, tau_max), in cosine-distance units."""
+    def to_bytes(self) -> bytes: ...
+    @staticmethod
+    def from_bytes(data: bytes) -> "ThresholdState": ...
+
+class ScoreResult:
+    novelty: float
+    nearest_id: int | None
+    nearest_cos: float
+    kappa: float
+    top_ids: list[int]
+    top_cos: list[float]
+
+class ScopeState:
+    """A scope's vectors (growable, removal by id) plus its ThresholdState."""
+
+    def __init__(self, dim: int, *, threshold: ThresholdState | None = None) -> None: ...
+    def __len__(self) -> int: ...
+    @property
+    def dim(self) -> int: ...
+    @property
+    def threshold(self) -> ThresholdState: ...
+    def add(self, id: int, vector: F32, *, nn_cos: float | None = None) -> None:
+        """Store vector under id; nn_cos feeds the threshold (computed when None)."""
+    def add_many(self, ids: npt.NDArray[np.int64], vectors: F32) -> None:
+        """Bulk load without touching the threshold (hydration from the store)."""
+    def remove(self, id: int) -> float:
+        """Remove id; updates the threshold and returns the nn_cos it was added with."""
+    def contains(self, id: int) -> bool: ...
+    def ids(self) -> npt.NDArray[np.int64]: ...
+    def vectors(self) -> F32:
+        """(n, dim) copy in the order of ids()."""
+    def score(self, query: F32, *, k: int = 10, kappa: float | None = None) -> ScoreResult:
+        """memsieve's novelty of query against this scope (kappa from the threshold when None)."""
+    def score_maxcos(self, query: F32, *, k: int = 10) -> ScoreResult: ...
+    def score_sage(self, query: F32, *, kappa: float, k: int = 10) -> ScoreResult: ...
+    def nearest(self, query: F32, k: int) -> tuple[npt.NDArray[np.int64], F32]:
+        """ids and cosines of the k nearest rows, best first."""
+    def kappa_banerjee(self, *, clip: tuple[float, float] | None = None) -> float:
+        """Banerjee's kappa from a running sum of the rows: O(d), no re-scan."""
+    def to_bytes(self) -> bytes:
+        """Threshold state only: vectors live in the store."""

@@ -1,6 +1,17 @@
 //! memsieve's Rust core: the numeric kernels of the novelty gate (pure Rust,
 //! in the modules below) and a thin PyO3 binding layer (`bindings`).
 
+pub mod eigen;
 pub mod error;
+pub mod kappa;
+pub mod novelty;
+pub mod projection;
+pub mod rng;
+pub mod route;
+pub mod scope;
+pub mod simd;
+pub mod threshold;
+pub mod vector;
+pub mod vmf;
 
 mod bindings;

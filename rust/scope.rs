@@ -1,0 +1,266 @@
+//! A scope's vectors and threshold, kept incrementally: add and remove cost
+//! O(d) (plus an O(N d) scan only when the caller has no nn_cos to give).
+
+use std::collections::HashMap;
+
+use crate::error::{CoreError, Result};
+use crate::kappa;
+use crate::novelty::{self, KnnScore, TopK};
+use crate::threshold::ThresholdState;
+use crate::vector::check_unit;
+
+/// Fixed-point scale of the running row sum (exactly reversible, see ThresholdState).
+const SUM_SCALE: f64 = (1u64 << 32) as f64;
+
+#[derive(Clone, Debug)]
+pub struct ScopeState {
+    dim: usize,
+    data: Vec<f32>,
+    ids: Vec<i64>,
+    rows: HashMap<i64, usize>,
+    /// nn_cos each row was added with (NaN: bulk-loaded or first memory).
+    nn_cos: Vec<f64>,
+    sum_fixed: Vec<i64>,
+    pub threshold: ThresholdState,
+}
+
+impl ScopeState {
+    pub fn new(dim: usize, threshold: ThresholdState) -> Result<Self> {
+        if dim == 0 {
+            return Err(CoreError::Config("dim must be >= 1, got 0; pass the embedding width, e.g. 384".into()));
+        }
+        Ok(ScopeState {
+            dim,
+            data: Vec::new(),
+            ids: Vec::new(),
+            rows: HashMap::new(),
+            nn_cos: Vec::new(),
+            sum_fixed: vec![0; dim],
+            threshold,
+        })
+    }
+
+    pub fn dim(&self) -> usize {
+        self.dim
+    }
+    pub fn len(&self) -> usize {
+        self.ids.len()
+    }
+    pub fn is_empty(&self) -> bool {
+        self.ids.is_empty()
+    }
+    pub fn ids(&self) -> &[i64] {
+        &self.ids
+    }
+    pub fn matrix(&self) -> &[f32] {
+        &self.data
+    }
+    pub fn contains(&self, id: i64) -> bool {
+        self.rows.contains_key(&id)
+    }
+
+    fn check_dim(&self, v: &[f32], what: &str) -> Result<()> {
+        if v.len() != self.dim {
+            return Err(CoreError::Shape(format!(
+                "{what} has width {}, this scope holds width {}; embed with the scope's model",
+                v.len(),
+                self.dim
+            )));
+        }
+        Ok(())
+    }
+
+    pub fn check_query(&self, q: &[f32]) -> Result<()> {
+        self.check_dim(q, "query")?;
+        check_unit(q, "query")
+    }
+
+    fn push_row(&mut self, id: i64, v: &[f32], nn_cos: f64) {
+        self.rows.insert(id, self.ids.len());
+        self.ids.push(id);
+        self.data.extend_from_slice(v);
+        self.nn_cos.push(nn_cos);
+        for (s, &x) in self.sum_fixed.iter_mut().zip(v) {
+            *s += (x as f64 * SUM_SCALE).round() as i64;
+        }
+    }
+
+    /// Store `v` under `id`; `nn_cos` feeds the threshold (computed by a scan when None).
+    pub fn add(&mut self, id: i64, v: &[f32], nn_cos: Option<f64>) -> Result<()> {
+        self.check_dim(v, "vector")?;
+        check_unit(v, "vector")?;
+        if self.rows.contains_key(&id) {
+            return Err(CoreError::State(format!("id {id} is already in this scope; remove it first or use a new id")));
+        }
+        let c = match nn_cos {
+            Some(c) => c,
+            None => novelty::topk(&self.data, self.dim, v, 1)?.sims.first().map_or(f64::NAN, |&s| s as f64),
+        };
+        self.threshold.on_add(c)?;
+        self.push_row(id, v, c);
+        Ok(())
+    }
+
+    /// Bulk load rows without touching the threshold; all-or-nothing.
+    pub fn add_many(&mut self, ids: &[i64], vectors: &[f32]) -> Result<()> {
+        if vectors.len() != ids.len() * self.dim {
+            return Err(CoreError::Shape(format!(
+                "got {} ids for {} rows of width {}; pass one id per row",
+                ids.len(),
+                vectors.len() / self.dim,
+                self.dim
+            )));
+        }
+        let mut seen = std::collections::HashSet::with_capacity(ids.len());
+        for (i, (&id, row)) in ids.iter().zip(vectors.chunks_exact(self.dim)).enumerate() {
+            if self.rows.contains_key(&id) || !seen.insert(id) {
+                return Err(CoreError::State(format!("id {id} (row {i}) is duplicate; ids must be unique within a scope")));
+            }
+            check_unit(row, &format!("row {i}"))?;
+        }
+        self.data.reserve(vectors.len());
+        for (&id, row) in ids.iter().zip(vectors.chunks_exact(self.dim)) {
+            self.push_row(id, row, f64::NAN);
+        }
+        Ok(())
+    }
+
+    /// Remove `id` by swapping the last row into its place; undoes its threshold update.
+    pub fn remove(&mut self, id: i64) -> Result<f64> {
+        let row = *self
+            .rows
+            .get(&id)
+            .ok_or_else(|| CoreError::State(format!("id {id} is not in this scope; check contains(id) first")))?;
+        let c = self.nn_cos[row];
+        self.threshold.on_remove(c)?;
+        let d = self.dim;
+        for (s, &x) in self.sum_fixed.iter_mut().zip(&self.data[row * d..(row + 1) * d]) {
+            *s -= (x as f64 * SUM_SCALE).round() as i64;
+        }
+        let last = self.ids.len() - 1;
+        if row != last {
+            self.data.copy_within(last * d..(last + 1) * d, row * d);
+            let moved = self.ids[last];
+            self.rows.insert(moved, row);
+        }
+        self.data.truncate(last * d);
+        self.rows.remove(&id);
+        self.ids.swap_remove(row);
+        self.nn_cos.swap_remove(row);
+        Ok(c)
+    }
+
+    pub fn score_knn(&self, q: &[f32], kappa: f64, k: usize) -> Result<KnnScore> {
+        self.check_query(q)?;
+        novelty::knn(&self.data, self.dim, q, kappa, k)
+    }
+
+    pub fn score_maxcos(&self, q: &[f32], k: usize) -> Result<KnnScore> {
+        self.check_query(q)?;
+        let top = novelty::topk(&self.data, self.dim, q, k)?;
+        let novelty = top.sims.first().map_or(f64::INFINITY, |&s| 1.0 - s as f64);
+        Ok(KnnScore { novelty, top })
+    }
+
+    /// SAGE's score over all rows, plus the k nearest (for its UPDATE target), in one pass.
+    pub fn score_sage(&self, q: &[f32], kappa: f64, k: usize) -> Result<KnnScore> {
+        self.check_query(q)?;
+        novelty::check_kappa(kappa)?;
+        novelty::check_k(k)?;
+        let mut lse = novelty::StreamLse::new(kappa);
+        let mut top = TopK::new(k);
+        crate::simd::scan(&self.data, self.dim, q, |r0, s| {
+            lse.push_block(s);
+            top.push_block(r0, s);
+        });
+        // Rows were validated on insertion, so every similarity is finite.
+        Ok(KnnScore { novelty: novelty::sage_from_lse(lse.value(), self.len(), kappa), top })
+    }
+
+    pub fn nearest(&self, q: &[f32], k: usize) -> Result<TopK> {
+        self.check_query(q)?;
+        novelty::topk(&self.data, self.dim, q, k)
+    }
+
+    pub fn id_of(&self, row: usize) -> i64 {
+        self.ids[row]
+    }
+
+    /// Banerjee's kappa from the running sum: O(d).
+    pub fn kappa_banerjee(&self, clip: Option<(f64, f64)>) -> Result<f64> {
+        kappa::check_clip(clip)?;
+        if self.is_empty() {
+            return Err(CoreError::Shape("kappa_banerjee needs a non-empty scope; add vectors first".into()));
+        }
+        let norm = self.sum_fixed.iter().map(|&s| (s as f64 / SUM_SCALE).powi(2)).sum::<f64>().sqrt();
+        kappa::banerjee_from_r(norm / self.len() as f64, self.dim, clip)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::threshold::ThresholdParams;
+
+    fn unit(d: usize, seed: u64) -> Vec<f32> {
+        let mut r = crate::rng::Rng::new(seed);
+        let mut v: Vec<f32> = (0..d).map(|_| r.normal() as f32).collect();
+        let n = v.iter().map(|x| x * x).sum::<f32>().sqrt();
+        v.iter_mut().for_each(|x| *x /= n);
+        v
+    }
+
+    fn scope(d: usize) -> ScopeState {
+        ScopeState::new(d, ThresholdState::new(ThresholdParams::default()).unwrap()).unwrap()
+    }
+
+    #[test]
+    fn add_then_remove_restores_state() {
+        let d = 37;
+        let mut s = scope(d);
+        for i in 0..50 {
+            s.add(i, &unit(d, i as u64), None).unwrap();
+        }
+        let q = unit(d, 999);
+        let before = (s.threshold.to_bytes(), s.score_knn(&q, 20.0, 5).unwrap().novelty, s.kappa_banerjee(None).unwrap());
+        s.add(1000, &unit(d, 1000), None).unwrap();
+        s.remove(1000).unwrap();
+        let after = (s.threshold.to_bytes(), s.score_knn(&q, 20.0, 5).unwrap().novelty, s.kappa_banerjee(None).unwrap());
+        assert_eq!(before, after);
+        // Removing from the middle keeps ids and rows consistent.
+        s.remove(7).unwrap();
+        assert!(!s.contains(7));
+        for (row, &id) in s.ids().iter().enumerate() {
+            assert_eq!(&s.matrix()[row * d..(row + 1) * d], unit(d, id as u64).as_slice());
+        }
+    }
+
+    #[test]
+    fn banerjee_from_running_sum_matches_full_scan() {
+        let d = 16;
+        let mut s = scope(d);
+        let mut all = Vec::new();
+        for i in 0..30 {
+            let v = unit(d, i);
+            all.extend_from_slice(&v);
+            s.add(i as i64, &v, Some(0.1)).unwrap();
+        }
+        let a = s.kappa_banerjee(None).unwrap();
+        let b = kappa::banerjee(&all, d, None).unwrap();
+        assert!((a - b).abs() < 1e-6 * b, "{a} {b}");
+    }
+
+    #[test]
+    fn errors() {
+        let d = 8;
+        let mut s = scope(d);
+        let v = unit(d, 1);
+        s.add(1, &v, None).unwrap();
+        assert!(matches!(s.add(1, &v, None), Err(CoreError::State(_))));
+        assert!(matches!(s.remove(2), Err(CoreError::State(_))));
+        assert!(matches!(s.add(2, &v[..4], None), Err(CoreError::Shape(_))));
+        assert!(matches!(s.add(2, &[0.0; 8], None), Err(CoreError::InvalidVector(_))));
+        assert!(matches!(s.add_many(&[3, 3], &[v.clone(), v.clone()].concat()), Err(CoreError::State(_))));
+        assert_eq!(s.len(), 1);
+    }
+}

@@ -1,0 +1,354 @@
+//! Dot products and the blocked row scan every scoring kernel is built on.
+//!
+//! The portable path keeps 16 independent f32 accumulators so that LLVM can
+//! vectorize the reduction without reassociating it (stable Rust has no fast
+//! math). On x86-64 an AVX2+FMA path is chosen once at run time; the wheel
+//! itself is compiled for the baseline target, so it still runs everywhere.
+
+use std::sync::OnceLock;
+
+/// Rows scored per block: the similarities of one block live on the stack,
+/// so no kernel ever allocates an N-sized temporary.
+pub const ROW_BLOCK: usize = 256;
+/// Queries sharing one pass over a block of rows in the batch kernels.
+pub const QUERY_BLOCK: usize = 8;
+
+#[inline(always)]
+fn dot_portable(a: &[f32], b: &[f32]) -> f32 {
+    let n = a.len().min(b.len());
+    let (a, b) = (&a[..n], &b[..n]);
+    let mut acc = [0f32; 16];
+    let mut ca = a.chunks_exact(16);
+    let mut cb = b.chunks_exact(16);
+    for (x, y) in (&mut ca).zip(&mut cb) {
+        for l in 0..16 {
+            acc[l] += x[l] * y[l];
+        }
+    }
+    let mut tail = 0f32;
+    for (x, y) in ca.remainder().iter().zip(cb.remainder()) {
+        tail += x * y;
+    }
+    // Pairwise fold keeps the rounding error of the reduction small.
+    let mut w = 8;
+    while w > 0 {
+        for l in 0..w {
+            acc[l] += acc[l + w];
+        }
+        w /= 2;
+    }
+    acc[0] + tail
+}
+
+#[inline(always)]
+fn sum_portable(a: &[f32]) -> f64 {
+    let mut acc = [0f32; 16];
+    let mut c = a.chunks_exact(16);
+    for x in &mut c {
+        for l in 0..16 {
+            acc[l] += x[l];
+        }
+    }
+    let mut s: f64 = c.remainder().iter().map(|&v| v as f64).sum();
+    for v in acc {
+        s += v as f64;
+    }
+    s
+}
+
+#[cfg(target_arch = "x86_64")]
+mod avx2 {
+    use std::arch::x86_64::*;
+
+    #[inline(always)]
+    unsafe fn hsum(v: __m256) -> f32 {
+        let lo = _mm256_castps256_ps128(v);
+        let hi = _mm256_extractf128_ps(v, 1);
+        let s = _mm_add_ps(lo, hi);
+        let s = _mm_add_ps(s, _mm_movehl_ps(s, s));
+        let s = _mm_add_ss(s, _mm_shuffle_ps(s, s, 0x55));
+        _mm_cvtss_f32(s)
+    }
+
+    /// Dot product with four independent 8-lane FMA chains.
+    #[inline(always)]
+    pub unsafe fn dot(a: &[f32], b: &[f32]) -> f32 {
+        let n = a.len().min(b.len());
+        let (pa, pb) = (a.as_ptr(), b.as_ptr());
+        let mut a0 = _mm256_setzero_ps();
+        let mut a1 = _mm256_setzero_ps();
+        let mut a2 = _mm256_setzero_ps();
+        let mut a3 = _mm256_setzero_ps();
+        let mut i = 0;
+        while i + 32 <= n {
+            a0 = _mm256_fmadd_ps(_mm256_loadu_ps(pa.add(i)), _mm256_loadu_ps(pb.add(i)), a0);
+            a1 = _mm256_fmadd_ps(_mm256_loadu_ps(pa.add(i + 8)), _mm256_loadu_ps(pb.add(i + 8)), a1);
+            a2 = _mm256_fmadd_ps(_mm256_loadu_ps(pa.add(i + 16)), _mm256_loadu_ps(pb.add(i + 16)), a2);
+            a3 = _mm256_fmadd_ps(_mm256_loadu_ps(pa.add(i + 24)), _mm256_loadu_ps(pb.add(i + 24)), a3);
+            i += 32;
+        }
+        while i + 8 <= n {
+            a0 = _mm256_fmadd_ps(_mm256_loadu_ps(pa.add(i)), _mm256_loadu_ps(pb.add(i)), a0);
+            i += 8;
+        }
+        let mut s = hsum(_mm256_add_ps(_mm256_add_ps(a0, a1), _mm256_add_ps(a2, a3)));
+        while i < n {
+            s += *pa.add(i) * *pb.add(i);
+            i += 1;
+        }
+        s
+    }
+
+    #[target_feature(enable = "avx2,fma")]
+    pub unsafe fn dots_rows(rows: &[f32], d: usize, q: &[f32], out: &mut [f32]) {
+        for (r, o) in rows.chunks_exact(d).zip(out.iter_mut()) {
+            *o = dot(r, q);
+        }
+    }
+
+    /// Similarities of `nq` queries with each row; every row is loaded from
+    /// memory once and reused from L1 for the whole query block.
+    #[target_feature(enable = "avx2,fma")]
+    pub unsafe fn dots_rows_multi(rows: &[f32], d: usize, qs: &[f32], nq: usize, out: &mut [f32]) {
+        let nrows = rows.len() / d;
+        for (ri, r) in rows.chunks_exact(d).enumerate() {
+            let pr = r.as_ptr();
+            let mut j = 0;
+            while j + 4 <= nq {
+                let p0 = qs.as_ptr().add(j * d);
+                let p1 = p0.add(d);
+                let p2 = p1.add(d);
+                let p3 = p2.add(d);
+                let mut c0 = _mm256_setzero_ps();
+                let mut c1 = _mm256_setzero_ps();
+                let mut c2 = _mm256_setzero_ps();
+                let mut c3 = _mm256_setzero_ps();
+                let mut i = 0;
+                while i + 8 <= d {
+                    let x = _mm256_loadu_ps(pr.add(i));
+                    c0 = _mm256_fmadd_ps(x, _mm256_loadu_ps(p0.add(i)), c0);
+                    c1 = _mm256_fmadd_ps(x, _mm256_loadu_ps(p1.add(i)), c1);
+                    c2 = _mm256_fmadd_ps(x, _mm256_loadu_ps(p2.add(i)), c2);
+                    c3 = _mm256_fmadd_ps(x, _mm256_loadu_ps(p3.add(i)), c3);
+                    i += 8;
+                }
+                let mut s = [hsum(c0), hsum(c1), hsum(c2), hsum(c3)];
+                while i < d {
+                    let x = *pr.add(i);
+                    s[0] += x * *p0.add(i);
+                    s[1] += x * *p1.add(i);
+                    s[2] += x * *p2.add(i);
+                    s[3] += x * *p3.add(i);
+                    i += 1;
+                }
+                for (t, v) in s.iter().enumerate() {
+                    out[(j + t) * nrows + ri] = *v;
+                }
+                j += 4;
+            }
+            while j < nq {
+                out[j * nrows + ri] = dot(r, &qs[j * d..(j + 1) * d]);
+                j += 1;
+            }
+        }
+    }
+
+    #[target_feature(enable = "avx2")]
+    pub unsafe fn sum(a: &[f32]) -> f64 {
+        let n = a.len();
+        let p = a.as_ptr();
+        let mut acc = [_mm256_setzero_ps(); 4];
+        let mut i = 0;
+        let mut total = 0f64;
+        // Flush to f64 every 64k floats so long sums keep their precision.
+        while i + 32 <= n {
+            let end = (i + 65536).min(n - n % 32);
+            while i < end {
+                acc[0] = _mm256_add_ps(acc[0], _mm256_loadu_ps(p.add(i)));
+                acc[1] = _mm256_add_ps(acc[1], _mm256_loadu_ps(p.add(i + 8)));
+                acc[2] = _mm256_add_ps(acc[2], _mm256_loadu_ps(p.add(i + 16)));
+                acc[3] = _mm256_add_ps(acc[3], _mm256_loadu_ps(p.add(i + 24)));
+                i += 32;
+            }
+            for v in acc.iter_mut() {
+                total += hsum(*v) as f64;
+                *v = _mm256_setzero_ps();
+            }
+        }
+        while i < n {
+            total += *p.add(i) as f64;
+            i += 1;
+        }
+        total
+    }
+}
+
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+pub enum Isa {
+    Portable,
+    #[cfg(target_arch = "x86_64")]
+    Avx2Fma,
+}
+
+fn detect() -> Isa {
+    #[cfg(target_arch = "x86_64")]
+    {
+        if std::env::var_os("MEMSIEVE_PORTABLE").is_none()
+            && is_x86_feature_detected!("avx2")
+            && is_x86_feature_detected!("fma")
+        {
+            return Isa::Avx2Fma;
+        }
+    }
+    Isa::Portable
+}
+
+/// The instruction set chosen at first use (`MEMSIEVE_PORTABLE=1` forces the
+/// portable path, for benchmarks and tests of the fallback).
+pub fn isa() -> Isa {
+    static ISA: OnceLock<Isa> = OnceLock::new();
+    *ISA.get_or_init(detect)
+}
+
+/// Dot product of two equal-length slices.
+pub fn dot(a: &[f32], b: &[f32]) -> f32 {
+    match isa() {
+        #[cfg(target_arch = "x86_64")]
+        // SAFETY: the Avx2Fma variant is only chosen when the CPU reports both features.
+        Isa::Avx2Fma => unsafe { avx2_dot(a, b) },
+        Isa::Portable => dot_portable(a, b),
+    }
+}
+
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx2,fma")]
+unsafe fn avx2_dot(a: &[f32], b: &[f32]) -> f32 {
+    avx2::dot(a, b)
+}
+
+/// Portable dot product, exposed for benchmarks of the fallback path.
+pub fn dot_fallback(a: &[f32], b: &[f32]) -> f32 {
+    dot_portable(a, b)
+}
+
+/// `out[i] = rows[i] . q` for the rows of a row-major block of width `d`.
+pub fn dots_rows(rows: &[f32], d: usize, q: &[f32], out: &mut [f32]) {
+    match isa() {
+        #[cfg(target_arch = "x86_64")]
+        // SAFETY: chosen only when AVX2 and FMA are present.
+        Isa::Avx2Fma => unsafe { avx2::dots_rows(rows, d, q, out) },
+        Isa::Portable => {
+            for (r, o) in rows.chunks_exact(d).zip(out.iter_mut()) {
+                *o = dot_portable(r, q);
+            }
+        }
+    }
+}
+
+/// `out[j * nrows + i] = rows[i] . qs[j]` for `nq` queries stored row-major.
+pub fn dots_rows_multi(rows: &[f32], d: usize, qs: &[f32], nq: usize, out: &mut [f32]) {
+    match isa() {
+        #[cfg(target_arch = "x86_64")]
+        // SAFETY: chosen only when AVX2 and FMA are present.
+        Isa::Avx2Fma => unsafe { avx2::dots_rows_multi(rows, d, qs, nq, out) },
+        Isa::Portable => {
+            let nrows = rows.len() / d;
+            for (i, r) in rows.chunks_exact(d).enumerate() {
+                for j in 0..nq {
+                    out[j * nrows + i] = dot_portable(r, &qs[j * d..(j + 1) * d]);
+                }
+            }
+        }
+    }
+}
+
+/// Sum of every element: a pass that only reads memory (the bandwidth floor).
+pub fn sum(a: &[f32]) -> f64 {
+    match isa() {
+        #[cfg(target_arch = "x86_64")]
+        // SAFETY: chosen only when AVX2 is present.
+        Isa::Avx2Fma => unsafe { avx2::sum(a) },
+        Isa::Portable => a.chunks(65536).map(sum_portable).sum(),
+    }
+}
+
+/// Visit the similarities of `q` with every row, one stack block at a time:
+/// `f(first_row, sims)`.
+pub fn scan<F: FnMut(usize, &[f32])>(matrix: &[f32], d: usize, q: &[f32], mut f: F) {
+    let mut buf = [0f32; ROW_BLOCK];
+    for (b, rows) in matrix.chunks(ROW_BLOCK * d).enumerate() {
+        let n = rows.len() / d;
+        dots_rows(rows, d, q, &mut buf[..n]);
+        f(b * ROW_BLOCK, &buf[..n]);
+    }
+}
+
+/// Visit the similarities of a batch of queries, reading each block of rows
+/// once per block of `QUERY_BLOCK` queries: `f(query, first_row, sims)`.
+pub fn scan_batch<F: FnMut(usize, usize, &[f32])>(matrix: &[f32], d: usize, queries: &[f32], mut f: F) {
+    let nq = queries.len() / d.max(1);
+    let mut buf = vec![0f32; ROW_BLOCK * QUERY_BLOCK];
+    for q0 in (0..nq).step_by(QUERY_BLOCK) {
+        let qn = QUERY_BLOCK.min(nq - q0);
+        let qs = &queries[q0 * d..(q0 + qn) * d];
+        for (b, rows) in matrix.chunks(ROW_BLOCK * d).enumerate() {
+            let n = rows.len() / d;
+            dots_rows_multi(rows, d, qs, qn, &mut buf[..qn * n]);
+            for j in 0..qn {
+                f(q0 + j, b * ROW_BLOCK, &buf[j * n..(j + 1) * n]);
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn naive(a: &[f32], b: &[f32]) -> f64 {
+        a.iter().zip(b).map(|(x, y)| *x as f64 * *y as f64).sum()
+    }
+
+    fn data(n: usize, seed: u32) -> Vec<f32> {
+        (0..n).map(|i| (((i as u32).wrapping_mul(2654435761).wrapping_add(seed) % 1000) as f32 / 500.0) - 1.0).collect()
+    }
+
+    #[test]
+    fn dot_matches_naive_for_odd_lengths() {
+        for n in [0usize, 1, 7, 15, 16, 17, 37, 100, 384, 385] {
+            let a = data(n, 1);
+            let b = data(n, 7);
+            let want = naive(&a, &b);
+            assert!((dot(&a, &b) as f64 - want).abs() < 1e-4 * (1.0 + want.abs()), "n={n}");
+            assert!((dot_fallback(&a, &b) as f64 - want).abs() < 1e-4 * (1.0 + want.abs()));
+        }
+    }
+
+    #[test]
+    fn scan_and_batch_agree_with_dot() {
+        let d = 37;
+        let n = 600;
+        let m = data(n * d, 3);
+        let qs = data(11 * d, 9);
+        let mut single = vec![0f32; n];
+        scan(&m, d, &qs[..d], |r0, s| single[r0..r0 + s.len()].copy_from_slice(s));
+        for i in 0..n {
+            assert_eq!(single[i], dot(&m[i * d..(i + 1) * d], &qs[..d]));
+        }
+        let mut batch = vec![0f32; 11 * n];
+        scan_batch(&m, d, &qs, |j, r0, s| batch[j * n + r0..j * n + r0 + s.len()].copy_from_slice(s));
+        for j in 0..11 {
+            for i in 0..n {
+                let want = naive(&m[i * d..(i + 1) * d], &qs[j * d..(j + 1) * d]);
+                assert!((batch[j * n + i] as f64 - want).abs() < 1e-4);
+            }
+        }
+    }
+
+    #[test]
+    fn sum_reads_everything() {
+        let a = data(100_003, 5);
+        let want: f64 = a.iter().map(|&v| v as f64).sum();
+        assert!((sum(&a) - want).abs() < 1e-2);
+    }
+}

@@ -1,0 +1,324 @@
+//! Thresholds: SAGE's adaptive threshold as published, and memsieve's
+//! per-scope ThresholdState, which updates in O(1) on add and on delete.
+
+use crate::error::{CoreError, Result};
+use crate::kappa;
+use crate::projection::Pca;
+
+/// Returned by `sage_density` when the PCA bounding box has zero volume (a
+/// component with no spread, e.g. fewer distinct rows than components):
+/// the density is then unbounded and this finite stand-in keeps tau* at its floor.
+pub const DENSITY_CAP: f64 = 1e300;
+
+fn finite(name: &str, v: f64, fix: &str) -> Result<()> {
+    if !v.is_finite() {
+        return Err(CoreError::Config(format!("{name} must be finite, got {v}; {fix}")));
+    }
+    Ok(())
+}
+
+/// SAGE's target threshold tau0 * exp(-lam * rho) + tau_min.
+pub fn sage_tau_star(rho: f64, tau0: f64, tau_min: f64, lam: f64) -> Result<f64> {
+    if !(rho >= 0.0) || rho.is_nan() {
+        return Err(CoreError::Config(format!("rho must be >= 0, got {rho}; pass sage_density(matrix)")));
+    }
+    finite("tau0", tau0, "SAGE uses tau0=0.5")?;
+    finite("tau_min", tau_min, "SAGE uses tau_min=0.05")?;
+    finite("lam", lam, "SAGE uses lam=2.0")?;
+    Ok(tau0 * (-lam * rho).exp() + tau_min)
+}
+
+/// alpha * prev + (1 - alpha) * tau_star; without a previous value, tau_star.
+pub fn sage_ema(prev: Option<f64>, tau_star: f64, alpha: f64) -> Result<f64> {
+    if !(0.0..=1.0).contains(&alpha) {
+        return Err(CoreError::Config(format!("alpha must be in [0, 1], got {alpha}; SAGE uses alpha=0.9")));
+    }
+    finite("tau_star", tau_star, "pass sage_tau_star(rho)")?;
+    match prev {
+        None => Ok(tau_star),
+        Some(p) => {
+            finite("prev_tau", p, "pass None for the first update")?;
+            Ok(alpha * p + (1.0 - alpha) * tau_star)
+        }
+    }
+}
+
+/// SAGE's density proxy n / V, V the volume of the bounding box of the rows
+/// after PCA to min(n_components, n, d) components. Zero volume -> DENSITY_CAP.
+pub fn sage_density(matrix: &[f32], d: usize, n_components: usize) -> Result<f64> {
+    let n = if d == 0 { 0 } else { matrix.len() / d };
+    if n == 0 {
+        return Err(CoreError::Shape("sage_density needs at least one row, got 0; SAGE has no density for an empty scope".into()));
+    }
+    if n_components == 0 {
+        return Err(CoreError::Config("n_components must be >= 1, got 0; SAGE uses 16".into()));
+    }
+    let k = n_components.min(n).min(d);
+    let pca = Pca::fit(matrix, d, k)?;
+    let proj = pca.transform64(matrix);
+    // Sum of log ranges: the volume of 16 small ranges underflows quickly.
+    let mut log_v = 0f64;
+    for j in 0..k {
+        let (mut lo, mut hi) = (f64::INFINITY, f64::NEG_INFINITY);
+        for row in proj.chunks_exact(k) {
+            lo = lo.min(row[j]);
+            hi = hi.max(row[j]);
+        }
+        let range = hi - lo;
+        if !(range > 0.0) {
+            return Ok(DENSITY_CAP);
+        }
+        log_v += range.ln();
+    }
+    let rho = ((n as f64).ln() - log_v).exp();
+    Ok(if rho.is_finite() { rho.min(DENSITY_CAP) } else { DENSITY_CAP })
+}
+
+/// Fixed-point scale of the nn_cos sum: integer sums make add-then-remove
+/// restore the state bit for bit, which floating-point sums would not.
+const FIX_SCALE: f64 = (1u64 << 40) as f64;
+const MAGIC: &[u8; 4] = b"MSTS";
+const VERSION: u8 = 1;
+const ENCODED_LEN: usize = 4 + 1 + 6 * 8 + 8 + 16;
+
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct ThresholdParams {
+    pub gamma: f64,
+    pub tau_min: f64,
+    pub tau_max: f64,
+    pub kappa_c: f64,
+    pub prior_nn_cos: f64,
+    pub prior_weight: f64,
+}
+
+impl Default for ThresholdParams {
+    fn default() -> Self {
+        ThresholdParams { gamma: 0.5, tau_min: 0.05, tau_max: 0.5, kappa_c: 4.0, prior_nn_cos: 0.5, prior_weight: 8.0 }
+    }
+}
+
+impl ThresholdParams {
+    pub fn validate(&self) -> Result<()> {
+        let p = self;
+        if !(p.gamma.is_finite() && p.gamma > 0.0) {
+            return Err(CoreError::Config(format!("gamma must be finite and > 0, got {}; the default is 0.5", p.gamma)));
+        }
+        if !(p.tau_min.is_finite() && p.tau_max.is_finite() && 0.0 <= p.tau_min && p.tau_min <= p.tau_max) {
+            return Err(CoreError::Config(format!(
+                "need 0 <= tau_min <= tau_max, both finite, got tau_min={} tau_max={}; the defaults are 0.05 and 0.5",
+                p.tau_min, p.tau_max
+            )));
+        }
+        if !(p.kappa_c.is_finite() && p.kappa_c > 0.0) {
+            return Err(CoreError::Config(format!("kappa_c must be finite and > 0, got {}; the default is 4.0", p.kappa_c)));
+        }
+        if !(p.prior_nn_cos.is_finite() && (-1.0..=1.0).contains(&p.prior_nn_cos)) {
+            return Err(CoreError::Config(format!(
+                "prior_nn_cos must be a cosine in [-1, 1], got {}; the default is 0.5",
+                p.prior_nn_cos
+            )));
+        }
+        if !(p.prior_weight.is_finite() && p.prior_weight >= 0.0) {
+            return Err(CoreError::Config(format!(
+                "prior_weight must be finite and >= 0, got {}; the default is 8.0",
+                p.prior_weight
+            )));
+        }
+        Ok(())
+    }
+}
+
+/// memsieve's per-scope threshold: the sum and count of the nearest-neighbour
+/// cosines of added memories, shrunk towards a prior.
+#[derive(Clone, Debug, PartialEq)]
+pub struct ThresholdState {
+    pub params: ThresholdParams,
+    count: u64,
+    sum_fixed: i128,
+}
+
+fn quantize(nn_cos: f64) -> Result<i128> {
+    if !(nn_cos.is_finite() && nn_cos.abs() <= 1.0 + 1e-4) {
+        return Err(CoreError::Config(format!(
+            "nn_cos must be a cosine in [-1, 1] or nan for the first memory, got {nn_cos}; pass ScoreResult.nearest_cos"
+        )));
+    }
+    Ok((nn_cos.clamp(-1.0, 1.0) * FIX_SCALE).round() as i128)
+}
+
+impl ThresholdState {
+    pub fn new(params: ThresholdParams) -> Result<Self> {
+        params.validate()?;
+        Ok(ThresholdState { params, count: 0, sum_fixed: 0 })
+    }
+
+    /// Record a memory added with nearest-neighbour cosine `nn_cos` (NaN: the
+    /// scope was empty, nothing to learn from).
+    pub fn on_add(&mut self, nn_cos: f64) -> Result<()> {
+        if nn_cos.is_nan() {
+            return Ok(());
+        }
+        let q = quantize(nn_cos)?;
+        self.count += 1;
+        self.sum_fixed += q;
+        Ok(())
+    }
+
+    /// Undo `on_add(nn_cos)`.
+    pub fn on_remove(&mut self, nn_cos: f64) -> Result<()> {
+        if nn_cos.is_nan() {
+            return Ok(());
+        }
+        let q = quantize(nn_cos)?;
+        if self.count == 0 {
+            return Err(CoreError::State(format!(
+                "on_remove({nn_cos}) on a threshold that holds no memories; call it only for memories passed to on_add"
+            )));
+        }
+        self.count -= 1;
+        self.sum_fixed -= q;
+        Ok(())
+    }
+
+    pub fn count(&self) -> u64 {
+        self.count
+    }
+
+    pub fn mean_nn_cos(&self) -> f64 {
+        let p = &self.params;
+        let w = self.count as f64 + p.prior_weight;
+        if w <= 0.0 {
+            return p.prior_nn_cos;
+        }
+        let sum = self.sum_fixed as f64 / FIX_SCALE;
+        ((sum + p.prior_nn_cos * p.prior_weight) / w).clamp(-1.0, 1.0)
+    }
+
+    pub fn kappa(&self) -> f64 {
+        kappa::from_spacing(self.mean_nn_cos(), self.params.kappa_c, 1e4).unwrap_or(1e4)
+    }
+
+    pub fn tau(&self) -> f64 {
+        let p = &self.params;
+        (p.gamma * (1.0 - self.mean_nn_cos())).clamp(p.tau_min, p.tau_max)
+    }
+
+    /// Magic "MSTS", version byte, six f64 parameters, count (u64), sum (i128), little endian.
+    pub fn to_bytes(&self) -> Vec<u8> {
+        let p = &self.params;
+        let mut out = Vec::with_capacity(ENCODED_LEN);
+        out.extend_from_slice(MAGIC);
+        out.push(VERSION);
+        for v in [p.gamma, p.tau_min, p.tau_max, p.kappa_c, p.prior_nn_cos, p.prior_weight] {
+            out.extend_from_slice(&v.to_le_bytes());
+        }
+        out.extend_from_slice(&self.count.to_le_bytes());
+        out.extend_from_slice(&self.sum_fixed.to_le_bytes());
+        out
+    }
+
+    pub fn from_bytes(data: &[u8]) -> Result<Self> {
+        if data.len() != ENCODED_LEN || &data[..4] != MAGIC {
+            return Err(CoreError::State(format!(
+                "not a ThresholdState: expected {ENCODED_LEN} bytes starting with b\"MSTS\", got {} bytes; pass the output of ThresholdState.to_bytes()",
+                data.len()
+            )));
+        }
+        if data[4] != VERSION {
+            return Err(CoreError::State(format!(
+                "ThresholdState version {} is not supported (this build reads version {VERSION}); upgrade memsieve or rebuild the state",
+                data[4]
+            )));
+        }
+        let f = |i: usize| {
+            let o = 5 + 8 * i;
+            let mut b = [0u8; 8];
+            b.copy_from_slice(&data[o..o + 8]);
+            f64::from_le_bytes(b)
+        };
+        let params = ThresholdParams {
+            gamma: f(0),
+            tau_min: f(1),
+            tau_max: f(2),
+            kappa_c: f(3),
+            prior_nn_cos: f(4),
+            prior_weight: f(5),
+        };
+        params.validate().map_err(|e| CoreError::State(format!("corrupt ThresholdState parameters: {e}")))?;
+        let mut c = [0u8; 8];
+        c.copy_from_slice(&data[53..61]);
+        let count = u64::from_le_bytes(c);
+        let mut s = [0u8; 16];
+        s.copy_from_slice(&data[61..77]);
+        let sum_fixed = i128::from_le_bytes(s);
+        let limit = count as i128 * FIX_SCALE as i128;
+        if sum_fixed.abs() > limit {
+            return Err(CoreError::State(format!(
+                "corrupt ThresholdState: the cosine sum {} is impossible for {count} memories; rebuild the state from the store",
+                sum_fixed as f64 / FIX_SCALE
+            )));
+        }
+        Ok(ThresholdState { params, count, sum_fixed })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn sage_threshold_pieces() {
+        assert!((sage_tau_star(0.0, 0.5, 0.05, 2.0).unwrap() - 0.55).abs() < 1e-12);
+        assert!((sage_tau_star(1e9, 0.5, 0.05, 2.0).unwrap() - 0.05).abs() < 1e-12);
+        assert_eq!(sage_ema(None, 0.3, 0.9).unwrap(), 0.3);
+        assert!((sage_ema(Some(0.5), 0.1, 0.9).unwrap() - 0.46).abs() < 1e-12);
+        assert!(sage_ema(Some(0.5), 0.1, 1.5).is_err());
+    }
+
+    #[test]
+    fn density_of_a_box() {
+        // Four corners of a 2 x 1 rectangle: the PCA box is the rectangle itself.
+        let m = [0.0f32, 0.0, 2.0, 0.0, 0.0, 1.0, 2.0, 1.0];
+        let rho = sage_density(&m, 2, 16).unwrap();
+        assert!((rho - 4.0 / 2.0).abs() < 1e-9, "{rho}");
+        assert_eq!(sage_density(&m[..2], 2, 16).unwrap(), DENSITY_CAP);
+    }
+
+    #[test]
+    fn state_add_remove_is_exact() {
+        let mut t = ThresholdState::new(ThresholdParams::default()).unwrap();
+        assert!((t.mean_nn_cos() - 0.5).abs() < 1e-12);
+        t.on_add(f64::NAN).unwrap();
+        assert_eq!(t.count(), 0);
+        for c in [0.3, 0.71, 0.123456789] {
+            t.on_add(c).unwrap();
+        }
+        let before = t.to_bytes();
+        t.on_add(0.987654321).unwrap();
+        t.on_remove(0.987654321).unwrap();
+        assert_eq!(t.to_bytes(), before);
+        let want = (0.3 + 0.71 + 0.123456789 + 0.5 * 8.0) / 11.0;
+        assert!((t.mean_nn_cos() - want).abs() < 1e-9);
+        assert!((t.tau() - (0.5 * (1.0 - want)).clamp(0.05, 0.5)).abs() < 1e-9);
+        assert!((t.kappa() - 4.0 / (1.0 - want)).abs() < 1e-6);
+        assert_eq!(ThresholdState::from_bytes(&before).unwrap().to_bytes(), before);
+    }
+
+    #[test]
+    fn corrupt_bytes_are_rejected() {
+        let t = ThresholdState::new(ThresholdParams::default()).unwrap();
+        let b = t.to_bytes();
+        assert!(matches!(ThresholdState::from_bytes(&b[..10]), Err(CoreError::State(_))));
+        let mut v = b.clone();
+        v[4] = 9;
+        assert!(matches!(ThresholdState::from_bytes(&v), Err(CoreError::State(_))));
+        let mut v = b.clone();
+        v[5..13].copy_from_slice(&f64::NAN.to_le_bytes());
+        assert!(matches!(ThresholdState::from_bytes(&v), Err(CoreError::State(_))));
+        let mut v = b;
+        v[61] = 1;
+        assert!(matches!(ThresholdState::from_bytes(&v), Err(CoreError::State(_))));
+        let mut t = t;
+        assert!(matches!(t.on_remove(0.5), Err(CoreError::State(_))));
+    }
+}

@@ -160,6 +160,22 @@ class LLMClient:
             f"calls={self.calls}, faults={self.faults})"
         )
 
+    def usage_dict(self) -> dict:
+        """Counters so far, for ``Memory.stats()``.
+
+        Returns:
+            ``{"calls", "prompt_tokens", "completion_tokens", "faults",
+            "response_format_fallback"}``.
+        """
+        with self._lock:
+            return {
+                "calls": self.calls,
+                "prompt_tokens": self.prompt_tokens,
+                "completion_tokens": self.completion_tokens,
+                "faults": self.faults,
+                "response_format_fallback": self.response_format_fallback,
+            }
+
     def _count_fault(self) -> None:
         with self._lock:
             self.faults += 1

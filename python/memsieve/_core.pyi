@@ -4,12 +4,47 @@ Every array argument must be a float32, C-contiguous numpy array of L2-normalize
 rows unless stated otherwise. Bad input raises a subclass of ``MemsieveError``.
 """
 
-from typing import Literal
+from typing import Literal, final
 
 import numpy as np
 import numpy.typing as npt
 
+# Both aliases also exist at runtime, so they may be imported outside TYPE_CHECKING.
 F32 = npt.NDArray[np.float32]
+
+__all__ = [
+    "__version__",
+    "F32",
+    "Route",
+    "MemsieveError",
+    "InvalidVectorError",
+    "ShapeError",
+    "DtypeError",
+    "ConfigError",
+    "StateError",
+    "similarities",
+    "similarities_batch",
+    "kappa_banerjee",
+    "kappa_from_spacing",
+    "sample_vmf",
+    "novelty_sage",
+    "novelty_sage_batch",
+    "novelty_knn",
+    "novelty_knn_batch",
+    "novelty_from_topk",
+    "novelty_maxcos",
+    "novelty_maxcos_batch",
+    "random_projection",
+    "route",
+    "sage_tau_star",
+    "sage_ema",
+    "sage_density",
+    "_read_floor",
+    "ThresholdState",
+    "ScoreResult",
+    "ScopeState",
+    "Pca",
+]
 
 __version__: str
 
@@ -83,18 +118,29 @@ def novelty_maxcos_batch(matrix: F32, queries: F32) -> tuple[F32, npt.NDArray[np
 
 # --- projection ---------------------------------------------------------------
 
-def random_projection(x: F32, out_dim: int, *, seed: int) -> F32:
-    """Seeded Gaussian projection (n, d) -> (n, out_dim), rows re-normalized."""
+def random_projection(x: F32, out_dim: int, *, seed: int, normalize: bool = True) -> F32:
+    """Seeded Gaussian projection (n, d) -> (n, out_dim), rows re-normalized.
 
+    The matrix has N(0, 1/out_dim) entries drawn from ``seed`` (any int). With
+    ``normalize=False`` the raw product x @ R.T is returned, so projecting the
+    identity gives R.T. Rows of x need not be unit vectors, but must be finite."""
+
+@final
 class Pca:
-    """Principal components fitted on (n, d) rows."""
+    """Principal components fitted on (n, d) rows (exact eigen-decomposition of the
+    covariance, in float64). Components are unit rows, each signed so that its
+    largest-magnitude entry is positive. ``dim`` is 0 until ``fit``."""
 
-    n_components: int
-    dim: int
-    def __init__(self, n_components: int) -> None: ...
-    def fit(self, x: F32) -> "Pca": ...
+    @property
+    def n_components(self) -> int: ...
+    @property
+    def dim(self) -> int: ...
+    def __new__(cls, n_components: int) -> "Pca": ...
+    def fit(self, x: F32) -> "Pca":
+        """Fit on (n, d) finite rows; needs 1 <= n_components <= min(n, d) (else ShapeError)."""
     def transform(self, x: F32, *, normalize: bool = True) -> F32:
-        """(n, d) -> (n, n_components); rows re-normalized unless normalize=False."""
+        """(n, d) -> (n, n_components); rows re-normalized unless normalize=False
+        (a row equal to the mean projects to zeros and stays zero). StateError before fit."""
     @property
     def components(self) -> F32:
         """(n_components, d)."""
@@ -105,6 +151,10 @@ class Pca:
 # --- thresholds and routing ---------------------------------------------------
 
 Route = Literal["ADD", "BAND", "NOOP"]
+
+def _read_floor(matrix: F32) -> float:
+    """Sum of every element of a float32 C-contiguous array: a pass that only reads
+    memory, the bandwidth floor the scoring benchmarks compare against."""
 
 def route(novelty: float, tau: float, delta: float) -> Route:
     """n >= tau + delta -> ADD; tau <= n < tau + delta -> BAND; else NOOP."""
@@ -117,8 +167,12 @@ def sage_ema(prev_tau: float | None, tau_star: float, *, alpha: float = 0.9) -> 
 
 def sage_density(matrix: F32, *, n_components: int = 16) -> float:
     """SAGE's density proxy rho = n / V, V the volume of the bounding box of the
-    rows after PCA to n_components (fewer when n or d is smaller)."""
+    rows after PCA to n_components (fewer when n or d is smaller).
 
+    A box of zero volume (some component without spread, e.g. a single row)
+    returns 1e300, a finite stand-in for +inf that keeps tau* at its floor."""
+
+@final
 class ThresholdState:
     """memsieve's per-scope threshold state: O(1) update per add and per delete.
 
@@ -126,8 +180,8 @@ class ThresholdState:
     a prior of weight ``prior_weight`` at ``prior_nn_cos``), from which
     ``mean_nn_cos``, ``kappa`` and ``tau`` follow."""
 
-    def __init__(
-        self,
+    def __new__(
+        cls,
         *,
         gamma: float = 0.5,
         tau_min: float = 0.05,
@@ -135,7 +189,7 @@ class ThresholdState:
         kappa_c: float = 4.0,
         prior_nn_cos: float = 0.5,
         prior_weight: float = 8.0,
-    ) -> None: ...
+    ) -> "ThresholdState": ...
     def on_add(self, nn_cos: float) -> None:
         """Record an added memory whose nearest neighbour had cosine nn_cos (nan if none)."""
     def on_remove(self, nn_cos: float) -> None:
@@ -153,23 +207,39 @@ class ThresholdState:
     @staticmethod
     def from_bytes(data: bytes) -> "ThresholdState": ...
 
+@final
 class ScoreResult:
-    novelty: float
-    nearest_id: int | None
-    nearest_cos: float
-    kappa: float
-    top_ids: list[int]
-    top_cos: list[float]
+    """A score with its explanation (read-only). ``kappa`` is the concentration used,
+    nan for ``score_maxcos``; an empty scope gives novelty inf, nearest_id None,
+    nearest_cos nan and empty top lists. top_* are best first."""
 
+    @property
+    def novelty(self) -> float: ...
+    @property
+    def nearest_id(self) -> int | None: ...
+    @property
+    def nearest_cos(self) -> float: ...
+    @property
+    def kappa(self) -> float: ...
+    @property
+    def top_ids(self) -> list[int]: ...
+    @property
+    def top_cos(self) -> list[float]: ...
+
+@final
 class ScopeState:
-    """A scope's vectors (growable, removal by id) plus its ThresholdState."""
+    """A scope's vectors (growable, removal by id) plus its ThresholdState.
 
-    def __init__(self, dim: int, *, threshold: ThresholdState | None = None) -> None: ...
+    Vectors must be finite and unit-norm (within 1e-3), else InvalidVectorError;
+    a duplicate id on add or an unknown id on remove raises StateError."""
+
+    def __new__(cls, dim: int, *, threshold: ThresholdState | None = None) -> "ScopeState": ...
     def __len__(self) -> int: ...
     @property
     def dim(self) -> int: ...
     @property
-    def threshold(self) -> ThresholdState: ...
+    def threshold(self) -> ThresholdState:
+        """A copy of the scope's threshold state (changing it leaves the scope alone)."""
     def add(self, id: int, vector: F32, *, nn_cos: float | None = None) -> None:
         """Store vector under id; nn_cos feeds the threshold (computed when None)."""
     def add_many(self, ids: npt.NDArray[np.int64], vectors: F32) -> None:

@@ -6,6 +6,10 @@ use pyo3::types::{PyDict, PyTuple, PyType};
 
 use crate::error::CoreError;
 
+mod kernels;
+mod state;
+mod validate;
+
 /// The exception classes, created once at import. Each subclass also derives
 /// from the builtin a caller would expect (`ValueError`, `TypeError`), which
 /// `create_exception!` cannot express, so they are built with `type()`.
@@ -109,5 +113,16 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add("DtypeError", e.dtype.bind(py))?;
     m.add("ConfigError", e.config.bind(py))?;
     m.add("StateError", e.state.bind(py))?;
+    // The stub's type aliases, so that `from memsieve._core import F32, Route` works at run time.
+    let np = py.import("numpy")?;
+    let f32_alias = py.import("numpy.typing")?.getattr("NDArray")?.get_item(np.getattr("float32")?)?;
+    m.add("F32", f32_alias)?;
+    // A Union of three Literals, which is how type checkers see Literal["ADD", "BAND", "NOOP"].
+    let typing = py.import("typing")?;
+    let literal = typing.getattr("Literal")?;
+    let parts = (literal.get_item("ADD")?, literal.get_item("BAND")?, literal.get_item("NOOP")?);
+    m.add("Route", typing.getattr("Union")?.get_item(parts)?)?;
+    kernels::register(m)?;
+    state::register(m)?;
     Ok(())
 }

@@ -1,0 +1,252 @@
+//! Stateless kernels: similarities, concentration, novelty, projection, SAGE's threshold, routing.
+
+use numpy::ndarray::Array2;
+use numpy::{IntoPyArray, PyArray1, PyArray2, PyUntypedArrayMethods};
+use pyo3::prelude::*;
+
+use super::validate::{core, count, dims, finite_rows, non_empty, queries_against, query_against, slice, vector};
+use crate::error::CoreError;
+use crate::{kappa, novelty, projection, route as routing, simd, threshold, vmf};
+
+type F32Array<'py> = Bound<'py, PyArray1<f32>>;
+type Batch<'py> = (Bound<'py, PyArray1<f32>>, Bound<'py, PyArray1<i64>>, Bound<'py, PyArray1<f32>>);
+
+fn seed_u64(seed: i128) -> u64 {
+    // Any Python int is a valid seed; negative and huge values wrap.
+    seed as u64
+}
+
+#[pyfunction]
+fn similarities<'py>(py: Python<'py>, matrix: &Bound<'py, PyAny>, query: &Bound<'py, PyAny>) -> PyResult<F32Array<'py>> {
+    let m = super::validate::matrix(matrix, "matrix")?;
+    let (n, d) = dims(py, &m, "matrix")?;
+    let q = vector(query, "query")?;
+    let (ms, qs) = (slice(py, &m)?, slice(py, &q)?);
+    query_against(py, qs, d, "query")?;
+    let out = py.detach(|| {
+        let mut out = vec![0f32; n];
+        simd::scan(ms, d, qs, |r0, s| out[r0..r0 + s.len()].copy_from_slice(s));
+        out
+    });
+    Ok(PyArray1::from_vec(py, out))
+}
+
+#[pyfunction]
+fn similarities_batch<'py>(py: Python<'py>, matrix: &Bound<'py, PyAny>, queries: &Bound<'py, PyAny>) -> PyResult<Bound<'py, PyArray2<f32>>> {
+    let m = super::validate::matrix(matrix, "matrix")?;
+    let (n, d) = dims(py, &m, "matrix")?;
+    let q = super::validate::matrix(queries, "queries")?;
+    let (b, qd) = (q.shape()[0], q.shape()[1]);
+    let (ms, qs) = (slice(py, &m)?, slice(py, &q)?);
+    queries_against(py, qs, b, qd, d)?;
+    let out = py.detach(|| {
+        let mut out = vec![0f32; b * n];
+        simd::scan_batch(ms, d, qs, |j, r0, s| out[j * n + r0..j * n + r0 + s.len()].copy_from_slice(s));
+        out
+    });
+    let arr = Array2::from_shape_vec((b, n), out).map_err(|e| super::to_py(py, CoreError::Shape(e.to_string())))?;
+    Ok(arr.into_pyarray(py))
+}
+
+#[pyfunction]
+#[pyo3(signature = (matrix, *, clip=None))]
+fn kappa_banerjee(py: Python<'_>, matrix: &Bound<'_, PyAny>, clip: Option<(f64, f64)>) -> PyResult<f64> {
+    let m = super::validate::matrix(matrix, "matrix")?;
+    let (n, d) = dims(py, &m, "matrix")?;
+    non_empty(py, n, d, "matrix")?;
+    let ms = slice(py, &m)?;
+    core(py, py.detach(|| kappa::banerjee(ms, d, clip)))
+}
+
+#[pyfunction]
+#[pyo3(signature = (mean_nn_cos, *, c=4.0, max_kappa=1e4))]
+fn kappa_from_spacing(py: Python<'_>, mean_nn_cos: f64, c: f64, max_kappa: f64) -> PyResult<f64> {
+    core(py, kappa::from_spacing(mean_nn_cos, c, max_kappa))
+}
+
+#[pyfunction]
+#[pyo3(signature = (mu, kappa, n, *, seed))]
+fn sample_vmf<'py>(py: Python<'py>, mu: &Bound<'py, PyAny>, kappa: f64, n: i64, seed: i128) -> PyResult<Bound<'py, PyArray2<f32>>> {
+    let m = vector(mu, "mu")?;
+    let ms = slice(py, &m)?;
+    core(py, crate::vector::check_unit(ms, "mu"))?;
+    let n = count(py, n, "n", 0, "pass the number of samples, e.g. n=1000")?;
+    let d = ms.len();
+    let out = core(py, py.detach(|| vmf::sample(ms, kappa, n, seed_u64(seed))))?;
+    let arr = Array2::from_shape_vec((n, d), out).map_err(|e| super::to_py(py, CoreError::Shape(e.to_string())))?;
+    Ok(arr.into_pyarray(py))
+}
+
+#[pyfunction]
+fn novelty_sage(py: Python<'_>, matrix: &Bound<'_, PyAny>, query: &Bound<'_, PyAny>, kappa: f64) -> PyResult<f64> {
+    let m = super::validate::matrix(matrix, "matrix")?;
+    let (_, d) = dims(py, &m, "matrix")?;
+    let q = vector(query, "query")?;
+    let (ms, qs) = (slice(py, &m)?, slice(py, &q)?);
+    query_against(py, qs, d, "query")?;
+    core(py, py.detach(|| novelty::sage(ms, d, qs, kappa)))
+}
+
+#[pyfunction]
+fn novelty_sage_batch<'py>(py: Python<'py>, matrix: &Bound<'py, PyAny>, queries: &Bound<'py, PyAny>, kappa: f64) -> PyResult<F32Array<'py>> {
+    let m = super::validate::matrix(matrix, "matrix")?;
+    let (_, d) = dims(py, &m, "matrix")?;
+    let q = super::validate::matrix(queries, "queries")?;
+    let (b, qd) = (q.shape()[0], q.shape()[1]);
+    let (ms, qs) = (slice(py, &m)?, slice(py, &q)?);
+    queries_against(py, qs, b, qd, d)?;
+    let v = core(py, py.detach(|| novelty::sage_batch(ms, d, qs, kappa)))?;
+    Ok(PyArray1::from_vec(py, v.into_iter().map(|x| x as f32).collect()))
+}
+
+fn single(r: &novelty::KnnScore) -> (f64, i64, f64) {
+    match r.nearest() {
+        Some((row, s)) => (r.novelty, row as i64, s as f64),
+        None => (f64::INFINITY, -1, f64::NAN),
+    }
+}
+
+fn batch_out<'py>(py: Python<'py>, rs: Vec<novelty::KnnScore>) -> Batch<'py> {
+    let (mut nov, mut row, mut cos) = (Vec::with_capacity(rs.len()), Vec::with_capacity(rs.len()), Vec::with_capacity(rs.len()));
+    for r in &rs {
+        let (a, b, c) = single(r);
+        nov.push(a as f32);
+        row.push(b);
+        cos.push(c as f32);
+    }
+    (PyArray1::from_vec(py, nov), PyArray1::from_vec(py, row), PyArray1::from_vec(py, cos))
+}
+
+#[pyfunction]
+fn novelty_knn(py: Python<'_>, matrix: &Bound<'_, PyAny>, query: &Bound<'_, PyAny>, kappa: f64, k: i64) -> PyResult<(f64, i64, f64)> {
+    let m = super::validate::matrix(matrix, "matrix")?;
+    let (_, d) = dims(py, &m, "matrix")?;
+    let q = vector(query, "query")?;
+    let (ms, qs) = (slice(py, &m)?, slice(py, &q)?);
+    query_against(py, qs, d, "query")?;
+    let k = count(py, k, "k", 1, "the default is k=10")?;
+    let r = core(py, py.detach(|| novelty::knn(ms, d, qs, kappa, k)))?;
+    Ok(single(&r))
+}
+
+#[pyfunction]
+fn novelty_knn_batch<'py>(py: Python<'py>, matrix: &Bound<'py, PyAny>, queries: &Bound<'py, PyAny>, kappa: f64, k: i64) -> PyResult<Batch<'py>> {
+    let m = super::validate::matrix(matrix, "matrix")?;
+    let (_, d) = dims(py, &m, "matrix")?;
+    let q = super::validate::matrix(queries, "queries")?;
+    let (b, qd) = (q.shape()[0], q.shape()[1]);
+    let (ms, qs) = (slice(py, &m)?, slice(py, &q)?);
+    queries_against(py, qs, b, qd, d)?;
+    let k = count(py, k, "k", 1, "the default is k=10")?;
+    let rs = core(py, py.detach(|| novelty::knn_batch(ms, d, qs, kappa, k)))?;
+    Ok(batch_out(py, rs))
+}
+
+#[pyfunction]
+fn novelty_from_topk(py: Python<'_>, top_sims: &Bound<'_, PyAny>, kappa: f64) -> PyResult<f64> {
+    let t = vector(top_sims, "top_sims")?;
+    let ts = slice(py, &t)?;
+    core(py, novelty::check_kappa(kappa))?;
+    if let Some(i) = ts.iter().position(|s| !(s.is_finite() && s.abs() <= 1.0 + 1e-3)) {
+        return Err(super::to_py(py, CoreError::InvalidVector(format!(
+            "top_sims[{i}] = {} is not a cosine in [-1, 1]; pass cosines of unit vectors",
+            ts[i]
+        ))));
+    }
+    Ok(novelty::knn_from_sims(ts, kappa))
+}
+
+#[pyfunction]
+fn novelty_maxcos(py: Python<'_>, matrix: &Bound<'_, PyAny>, query: &Bound<'_, PyAny>) -> PyResult<(f64, i64, f64)> {
+    let m = super::validate::matrix(matrix, "matrix")?;
+    let (_, d) = dims(py, &m, "matrix")?;
+    let q = vector(query, "query")?;
+    let (ms, qs) = (slice(py, &m)?, slice(py, &q)?);
+    query_against(py, qs, d, "query")?;
+    let r = core(py, py.detach(|| novelty::maxcos(ms, d, qs)))?;
+    Ok(single(&r))
+}
+
+#[pyfunction]
+fn novelty_maxcos_batch<'py>(py: Python<'py>, matrix: &Bound<'py, PyAny>, queries: &Bound<'py, PyAny>) -> PyResult<Batch<'py>> {
+    let m = super::validate::matrix(matrix, "matrix")?;
+    let (_, d) = dims(py, &m, "matrix")?;
+    let q = super::validate::matrix(queries, "queries")?;
+    let (b, qd) = (q.shape()[0], q.shape()[1]);
+    let (ms, qs) = (slice(py, &m)?, slice(py, &q)?);
+    queries_against(py, qs, b, qd, d)?;
+    let rs = core(py, py.detach(|| novelty::maxcos_batch(ms, d, qs)))?;
+    Ok(batch_out(py, rs))
+}
+
+#[pyfunction]
+#[pyo3(signature = (x, out_dim, *, seed, normalize=true))]
+fn random_projection<'py>(py: Python<'py>, x: &Bound<'py, PyAny>, out_dim: i64, seed: i128, normalize: bool) -> PyResult<Bound<'py, PyArray2<f32>>> {
+    let m = super::validate::matrix(x, "x")?;
+    let (n, d) = dims(py, &m, "x")?;
+    non_empty(py, n, d, "x")?;
+    let xs = slice(py, &m)?;
+    finite_rows(py, xs, "x")?;
+    let k = count(py, out_dim, "out_dim", 1, "pass e.g. out_dim=64")?;
+    let out = core(py, py.detach(|| projection::random_projection(xs, d, k, seed_u64(seed), normalize)))?;
+    let arr = Array2::from_shape_vec((n, k), out).map_err(|e| super::to_py(py, CoreError::Shape(e.to_string())))?;
+    Ok(arr.into_pyarray(py))
+}
+
+#[pyfunction]
+fn route(py: Python<'_>, novelty: f64, tau: f64, delta: f64) -> PyResult<&'static str> {
+    core(py, routing::route(novelty, tau, delta).map(|r| r.as_str()))
+}
+
+#[pyfunction]
+#[pyo3(signature = (rho, *, tau0=0.5, tau_min=0.05, lam=2.0))]
+fn sage_tau_star(py: Python<'_>, rho: f64, tau0: f64, tau_min: f64, lam: f64) -> PyResult<f64> {
+    core(py, threshold::sage_tau_star(rho, tau0, tau_min, lam))
+}
+
+#[pyfunction]
+#[pyo3(signature = (prev_tau, tau_star, *, alpha=0.9))]
+fn sage_ema(py: Python<'_>, prev_tau: Option<f64>, tau_star: f64, alpha: f64) -> PyResult<f64> {
+    core(py, threshold::sage_ema(prev_tau, tau_star, alpha))
+}
+
+#[pyfunction]
+#[pyo3(signature = (matrix, *, n_components=16))]
+fn sage_density(py: Python<'_>, matrix: &Bound<'_, PyAny>, n_components: i64) -> PyResult<f64> {
+    let m = super::validate::matrix(matrix, "matrix")?;
+    let (n, d) = dims(py, &m, "matrix")?;
+    non_empty(py, n, d, "matrix")?;
+    let ms = slice(py, &m)?;
+    finite_rows(py, ms, "matrix")?;
+    let k = count(py, n_components, "n_components", 1, "SAGE uses n_components=16")?;
+    core(py, py.detach(|| threshold::sage_density(ms, d, k)))
+}
+
+#[pyfunction]
+fn _read_floor(py: Python<'_>, matrix: &Bound<'_, PyAny>) -> PyResult<f64> {
+    let m = super::validate::matrix(matrix, "matrix")?;
+    let ms = slice(py, &m)?;
+    Ok(py.detach(|| simd::sum(ms)))
+}
+
+pub(crate) fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    m.add_function(wrap_pyfunction!(similarities, m)?)?;
+    m.add_function(wrap_pyfunction!(similarities_batch, m)?)?;
+    m.add_function(wrap_pyfunction!(kappa_banerjee, m)?)?;
+    m.add_function(wrap_pyfunction!(kappa_from_spacing, m)?)?;
+    m.add_function(wrap_pyfunction!(sample_vmf, m)?)?;
+    m.add_function(wrap_pyfunction!(novelty_sage, m)?)?;
+    m.add_function(wrap_pyfunction!(novelty_sage_batch, m)?)?;
+    m.add_function(wrap_pyfunction!(novelty_knn, m)?)?;
+    m.add_function(wrap_pyfunction!(novelty_knn_batch, m)?)?;
+    m.add_function(wrap_pyfunction!(novelty_from_topk, m)?)?;
+    m.add_function(wrap_pyfunction!(novelty_maxcos, m)?)?;
+    m.add_function(wrap_pyfunction!(novelty_maxcos_batch, m)?)?;
+    m.add_function(wrap_pyfunction!(random_projection, m)?)?;
+    m.add_function(wrap_pyfunction!(route, m)?)?;
+    m.add_function(wrap_pyfunction!(sage_tau_star, m)?)?;
+    m.add_function(wrap_pyfunction!(sage_ema, m)?)?;
+    m.add_function(wrap_pyfunction!(sage_density, m)?)?;
+    m.add_function(wrap_pyfunction!(_read_floor, m)?)?;
+    Ok(())
+}

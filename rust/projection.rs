@@ -47,7 +47,11 @@ pub struct Pca {
     pub dim: usize,
     /// (n_components, dim), unit rows, sign fixed so the largest entry is positive.
     pub components: Vec<f32>,
+    /// The same components in f64, used by the transform so that a direction
+    /// without spread projects to rounding noise (~1e-16), not f32 noise.
+    components64: Vec<f64>,
     pub mean: Vec<f32>,
+    mean64: Vec<f64>,
     /// Variance along each component, descending.
     pub variances: Vec<f64>,
 }
@@ -95,18 +99,20 @@ impl Pca {
             }
         }
         let (vals, vecs) = symmetric_eigen(&c, d);
-        let mut components = Vec::with_capacity(n_components * d);
+        let mut components64 = Vec::with_capacity(n_components * d);
         for t in 0..n_components {
             let v = &vecs[t * d..(t + 1) * d];
             let big = v.iter().fold(0f64, |a, &b| if b.abs() > a.abs() { b } else { a });
             let sign = if big < 0.0 { -1.0 } else { 1.0 };
-            components.extend(v.iter().map(|&x| (x * sign) as f32));
+            components64.extend(v.iter().map(|&x| x * sign));
         }
         Ok(Pca {
             n_components,
             dim: d,
-            components,
+            components: components64.iter().map(|&x| x as f32).collect(),
+            components64,
             mean: mean.iter().map(|&m| m as f32).collect(),
+            mean64: mean,
             variances: vals[..n_components].to_vec(),
         })
     }
@@ -118,12 +124,12 @@ impl Pca {
         let mut out = vec![0f64; n * k];
         let mut xc = vec![0f64; d];
         for (row, o) in x.chunks_exact(d).zip(out.chunks_exact_mut(k)) {
-            for ((t, &v), &m) in xc.iter_mut().zip(row).zip(&self.mean) {
-                *t = v as f64 - m as f64;
+            for ((t, &v), &m) in xc.iter_mut().zip(row).zip(&self.mean64) {
+                *t = v as f64 - m;
             }
             for (j, oj) in o.iter_mut().enumerate() {
-                let comp = &self.components[j * d..(j + 1) * d];
-                *oj = comp.iter().zip(&xc).map(|(&a, &b)| a as f64 * b).sum();
+                let comp = &self.components64[j * d..(j + 1) * d];
+                *oj = comp.iter().zip(&xc).map(|(&a, &b)| a * b).sum();
             }
         }
         out

@@ -58,6 +58,7 @@ pub fn sage_density(matrix: &[f32], d: usize, n_components: usize) -> Result<f64
     let proj = pca.transform64(matrix);
     // Sum of log ranges: the volume of 16 small ranges underflows quickly.
     let mut log_v = 0f64;
+    let mut first_range = 0f64;
     for j in 0..k {
         let (mut lo, mut hi) = (f64::INFINITY, f64::NEG_INFINITY);
         for row in proj.chunks_exact(k) {
@@ -65,7 +66,12 @@ pub fn sage_density(matrix: &[f32], d: usize, n_components: usize) -> Result<f64
             hi = hi.max(row[j]);
         }
         let range = hi - lo;
-        if !(range > 0.0) {
+        if j == 0 {
+            first_range = range;
+        }
+        // A range at rounding-noise level is a component without spread (fewer
+        // rows than components): treat the box as flat rather than report noise.
+        if !(range > 1e-9 * first_range) {
             return Ok(DENSITY_CAP);
         }
         log_v += range.ln();
@@ -79,7 +85,13 @@ pub fn sage_density(matrix: &[f32], d: usize, n_components: usize) -> Result<f64
 const FIX_SCALE: f64 = (1u64 << 40) as f64;
 const MAGIC: &[u8; 4] = b"MSTS";
 const VERSION: u8 = 1;
-const ENCODED_LEN: usize = 4 + 1 + 6 * 8 + 8 + 16;
+const ENCODED_LEN: usize = 4 + 1 + 6 * 8 + 8 + 16 + 8;
+const BODY_LEN: usize = ENCODED_LEN - 8;
+
+/// FNV-1a over the encoded body, so that any flipped byte is caught.
+fn checksum(data: &[u8]) -> u64 {
+    data.iter().fold(0xcbf2_9ce4_8422_2325u64, |h, &b| (h ^ b as u64).wrapping_mul(0x0000_0100_0000_01b3))
+}
 
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct ThresholdParams {
@@ -203,7 +215,8 @@ impl ThresholdState {
         (p.gamma * (1.0 - self.mean_nn_cos())).clamp(p.tau_min, p.tau_max)
     }
 
-    /// Magic "MSTS", version byte, six f64 parameters, count (u64), sum (i128), little endian.
+    /// Magic "MSTS", version byte, six f64 parameters, count (u64), sum (i128),
+    /// FNV-1a checksum (u64) of everything before it; little endian, 85 bytes.
     pub fn to_bytes(&self) -> Vec<u8> {
         let p = &self.params;
         let mut out = Vec::with_capacity(ENCODED_LEN);
@@ -214,6 +227,8 @@ impl ThresholdState {
         }
         out.extend_from_slice(&self.count.to_le_bytes());
         out.extend_from_slice(&self.sum_fixed.to_le_bytes());
+        let sum = checksum(&out);
+        out.extend_from_slice(&sum.to_le_bytes());
         out
     }
 
@@ -229,6 +244,13 @@ impl ThresholdState {
                 "ThresholdState version {} is not supported (this build reads version {VERSION}); upgrade memsieve or rebuild the state",
                 data[4]
             )));
+        }
+        let mut cs = [0u8; 8];
+        cs.copy_from_slice(&data[BODY_LEN..]);
+        if u64::from_le_bytes(cs) != checksum(&data[..BODY_LEN]) {
+            return Err(CoreError::State(
+                "corrupt ThresholdState: checksum mismatch; the bytes were altered or truncated, rebuild the state from the store".into(),
+            ));
         }
         let f = |i: usize| {
             let o = 5 + 8 * i;
@@ -312,12 +334,11 @@ mod tests {
         let mut v = b.clone();
         v[4] = 9;
         assert!(matches!(ThresholdState::from_bytes(&v), Err(CoreError::State(_))));
-        let mut v = b.clone();
-        v[5..13].copy_from_slice(&f64::NAN.to_le_bytes());
-        assert!(matches!(ThresholdState::from_bytes(&v), Err(CoreError::State(_))));
-        let mut v = b;
-        v[61] = 1;
-        assert!(matches!(ThresholdState::from_bytes(&v), Err(CoreError::State(_))));
+        for i in 5..b.len() {
+            let mut v = b.clone();
+            v[i] ^= 0x10;
+            assert!(matches!(ThresholdState::from_bytes(&v), Err(CoreError::State(_))), "byte {i}");
+        }
         let mut t = t;
         assert!(matches!(t.on_remove(0.5), Err(CoreError::State(_))));
     }

@@ -1,6 +1,10 @@
 """memsieve: long-term memory for LLM agents whose write path decides by arithmetic."""
 
 from memsieve._core import __version__
+from memsieve.config import GateConfig
+from memsieve.memory import Memory
+from memsieve.records import Decision, HistoryEntry, MemoryItem, Rejection, SearchResult
+from memsieve.scope import Scope
 from memsieve.errors import (
     ConfigError,
     DtypeError,
@@ -18,6 +22,14 @@ from memsieve.errors import (
 )
 
 __all__ = [
+    "Decision",
+    "GateConfig",
+    "HistoryEntry",
+    "Memory",
+    "MemoryItem",
+    "Rejection",
+    "Scope",
+    "SearchResult",
     "ConfigError",
     "DtypeError",
     "EmbedderError",

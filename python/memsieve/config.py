@@ -1,0 +1,95 @@
+"""Configuration of the write gate."""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from typing import Literal
+
+from memsieve.errors import ConfigError
+
+Profile = Literal["memsieve", "sage", "maxcos", "none"]
+BandPolicy = Literal["add_link", "add", "noop"]
+
+_PROFILES = ("memsieve", "sage", "maxcos", "none")
+_BAND_POLICIES = ("add_link", "add", "noop")
+
+
+@dataclass(frozen=True, kw_only=True)
+class GateConfig:
+    """How the novelty gate routes a candidate: ADD, the band, or NOOP.
+
+    Thresholds are in cosine-distance units, like the novelty itself: with the
+    default profile, a NOOP means "closer than tau to what this scope already
+    holds, counting density".
+
+    Attributes:
+        profile: ``"memsieve"`` (kNN log-sum-exp, adaptive tau from the scope's
+            typical spacing), ``"sage"`` (SAGE's formulas as published),
+            ``"maxcos"`` (1 - cosine to the nearest memory, fixed tau) or
+            ``"none"`` (no gate: every candidate that is not an exact duplicate
+            is added).
+        tau: a fixed threshold; ``None`` lets the profile adapt it. Required for
+            ``"maxcos"``.
+        delta: width of the band above tau.
+        k: neighbours in memsieve's log-sum-exp.
+        kappa_c: kappa = kappa_c / (1 - m), m the typical nearest-neighbour cosine.
+        gamma: adaptive tau = clamp(gamma * (1 - m), tau_min, tau_max).
+        tau_min: lower clamp of the adaptive tau.
+        tau_max: upper clamp of the adaptive tau.
+        prior_nn_cos: prior for m in a scope with few memories.
+        prior_weight: how many memories the prior counts as.
+        sage_tau0: SAGE's tau0.
+        sage_tau_min: SAGE's tau_min.
+        sage_lambda: SAGE's lambda.
+        sage_alpha: SAGE's EMA weight.
+        band_policy: what the band does without an LLM: ``"add_link"`` adds the
+            candidate and links it to the nearest memory; ``"add"`` adds it;
+            ``"noop"`` records a rejection.
+        crud_update_min_sim: an LLM's UPDATE or DELETE must target a memory at
+            least this close (cosine) to the candidate, or the candidate is added.
+        exact_dedup: drop exact duplicates (normalized text) before the gate.
+    """
+
+    profile: Profile = "memsieve"
+    tau: float | None = None
+    delta: float = 0.05
+    k: int = 10
+    kappa_c: float = 4.0
+    gamma: float = 0.5
+    tau_min: float = 0.05
+    tau_max: float = 0.5
+    prior_nn_cos: float = 0.5
+    prior_weight: float = 8.0
+    sage_tau0: float = 0.5
+    sage_tau_min: float = 0.05
+    sage_lambda: float = 2.0
+    sage_alpha: float = 0.9
+    band_policy: BandPolicy = "add_link"
+    crud_update_min_sim: float = 0.35
+    exact_dedup: bool = True
+
+    def __post_init__(self) -> None:
+        if self.profile not in _PROFILES:
+            raise ConfigError(f"unknown gate profile {self.profile!r}; use one of {', '.join(_PROFILES)}")
+        if self.band_policy not in _BAND_POLICIES:
+            raise ConfigError(
+                f"unknown band_policy {self.band_policy!r}; use one of {', '.join(_BAND_POLICIES)}"
+            )
+        if self.profile == "maxcos" and self.tau is None:
+            raise ConfigError("the maxcos profile needs a fixed threshold; pass tau=0.25 (cosine 0.75)")
+        for name in ("delta", "kappa_c", "gamma", "tau_min", "tau_max", "prior_weight", "sage_tau0",
+                     "sage_tau_min", "sage_lambda", "crud_update_min_sim"):
+            value = getattr(self, name)
+            if not math.isfinite(value) or value < 0:
+                raise ConfigError(f"{name} must be a finite number >= 0, got {value!r}")
+        if self.tau is not None and not (math.isfinite(self.tau) and 0.0 <= self.tau <= 2.0):
+            raise ConfigError(f"tau must lie in [0, 2] (cosine-distance units), got {self.tau!r}")
+        if self.tau_min > self.tau_max:
+            raise ConfigError(f"tau_min {self.tau_min} exceeds tau_max {self.tau_max}; swap them")
+        if not 0.0 <= self.sage_alpha < 1.0:
+            raise ConfigError(f"sage_alpha must lie in [0, 1), got {self.sage_alpha!r}")
+        if not -1.0 <= self.prior_nn_cos < 1.0:
+            raise ConfigError(f"prior_nn_cos must lie in [-1, 1), got {self.prior_nn_cos!r}")
+        if not isinstance(self.k, int) or self.k < 1:
+            raise ConfigError(f"k must be an integer >= 1, got {self.k!r}")

@@ -1,0 +1,196 @@
+"""A scope's gate: its vectors and threshold, held in the Rust core, routed per profile.
+
+The state is kept incrementally: adding or removing a memory costs O(d) plus
+the Rust bookkeeping, never a re-scan of the scope (except under the ``sage``
+profile, whose density proxy is by definition a PCA of the whole scope and is
+recomputed once per ``add`` call, as SAGE does).
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import numpy as np
+
+from memsieve import _core
+from memsieve.config import GateConfig
+from memsieve.index import ScopeIndex
+
+SAGE_KAPPA_CLIP = (1e-3, 50.0)
+
+
+@dataclass(frozen=True)
+class GateScore:
+    """The gate's view of one candidate: novelty and the threshold it meets."""
+
+    novelty: float
+    tau: float
+    delta: float
+    kappa: float
+    nearest_seq: int | None
+    nearest_cos: float
+    route: str  # "ADD" | "BAND" | "NOOP"
+
+
+def new_threshold(config: GateConfig) -> _core.ThresholdState:
+    return _core.ThresholdState(
+        gamma=config.gamma,
+        tau_min=config.tau_min,
+        tau_max=config.tau_max,
+        kappa_c=config.kappa_c,
+        prior_nn_cos=config.prior_nn_cos,
+        prior_weight=config.prior_weight,
+    )
+
+
+class ScopeGate:
+    """One scope's gate state: vectors (Rust ``ScopeState``), threshold, revision.
+
+    Args:
+        config: the gate configuration.
+        dim: embedding width.
+        threshold: the persisted threshold state, or a fresh one.
+        sage_tau: SAGE's persisted EMA threshold.
+        revision: the store revision this state reflects.
+        index_min_size: from this many memories on, an hnswlib index answers
+            nearest-neighbour queries instead of the exact scan.
+        index_path: where the index is persisted (None: in memory only).
+    """
+
+    def __init__(self, config: GateConfig, dim: int, *, threshold: _core.ThresholdState,
+                 sage_tau: float | None, revision: int, index_min_size: int = 20_000,
+                 index_path: str | None = None) -> None:
+        self.config = config
+        self.dim = dim
+        self.state = _core.ScopeState(dim)
+        self.threshold = threshold
+        self.sage_tau = sage_tau
+        self.revision = revision
+        self.nn_cos: dict[int, float] = {}
+        self.trace: list[tuple[int, float, float]] = []
+        self.index: ScopeIndex | None = None
+        self.index_min_size = index_min_size
+        self.index_path = index_path
+
+    def __len__(self) -> int:
+        return len(self.state)
+
+    def load(self, seqs: np.ndarray, matrix: np.ndarray, nn_cos: np.ndarray) -> None:
+        """Bulk-load a scope's active memories (hydration), leaving the threshold as persisted."""
+        if len(seqs):
+            self.state.add_many(np.ascontiguousarray(seqs, dtype=np.int64), np.ascontiguousarray(matrix))
+        self.nn_cos.update(zip((int(s) for s in seqs), (float(c) for c in nn_cos)))
+        if len(self.state) >= self.index_min_size:
+            if self.index_path is not None:
+                self.index = ScopeIndex.load(self.index_path, dim=self.dim, revision=self.revision)
+            if self.index is None:
+                self.index = ScopeIndex.build(self.state.ids(), self.state.vectors())
+
+    def save_index(self) -> None:
+        if self.index is not None and self.index_path is not None:
+            self.index.save(self.index_path, self.revision)
+
+    # ---- per call ------------------------------------------------------------
+
+    def begin_call(self) -> None:
+        """SAGE updates its threshold once per add() call, from the scope's density."""
+        if self.config.profile != "sage":
+            return
+        c = self.config
+        rho = _core.sage_density(self.state.vectors()) if len(self.state) >= 2 else 0.0
+        tau_star = _core.sage_tau_star(rho, tau0=c.sage_tau0, tau_min=c.sage_tau_min, lam=c.sage_lambda)
+        self.sage_tau = _core.sage_ema(self.sage_tau, tau_star, alpha=c.sage_alpha)
+
+    def end_call(self) -> None:
+        self.trace.append((len(self.state), self.current_tau(), self.current_kappa()))
+
+    def current_tau(self) -> float:
+        c = self.config
+        if c.profile == "none":
+            return 0.0
+        if c.profile == "sage":
+            return self.sage_tau if self.sage_tau is not None else c.sage_tau0 + c.sage_tau_min
+        if c.tau is not None:
+            return c.tau
+        return self.threshold.tau
+
+    def current_kappa(self) -> float:
+        if self.config.profile == "sage":
+            return self.state.kappa_banerjee(clip=SAGE_KAPPA_CLIP) if len(self.state) else SAGE_KAPPA_CLIP[1]
+        if self.config.profile == "memsieve":
+            return self.threshold.kappa
+        return math.inf
+
+    # ---- scoring -------------------------------------------------------------
+
+    def score(self, vector: np.ndarray) -> GateScore:
+        """Score one (d,) float32 unit vector against the scope and route it."""
+        c = self.config
+        tau = self.current_tau()
+        kappa = self.current_kappa()
+        if self.index is not None and c.profile != "sage":
+            return self._score_indexed(vector, tau, kappa)
+        if c.profile == "memsieve":
+            r = self.state.score(vector, k=c.k, kappa=kappa)
+        elif c.profile == "sage":
+            r = self.state.score_sage(vector, kappa=kappa, k=c.k)
+        else:
+            r = self.state.score_maxcos(vector, k=c.k)
+        delta = 0.0 if c.profile == "none" else c.delta
+        if c.profile == "none" or len(self.state) == 0:
+            route = "ADD"
+        else:
+            route = _core.route(r.novelty, tau, delta)
+        return GateScore(novelty=r.novelty, tau=tau, delta=delta, kappa=kappa,
+                         nearest_seq=r.nearest_id, nearest_cos=r.nearest_cos, route=route)
+
+    def _score_indexed(self, vector: np.ndarray, tau: float, kappa: float) -> GateScore:
+        """The same score from the index's k nearest (approximate for very large scopes)."""
+        c = self.config
+        seqs, cos = self.index.knn(vector, c.k)  # type: ignore[union-attr]
+        if c.profile == "memsieve":
+            novelty = _core.novelty_from_topk(np.ascontiguousarray(cos), kappa)
+        else:
+            novelty = 1.0 - float(cos[0])
+        delta = 0.0 if c.profile == "none" else c.delta
+        route = "ADD" if c.profile == "none" else _core.route(novelty, tau, delta)
+        return GateScore(novelty=novelty, tau=tau, delta=delta, kappa=kappa, nearest_seq=int(seqs[0]),
+                         nearest_cos=float(cos[0]), route=route)
+
+    def nearest(self, vector: np.ndarray, k: int) -> tuple[np.ndarray, np.ndarray]:
+        if self.index is not None:
+            return self.index.knn(vector, k)
+        if len(self.state) == 0:
+            return np.empty(0, np.int64), np.empty(0, np.float32)
+        return self.state.nearest(vector, k)
+
+    # ---- changes -------------------------------------------------------------
+
+    def add(self, seq: int, vector: np.ndarray, nn_cos: float) -> None:
+        self.state.add(seq, vector, nn_cos=nn_cos)
+        self.threshold.on_add(nn_cos)
+        self.nn_cos[seq] = nn_cos
+        if self.index is not None:
+            self.index.add(seq, vector)
+        elif len(self.state) >= self.index_min_size:
+            self.index = ScopeIndex.build(self.state.ids(), self.state.vectors())
+
+    def replace(self, seq: int, vector: np.ndarray) -> None:
+        """An UPDATE changed this memory's text: swap its vector, keep its threshold share."""
+        nn = self.nn_cos.get(seq, math.nan)
+        self.state.remove(seq)
+        self.state.add(seq, vector, nn_cos=nn)
+        if self.index is not None:
+            self.index.replace(seq, vector)
+
+    def remove(self, seq: int) -> None:
+        if not self.state.contains(seq):
+            return
+        self.state.remove(seq)
+        self.threshold.on_remove(self.nn_cos.pop(seq, math.nan))
+        if self.index is not None:
+            self.index.remove(seq)
+
+    def threshold_bytes(self) -> bytes:
+        return self.threshold.to_bytes()

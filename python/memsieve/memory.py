@@ -1,0 +1,405 @@
+"""``memsieve.Memory``: the public face of the store, the gate and the search."""
+
+from __future__ import annotations
+
+import math
+import os
+import threading
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+
+from memsieve import _core
+from memsieve.config import GateConfig
+from memsieve.errors import ConfigError, EmbedderError, InvalidTextError, NotFoundError
+from memsieve.gate import ScopeGate, new_threshold
+from memsieve.inputs import (MAX_TEXT_CHARS, candidate_texts, check_metadata, check_sources, check_text,
+                             iso_time, now_iso, text_hash)
+from memsieve.records import Decision, HistoryEntry, MemoryItem, Rejection, SearchResult
+from memsieve.scope import Scope
+from memsieve.search import SearchMode, Searcher
+from memsieve.store import SQLiteStore
+from memsieve.writer import Candidate, WritePath
+
+
+def default_path() -> str:
+    """``$MEMSIEVE_DB``, else ``$XDG_DATA_HOME/memsieve/memsieve.db`` (``~/.local/share`` by default)."""
+    if os.environ.get("MEMSIEVE_DB"):
+        return os.environ["MEMSIEVE_DB"]
+    base = os.environ.get("XDG_DATA_HOME") or os.path.join(os.path.expanduser("~"), ".local", "share")
+    return os.path.join(base, "memsieve", "memsieve.db")
+
+
+class Memory:
+    """Long-term memory whose write path decides mostly by arithmetic.
+
+    Args:
+        path: SQLite file (created if missing), ``":memory:"``, or None for
+            ``default_path()``.
+        embedder: anything with ``dim`` and ``embed(texts) -> (n, dim) float32``;
+            None loads the packaged ONNX MiniLM lazily on first use.
+        llm: an ``memsieve.llm.LLMConfig`` for fact extraction and the band's CRUD
+            step, or None (the band then follows ``gate.band_policy``).
+        gate: the gate configuration; None for the defaults.
+        max_text_chars: longest accepted candidate text.
+        index_min_size: scopes with at least this many memories use an hnswlib
+            index for search; smaller ones are scanned exactly by the Rust core.
+    """
+
+    def __init__(self, path: str | os.PathLike[str] | None = None, *, embedder: Any = None, llm: Any = None,
+                 gate: GateConfig | None = None, max_text_chars: int = MAX_TEXT_CHARS,
+                 index_min_size: int = 20_000) -> None:
+        self.gate_config = gate or GateConfig()
+        if not isinstance(self.gate_config, GateConfig):
+            raise ConfigError(f"gate must be a GateConfig, got {type(gate).__name__}")
+        self.store = SQLiteStore(default_path() if path is None else path)
+        self._embedder = embedder
+        self._embedder_lock = threading.Lock()
+        self.max_text_chars = max_text_chars
+        self._gates: dict[str, ScopeGate] = {}
+        self._gates_lock = threading.RLock()
+        self._llm_config = llm
+        self._llm: Any = None
+        self._index_min_size = index_min_size
+        self._searcher = Searcher(self, index_min_size=index_min_size)
+
+    # ---- parts loaded lazily -------------------------------------------------
+
+    @property
+    def embedder(self) -> Any:
+        with self._embedder_lock:
+            if self._embedder is None:
+                from memsieve.embedding import default_embedder
+
+                self._embedder = default_embedder()
+            return self._embedder
+
+    @property
+    def llm(self) -> Any:
+        if self._llm_config is None:
+            return None
+        if self._llm is None:
+            from memsieve.llm import LLMClient
+
+            self._llm = LLMClient(self._llm_config)
+        return self._llm
+
+    def embed(self, texts: Sequence[str]) -> np.ndarray:
+        """Embed texts with the configured embedder and validate the output.
+
+        Returns:
+            (n, dim) float32, C-contiguous, rows of unit norm.
+        """
+        from memsieve.embedding import validate_embeddings
+
+        emb = self.embedder
+        try:
+            raw = emb.embed(list(texts))
+        except EmbedderError:
+            raise
+        except Exception as exc:  # a custom embedder may raise anything
+            raise EmbedderError(f"the embedder {type(emb).__name__} failed: {exc}") from exc
+        return validate_embeddings(raw, len(texts), int(emb.dim))
+
+    # ---- gate state ----------------------------------------------------------
+
+    def _gate(self, scope: Scope, *, dim: int, in_tx: bool) -> ScopeGate:
+        """The scope's gate state, re-read from the store if another writer moved it."""
+        with self._gates_lock:
+            cached = self._gates.get(scope.key)
+            row = self.store.scope_row(scope, now=now_iso()) if in_tx else self.store.read_scope(scope)
+            revision = row.revision if row else 0
+            if cached is not None and cached.revision == revision:
+                return cached
+            gate_state = row.gate_state if row else None
+            if row is not None and row.dim is not None and row.dim != dim:
+                raise EmbedderError(
+                    f"this scope holds {row.dim}-d embeddings but the embedder gives {dim}-d; "
+                    "use the embedder the scope was written with, or a new database"
+                )
+            threshold = (_core.ThresholdState.from_bytes(gate_state) if gate_state
+                         else new_threshold(self.gate_config))
+            index_path = None
+            if self.store.path != ":memory:":
+                index_dir = self.store.path + ".hnsw"
+                os.makedirs(index_dir, exist_ok=True)
+                index_path = os.path.join(index_dir, scope.slug + ".bin")
+            gate = ScopeGate(self.gate_config, dim, threshold=threshold,
+                             sage_tau=row.sage_tau if row else None, revision=revision,
+                             index_min_size=self._index_min_size, index_path=index_path)
+            vectors = self.store.scope_vectors(scope, dim)
+            gate.load(vectors.seqs, vectors.matrix, vectors.nn_cos)
+            if cached is not None:
+                gate.trace = cached.trace
+            self._gates[scope.key] = gate
+            return gate
+
+    def _drop_gate(self, scope: Scope) -> None:
+        with self._gates_lock:
+            self._gates.pop(scope.key, None)
+
+    # ---- writing -------------------------------------------------------------
+
+    def add(self, messages_or_text: Any, *, user_id: str | None = None, agent_id: str | None = None,
+            run_id: str | None = None, metadata: dict[str, Any] | None = None, infer: bool = False,
+            source: str | Sequence[str] | None = None, valid_from: Any = None) -> list[Decision]:
+        """Gate and store text; return one Decision per candidate.
+
+        Args:
+            messages_or_text: a string, a list of strings, or chat messages
+                (``[{"role": "user", "content": "..."}]``). Each item is one
+                candidate unless ``infer`` is set.
+            user_id: scope id (at least one of the three is required).
+            agent_id: scope id.
+            run_id: scope id.
+            metadata: JSON-serializable dict stored with each new memory.
+            infer: extract facts with the LLM first (requires ``llm``).
+            source: where the text came from (an id, or a list of ids); kept as
+                provenance and folded into the nearest memory on a NOOP.
+            valid_from: when the fact began to hold (datetime or ISO string).
+
+        Raises:
+            ScopeError, InvalidTextError: bad input; nothing is written.
+            EmbedderError: the embedder failed; nothing is written.
+            LLMError: fact extraction failed (``infer=True``); nothing is written.
+        """
+        scope = Scope.of(user_id, agent_id, run_id)
+        pairs = candidate_texts(messages_or_text, max_chars=self.max_text_chars)
+        meta = check_metadata(metadata)
+        sources = check_sources(source)
+        valid = iso_time(valid_from, where="valid_from")
+        if infer:
+            if self.llm is None:
+                raise ConfigError("infer=True needs an LLM; pass Memory(llm=LLMConfig(base_url=..., model=...))")
+            transcript = "\n".join(f"{role}: {text}" if role else text for text, role in pairs)
+            facts = self.llm.extract_facts(transcript)
+            pairs = [(check_text(f, where="extracted fact", max_chars=self.max_text_chars), None) for f in facts]
+            if not pairs:
+                return []
+        vectors = self.embed([t for t, _ in pairs])
+        cands = []
+        for (text, role), vec in zip(pairs, vectors):
+            m = dict(meta)
+            if role is not None:
+                m.setdefault("role", role)
+            cands.append(Candidate(text=text, vector=vec, sources=list(sources), metadata=m, valid_from=valid))
+        return self._write(scope, cands)
+
+    def _write(self, scope: Scope, cands: list[Candidate]) -> list[Decision]:
+        dim = cands[0].vector.shape[0]
+        crud, guard = self._crud_step()
+        try:
+            with self.store.transaction() as tx:
+                gate = self._gate(scope, dim=dim, in_tx=True)
+                gate.begin_call()
+                path = WritePath(tx, scope, gate, self.gate_config, crud=crud, guard=guard,
+                                 embed_one=lambda t: self.embed([t])[0], now=now_iso())
+                decisions = [path.apply(c) for c in cands]
+                gate.revision += 1
+                gate.end_call()
+                tx.save_scope(scope, revision=gate.revision, dim=dim, gate_state=gate.threshold_bytes(),
+                              sage_tau=gate.sage_tau)
+        except BaseException:
+            # The in-process state saw writes that were rolled back: re-read it next time.
+            self._drop_gate(scope)
+            raise
+        self._searcher.after_write(scope, gate)
+        return decisions
+
+    def _crud_step(self) -> tuple[Any, Any]:
+        if self.llm is None:
+            return None, None
+        from memsieve.llm import guard_destructive
+        from memsieve.llm.crud import decide_crud
+
+        client = self.llm
+        return (lambda text, neighbours: decide_crud(client, text, neighbours)), guard_destructive
+
+    def update(self, memory_id: str, text: str, *, reason: str = "updated by the user") -> MemoryItem:
+        """Replace a memory's text; the old text stays in its history."""
+        text = check_text(text, where="text", max_chars=self.max_text_chars)
+        vec = self.embed([text])[0]
+        item = self.get(memory_id)
+        scope = Scope(item.user_id, item.agent_id, item.run_id)
+        try:
+            with self.store.transaction() as tx:
+                seq, _, old_text, _, _, active = tx.memory_row(memory_id)
+                if not active:
+                    raise NotFoundError(f"memory {memory_id!r} is deleted; restore it from history or add it anew")
+                gate = self._gate(scope, dim=vec.shape[0], in_tx=True)
+                now = now_iso()
+                tx.update_memory_text(seq, text=text, text_hash=text_hash(text), embedding=vec, now=now)
+                tx.add_history(memory_id, scope, event="UPDATE", old_text=old_text, new_text=text,
+                               layer="user", reason=reason, now=now)
+                tx.bump(scope, "UPDATE", "user")
+                gate.replace(seq, vec)
+                gate.revision += 1
+                tx.save_scope(scope, revision=gate.revision, dim=vec.shape[0], gate_state=gate.threshold_bytes(),
+                              sage_tau=gate.sage_tau)
+        except BaseException:
+            self._drop_gate(scope)
+            raise
+        self._searcher.after_write(scope, gate)
+        return self.get(memory_id)
+
+    def delete(self, memory_id: str, *, reason: str = "deleted by the user") -> MemoryItem:
+        """Soft-delete a memory: it leaves search and the gate, and stays readable with get()."""
+        item = self.get(memory_id)
+        scope = Scope(item.user_id, item.agent_id, item.run_id)
+        try:
+            with self.store.transaction() as tx:
+                seq, _, old_text, vec, _, active = tx.memory_row(memory_id)
+                if not active:
+                    return item
+                gate = self._gate(scope, dim=vec.shape[0], in_tx=True)
+                now = now_iso()
+                tx.soft_delete(seq, now=now, valid_to=None)
+                tx.add_history(memory_id, scope, event="DELETE", old_text=old_text, new_text=None,
+                               layer="user", reason=reason, now=now)
+                tx.bump(scope, "DELETE", "user")
+                gate.remove(seq)
+                gate.revision += 1
+                tx.save_scope(scope, revision=gate.revision, dim=vec.shape[0], gate_state=gate.threshold_bytes(),
+                              sage_tau=gate.sage_tau)
+        except BaseException:
+            self._drop_gate(scope)
+            raise
+        self._searcher.after_write(scope, gate)
+        return self.get(memory_id)
+
+    def restore(self, rejection_id: str) -> MemoryItem:
+        """Store a rejected candidate as a memory after all, bypassing the gate."""
+        rejection, scope_key, valid_from = self.store.rejection(rejection_id)
+        if rejection.restored_memory_id:
+            return self.get(rejection.restored_memory_id)
+        scope = Scope.from_key(scope_key)
+        vec = self.embed([rejection.text])[0]
+        try:
+            with self.store.transaction() as tx:
+                gate = self._gate(scope, dim=vec.shape[0], in_tx=True)
+                _, cos = gate.nearest(vec, 1)
+                nn = float(cos[0]) if len(cos) else math.nan
+                now = now_iso()
+                import json as _json
+
+                sources = _json.loads(rejection.source) if rejection.source and rejection.source.startswith("[") \
+                    else ([rejection.source] if rejection.source else [])
+                seq, memory_id = tx.insert_memory(
+                    scope, text=rejection.text, text_hash=text_hash(rejection.text), embedding=vec, nn_cos=nn,
+                    metadata=rejection.metadata, sources=sources, valid_from=valid_from, now=now)
+                gate.add(seq, vec, nn)
+                tx.add_history(memory_id, scope, event="RESTORE", old_text=None, new_text=rejection.text,
+                               layer="restore", reason=f"restored from rejection {rejection_id}", now=now,
+                               extra={"rejection_id": rejection_id})
+                tx.mark_restored(rejection_id, memory_id, now)
+                tx.bump(scope, "RESTORE", "restore")
+                gate.revision += 1
+                tx.save_scope(scope, revision=gate.revision, dim=vec.shape[0], gate_state=gate.threshold_bytes(),
+                              sage_tau=gate.sage_tau)
+        except BaseException:
+            self._drop_gate(scope)
+            raise
+        self._searcher.after_write(scope, gate)
+        return self.get(memory_id)
+
+    # ---- reading -------------------------------------------------------------
+
+    def search(self, query: str, *, user_id: str | None = None, agent_id: str | None = None,
+               run_id: str | None = None, limit: int = 10, filters: dict[str, Any] | None = None,
+               as_of: Any = None, mode: SearchMode = "dense") -> list[SearchResult]:
+        """Find the memories of one scope that best match ``query``.
+
+        Args:
+            query: the question or text to match.
+            limit: how many results, at most.
+            filters: metadata equality filters, e.g. ``{"role": "user"}``.
+            as_of: a time (datetime or ISO string): search what the store knew
+                and what held then, including memories deleted since.
+            mode: ``"dense"`` (embeddings), ``"keyword"`` (FTS5 bm25) or
+                ``"hybrid"`` (reciprocal-rank fusion of the two).
+        """
+        scope = Scope.of(user_id, agent_id, run_id)
+        query = check_text(query, where="query", max_chars=self.max_text_chars)
+        if not isinstance(limit, int) or limit < 1:
+            raise InvalidTextError(f"limit must be a positive integer, got {limit!r}")
+        return self._searcher.search(scope, query, limit=limit, filters=check_metadata(filters),
+                                     as_of=iso_time(as_of, where="as_of"), mode=mode)
+
+    def get(self, memory_id: str) -> MemoryItem:
+        if not isinstance(memory_id, str) or not memory_id:
+            raise NotFoundError(f"memory ids are non-empty strings, got {memory_id!r}")
+        return self.store.get(memory_id)
+
+    def get_all(self, *, user_id: str | None = None, agent_id: str | None = None, run_id: str | None = None,
+                include_inactive: bool = False, limit: int | None = None) -> list[MemoryItem]:
+        return self.store.get_all(Scope.of(user_id, agent_id, run_id), include_inactive=include_inactive,
+                                  limit=limit)
+
+    def history(self, memory_id: str) -> list[HistoryEntry]:
+        self.get(memory_id)
+        return self.store.history(memory_id)
+
+    def links(self, memory_id: str) -> list[tuple[str, str, float | None]]:
+        """(other memory id, kind, cosine) of every link touching this memory."""
+        return self.store.links(memory_id)
+
+    def rejections(self, *, user_id: str | None = None, agent_id: str | None = None, run_id: str | None = None,
+                   since: Any = None, layer: str | None = None, limit: int | None = None) -> list[Rejection]:
+        return self.store.rejections(Scope.of(user_id, agent_id, run_id), since=iso_time(since, where="since"),
+                                     layer=layer, limit=limit)
+
+    def faults(self, *, user_id: str | None = None, agent_id: str | None = None,
+               run_id: str | None = None) -> list[dict[str, Any]]:
+        """LLM faults recorded in this scope (bad JSON, wrong index, guard rejections, ...)."""
+        return self.store.faults(Scope.of(user_id, agent_id, run_id))
+
+    def stats(self, *, user_id: str | None = None, agent_id: str | None = None,
+              run_id: str | None = None) -> dict[str, Any]:
+        """Counts per event and layer, store size, and the gate's current tau and kappa."""
+        scope = Scope.of(user_id, agent_id, run_id)
+        events: dict[str, int] = {}
+        layers: dict[str, int] = {}
+        for event, layer, n in self.store.counters(scope):
+            events[event] = events.get(event, 0) + n
+            layers[layer] = layers.get(layer, 0) + n
+        gate = self._gates.get(scope.key)
+        if gate is None and self.store.peek_revision(scope) is not None:
+            dim = self._scope_dim(scope)
+            gate = self._gate(scope, dim=dim, in_tx=False) if dim else None
+        llm = self._llm
+        return {
+            "scope": scope.as_dict(),
+            "events": events,
+            "layers": layers,
+            "active_memories": self.store.count_active(scope),
+            "rejections": self.store.count_rejections(scope),
+            "store_bytes": self.store.size_bytes(),
+            "profile": self.gate_config.profile,
+            "tau": gate.current_tau() if gate else None,
+            "delta": self.gate_config.delta,
+            "kappa": gate.current_kappa() if gate else None,
+            "llm": llm.usage_dict() if llm is not None and hasattr(llm, "usage_dict") else
+            {"calls": 0, "prompt_tokens": 0, "completion_tokens": 0, "faults": 0},
+        }
+
+    def _scope_dim(self, scope: Scope) -> int | None:
+        row = self.store._q("SELECT dim FROM scopes WHERE scope_key = ?", (scope.key,)).fetchone()
+        return int(row[0]) if row and row[0] else None
+
+    def gate_trace(self, *, user_id: str | None = None, agent_id: str | None = None,
+                   run_id: str | None = None) -> list[tuple[int, float, float]]:
+        """(memories, tau, kappa) after each add() call of this process, for plotting tau over time."""
+        gate = self._gates.get(Scope.of(user_id, agent_id, run_id).key)
+        return list(gate.trace) if gate else []
+
+    def close(self) -> None:
+        """Persist search indexes and close the database."""
+        self._searcher.close()
+        self.store.close()
+
+    def __enter__(self) -> "Memory":
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()

@@ -1,0 +1,145 @@
+"""What memsieve hands back: decisions, memories, search results, rejections."""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass, field
+from typing import Any, Literal
+
+Event = Literal["ADD", "UPDATE", "DELETE", "NOOP"]
+Layer = Literal["exact", "novelty", "band", "llm", "restore", "user"]
+
+
+@dataclass(frozen=True)
+class Decision:
+    """What the write path did with one candidate, and why.
+
+    Attributes:
+        event: ADD, UPDATE, DELETE or NOOP.
+        memory_id: the memory added or changed; for a NOOP, the memory it was
+            folded into (the nearest one), if any.
+        text: the candidate text.
+        layer: which layer decided: ``exact`` (normalized-text duplicate),
+            ``novelty`` (the gate alone), ``band`` (the no-LLM band policy) or
+            ``llm`` (the LLM's CRUD decision, after the safety check).
+        novelty: the gate's score (cosine-distance units; +inf for an empty scope,
+            nan when the gate did not run).
+        tau: the scope's threshold when the candidate was routed.
+        delta: the band width.
+        kappa: the kernel concentration used.
+        nearest_id: the nearest active memory, if any.
+        nearest_cos: its cosine to the candidate (nan if none).
+        rejection_id: the rejection record of a NOOP.
+        link_id: the memory a band ADD was linked to.
+        reason: a sentence saying why.
+        fault: an LLM fault code, if the LLM step misbehaved.
+    """
+
+    event: Event
+    memory_id: str | None
+    text: str
+    layer: Layer
+    novelty: float
+    tau: float
+    delta: float
+    kappa: float
+    nearest_id: str | None
+    nearest_cos: float
+    rejection_id: str | None = None
+    link_id: str | None = None
+    reason: str = ""
+    fault: str | None = None
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+@dataclass(frozen=True)
+class MemoryItem:
+    """A stored memory (active or soft-deleted)."""
+
+    id: str
+    text: str
+    user_id: str | None
+    agent_id: str | None
+    run_id: str | None
+    metadata: dict[str, Any]
+    source: str | None
+    sources: list[str]
+    seen_count: int
+    is_active: bool
+    created_at: str
+    updated_at: str | None
+    last_seen_at: str | None
+    valid_from: str | None
+    valid_to: str | None
+    expired_at: str | None
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+@dataclass(frozen=True)
+class SearchResult:
+    """One hit of ``Memory.search``.
+
+    Attributes:
+        score: higher is better; cosine for dense search, reciprocal-rank-fusion
+            score for hybrid, negated bm25 for keyword.
+        sources: the memory's own source(s) first, then those that NOOPs folded in.
+    """
+
+    id: str
+    text: str
+    score: float
+    source: str | None
+    sources: list[str]
+    metadata: dict[str, Any]
+    valid_from: str | None
+    created_at: str
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+@dataclass(frozen=True)
+class Rejection:
+    """A candidate the write path did not store, kept so it can be audited and restored."""
+
+    id: str
+    text: str
+    user_id: str | None
+    agent_id: str | None
+    run_id: str | None
+    source: str | None
+    metadata: dict[str, Any]
+    layer: str
+    novelty: float
+    tau: float
+    delta: float
+    kappa: float
+    nearest_id: str | None
+    nearest_cos: float
+    reason: str
+    created_at: str
+    restored_memory_id: str | None = None
+    restored_at: str | None = None
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+@dataclass(frozen=True)
+class HistoryEntry:
+    """One change to a memory."""
+
+    memory_id: str
+    event: str
+    old_text: str | None
+    new_text: str | None
+    layer: str
+    reason: str
+    created_at: str
+    extra: dict[str, Any] = field(default_factory=dict)
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)

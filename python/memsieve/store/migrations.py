@@ -1,0 +1,141 @@
+"""Numbered SQLite schema migrations. Never edit a released step: add a new one.
+
+``PRAGMA user_version`` records how many steps a database has applied.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+
+from memsieve.errors import StoreError
+
+MIGRATIONS: list[str] = [
+    # 1: memories, their history, rejections, links, scope state, counters, faults.
+    """
+    CREATE TABLE scopes (
+        scope_key   TEXT PRIMARY KEY,
+        user_id     TEXT,
+        agent_id    TEXT,
+        run_id      TEXT,
+        revision    INTEGER NOT NULL DEFAULT 0,
+        dim         INTEGER,
+        gate_state  BLOB,
+        sage_tau    REAL,
+        created_at  TEXT NOT NULL
+    );
+    CREATE TABLE memories (
+        seq          INTEGER PRIMARY KEY AUTOINCREMENT,
+        id           TEXT NOT NULL UNIQUE,
+        scope_key    TEXT NOT NULL REFERENCES scopes(scope_key),
+        text         TEXT NOT NULL,
+        text_hash    TEXT NOT NULL,
+        embedding    BLOB NOT NULL,
+        nn_cos       REAL,
+        metadata     TEXT NOT NULL DEFAULT '{}',
+        source       TEXT,
+        sources      TEXT NOT NULL DEFAULT '[]',
+        seen_count   INTEGER NOT NULL DEFAULT 1,
+        last_seen_at TEXT,
+        valid_from   TEXT,
+        valid_to     TEXT,
+        created_at   TEXT NOT NULL,
+        updated_at   TEXT,
+        expired_at   TEXT,
+        is_active    INTEGER NOT NULL DEFAULT 1
+    );
+    CREATE INDEX memories_scope_active ON memories(scope_key, is_active);
+    CREATE INDEX memories_scope_hash ON memories(scope_key, text_hash) WHERE is_active = 1;
+    CREATE TABLE history (
+        seq        INTEGER PRIMARY KEY AUTOINCREMENT,
+        memory_id  TEXT NOT NULL,
+        scope_key  TEXT NOT NULL,
+        event      TEXT NOT NULL,
+        old_text   TEXT,
+        new_text   TEXT,
+        layer      TEXT NOT NULL,
+        reason     TEXT NOT NULL DEFAULT '',
+        extra      TEXT NOT NULL DEFAULT '{}',
+        created_at TEXT NOT NULL
+    );
+    CREATE INDEX history_memory ON history(memory_id);
+    CREATE TABLE rejections (
+        seq                INTEGER PRIMARY KEY AUTOINCREMENT,
+        id                 TEXT NOT NULL UNIQUE,
+        scope_key          TEXT NOT NULL,
+        text               TEXT NOT NULL,
+        source             TEXT,
+        metadata           TEXT NOT NULL DEFAULT '{}',
+        layer              TEXT NOT NULL,
+        novelty            REAL,
+        tau                REAL,
+        delta              REAL,
+        kappa              REAL,
+        nearest_id         TEXT,
+        nearest_cos        REAL,
+        reason             TEXT NOT NULL,
+        valid_from         TEXT,
+        created_at         TEXT NOT NULL,
+        restored_memory_id TEXT,
+        restored_at        TEXT
+    );
+    CREATE INDEX rejections_scope ON rejections(scope_key, created_at);
+    CREATE TABLE links (
+        memory_id  TEXT NOT NULL,
+        linked_id  TEXT NOT NULL,
+        kind       TEXT NOT NULL,
+        cosine     REAL,
+        created_at TEXT NOT NULL,
+        PRIMARY KEY (memory_id, linked_id, kind)
+    );
+    CREATE TABLE counters (
+        scope_key TEXT NOT NULL,
+        event     TEXT NOT NULL,
+        layer     TEXT NOT NULL,
+        n         INTEGER NOT NULL DEFAULT 0,
+        PRIMARY KEY (scope_key, event, layer)
+    );
+    CREATE TABLE faults (
+        seq        INTEGER PRIMARY KEY AUTOINCREMENT,
+        scope_key  TEXT NOT NULL,
+        kind       TEXT NOT NULL,
+        detail     TEXT NOT NULL,
+        raw        TEXT,
+        created_at TEXT NOT NULL
+    );
+    CREATE VIRTUAL TABLE memories_fts USING fts5(text, tokenize = 'porter unicode61');
+    """,
+]
+
+
+def migrate(conn: sqlite3.Connection) -> int:
+    """Apply the steps this database lacks, each in its own transaction.
+
+    Returns:
+        The schema version after migrating.
+
+    Raises:
+        StoreError: the database is newer than this version of memsieve.
+    """
+    (current,) = conn.execute("PRAGMA user_version").fetchone()
+    if current > len(MIGRATIONS):
+        raise StoreError(
+            f"database schema version {current} is newer than this memsieve understands "
+            f"({len(MIGRATIONS)}); upgrade memsieve"
+        )
+    for version in range(current + 1, len(MIGRATIONS) + 1):
+        conn.execute("BEGIN IMMEDIATE")
+        try:
+            for statement in _split(MIGRATIONS[version - 1]):
+                conn.execute(statement)
+            conn.execute(f"PRAGMA user_version = {version}")
+            conn.execute("COMMIT")
+        except BaseException:
+            conn.execute("ROLLBACK")
+            raise
+    return len(MIGRATIONS)
+
+
+def _split(script: str) -> list[str]:
+    # executescript would commit implicitly; running statement by statement keeps
+    # each migration step atomic. No statement here contains a literal ';'.
+    return [s.strip() for s in script.split(";") if s.strip()]

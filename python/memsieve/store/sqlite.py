@@ -1,0 +1,410 @@
+"""The SQLite store: the embedded default and the source of truth.
+
+One connection per store, guarded by a re-entrant lock so threads share it
+safely; ``BEGIN IMMEDIATE`` makes a write transaction exclusive across
+processes as well, and WAL lets readers go on meanwhile.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sqlite3
+import threading
+import uuid
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
+from typing import Any
+
+import numpy as np
+
+from memsieve.errors import NotFoundError, StoreError
+from memsieve.records import HistoryEntry, MemoryItem, Rejection
+from memsieve.scope import Scope
+from memsieve.store.base import ScopeRow, VectorsRow
+from memsieve.store.migrations import migrate
+
+_MEMORY_COLUMNS = (
+    "m.id, m.text, m.scope_key, m.metadata, m.source, m.sources, m.seen_count, m.is_active, "
+    "m.created_at, m.updated_at, m.last_seen_at, m.valid_from, m.valid_to, m.expired_at"
+)
+
+
+def _nan_to_none(x: float | None) -> float | None:
+    return None if x is None or x != x else float(x)
+
+
+def _none_to_nan(x: float | None) -> float:
+    return float("nan") if x is None else float(x)
+
+
+class SQLiteStore:
+    """Memories, history, rejections, links, counters and scope state in one file.
+
+    Args:
+        path: database file, or ``":memory:"`` for a throwaway store.
+        timeout: seconds to wait for another process's write lock.
+    """
+
+    def __init__(self, path: str | os.PathLike[str], *, timeout: float = 30.0) -> None:
+        self.path = str(path)
+        if self.path != ":memory:":
+            parent = os.path.dirname(os.path.abspath(self.path))
+            os.makedirs(parent, exist_ok=True)
+        try:
+            self._conn = sqlite3.connect(
+                self.path, isolation_level=None, check_same_thread=False, timeout=timeout
+            )
+        except sqlite3.Error as exc:
+            raise StoreError(f"cannot open database {self.path!r}: {exc}; check the path and its permissions") from exc
+        self.lock = threading.RLock()
+        self._in_tx = False
+        c = self._conn
+        if self.path != ":memory:":
+            c.execute("PRAGMA journal_mode = WAL")
+        c.execute("PRAGMA synchronous = NORMAL")
+        c.execute("PRAGMA foreign_keys = ON")
+        with self.lock:
+            migrate(c)
+
+    # ---- transactions ------------------------------------------------------
+
+    @contextmanager
+    def transaction(self) -> Iterator["SQLiteStore"]:
+        """An exclusive write transaction: everything inside commits or nothing does."""
+        with self.lock:
+            if self._in_tx:
+                raise StoreError("nested write transaction; this is a bug in memsieve")
+            try:
+                self._conn.execute("BEGIN IMMEDIATE")
+            except sqlite3.OperationalError as exc:
+                raise StoreError(f"cannot lock {self.path!r} for writing: {exc}; another process holds it") from exc
+            self._in_tx = True
+            try:
+                yield self
+            except BaseException:
+                self._conn.execute("ROLLBACK")
+                raise
+            else:
+                self._conn.execute("COMMIT")
+            finally:
+                self._in_tx = False
+
+    def _q(self, sql: str, params: Sequence[Any] = ()) -> sqlite3.Cursor:
+        with self.lock:
+            return self._conn.execute(sql, params)
+
+    def close(self) -> None:
+        with self.lock:
+            self._conn.close()
+
+    # ---- scope state -------------------------------------------------------
+
+    def scope_row(self, scope: Scope, *, now: str) -> ScopeRow:
+        row = self._q(
+            "SELECT revision, dim, gate_state, sage_tau FROM scopes WHERE scope_key = ?", (scope.key,)
+        ).fetchone()
+        if row is None:
+            self._q(
+                "INSERT INTO scopes(scope_key, user_id, agent_id, run_id, created_at) VALUES (?,?,?,?,?)",
+                (scope.key, scope.user_id, scope.agent_id, scope.run_id, now),
+            )
+            return ScopeRow(revision=0, dim=None, gate_state=None, sage_tau=None)
+        return ScopeRow(revision=row[0], dim=row[1], gate_state=row[2], sage_tau=row[3])
+
+    def read_scope(self, scope: Scope) -> ScopeRow | None:
+        row = self._q(
+            "SELECT revision, dim, gate_state, sage_tau FROM scopes WHERE scope_key = ?", (scope.key,)
+        ).fetchone()
+        return None if row is None else ScopeRow(revision=row[0], dim=row[1], gate_state=row[2], sage_tau=row[3])
+
+    def peek_revision(self, scope: Scope) -> int | None:
+        row = self._q("SELECT revision FROM scopes WHERE scope_key = ?", (scope.key,)).fetchone()
+        return None if row is None else int(row[0])
+
+    def save_scope(self, scope: Scope, *, revision: int, dim: int, gate_state: bytes, sage_tau: float | None) -> None:
+        self._q(
+            "UPDATE scopes SET revision = ?, dim = ?, gate_state = ?, sage_tau = ? WHERE scope_key = ?",
+            (revision, dim, gate_state, sage_tau, scope.key),
+        )
+
+    def scope_vectors(self, scope: Scope, dim: int) -> VectorsRow:
+        rows = self._q(
+            "SELECT seq, id, embedding, nn_cos FROM memories WHERE scope_key = ? AND is_active = 1 ORDER BY seq",
+            (scope.key,),
+        ).fetchall()
+        seqs = np.fromiter((r[0] for r in rows), dtype=np.int64, count=len(rows))
+        matrix = np.empty((len(rows), dim), dtype=np.float32)
+        for i, r in enumerate(rows):
+            v = np.frombuffer(r[2], dtype=np.float32)
+            if v.shape[0] != dim:
+                raise StoreError(
+                    f"memory {r[1]} has a {v.shape[0]}-d embedding but the scope is {dim}-d; "
+                    "the embedder changed: re-embed with the original model or use a new database"
+                )
+            matrix[i] = v
+        nn = np.array([_none_to_nan(r[3]) for r in rows], dtype=np.float64)
+        return VectorsRow(seqs=seqs, ids=[r[1] for r in rows], matrix=matrix, nn_cos=nn)
+
+    def scope_keys(self) -> list[str]:
+        return [r[0] for r in self._q("SELECT scope_key FROM scopes ORDER BY scope_key")]
+
+    # ---- memories ------------------------------------------------------------
+
+    def active_by_hash(self, scope: Scope, text_hash: str) -> tuple[int, str] | None:
+        row = self._q(
+            "SELECT seq, id FROM memories WHERE scope_key = ? AND text_hash = ? AND is_active = 1 ORDER BY seq LIMIT 1",
+            (scope.key, text_hash),
+        ).fetchone()
+        return None if row is None else (int(row[0]), str(row[1]))
+
+    def insert_memory(
+        self,
+        scope: Scope,
+        *,
+        text: str,
+        text_hash: str,
+        embedding: np.ndarray,
+        nn_cos: float,
+        metadata: dict[str, Any],
+        sources: list[str],
+        valid_from: str | None,
+        now: str,
+    ) -> tuple[int, str]:
+        memory_id = str(uuid.uuid4())
+        cur = self._q(
+            "INSERT INTO memories(id, scope_key, text, text_hash, embedding, nn_cos, metadata, source, sources,"
+            " last_seen_at, valid_from, created_at) VALUES (?,?,?,?,?,?,?,?,?,?,?,?)",
+            (
+                memory_id, scope.key, text, text_hash, embedding.astype(np.float32).tobytes(),
+                _nan_to_none(nn_cos), json.dumps(metadata), sources[0] if sources else None,
+                json.dumps(sources), now, valid_from or now, now,
+            ),
+        )
+        seq = int(cur.lastrowid or 0)
+        self._q("INSERT INTO memories_fts(rowid, text) VALUES (?, ?)", (seq, text))
+        return seq, memory_id
+
+    def touch_memory(self, seq: int, *, sources: list[str], now: str) -> None:
+        """A NOOP folded into this memory: count it, and keep where it came from."""
+        row = self._q("SELECT sources FROM memories WHERE seq = ?", (seq,)).fetchone()
+        merged = json.loads(row[0]) if row else []
+        merged.extend(s for s in sources if s not in merged)
+        self._q(
+            "UPDATE memories SET seen_count = seen_count + 1, last_seen_at = ?, sources = ? WHERE seq = ?",
+            (now, json.dumps(merged), seq),
+        )
+
+    def update_memory_text(self, seq: int, *, text: str, text_hash: str, embedding: np.ndarray, now: str) -> None:
+        self._q(
+            "UPDATE memories SET text = ?, text_hash = ?, embedding = ?, updated_at = ? WHERE seq = ?",
+            (text, text_hash, embedding.astype(np.float32).tobytes(), now, seq),
+        )
+        self._q("UPDATE memories_fts SET text = ? WHERE rowid = ?", (text, seq))
+
+    def soft_delete(self, seq: int, *, now: str, valid_to: str | None) -> None:
+        self._q(
+            "UPDATE memories SET is_active = 0, expired_at = ?, valid_to = COALESCE(?, valid_to, ?) WHERE seq = ?",
+            (now, valid_to, now, seq),
+        )
+        self._q("DELETE FROM memories_fts WHERE rowid = ?", (seq,))
+
+    def memory_row(self, memory_id: str) -> tuple[int, str, str, np.ndarray, float, bool]:
+        """(seq, scope_key, text, embedding, nn_cos, is_active) of a memory."""
+        row = self._q(
+            "SELECT seq, scope_key, text, embedding, nn_cos, is_active FROM memories WHERE id = ?", (memory_id,)
+        ).fetchone()
+        if row is None:
+            raise NotFoundError(f"no memory with id {memory_id!r}; list ids with get_all()")
+        return (int(row[0]), row[1], row[2], np.frombuffer(row[3], dtype=np.float32).copy(),
+                _none_to_nan(row[4]), bool(row[5]))
+
+    def ids_for_seqs(self, seqs: Sequence[int]) -> dict[int, str]:
+        if not seqs:
+            return {}
+        marks = ",".join("?" * len(seqs))
+        return {int(s): str(i) for s, i in self._q(f"SELECT seq, id FROM memories WHERE seq IN ({marks})", list(seqs))}
+
+    def items_for_seqs(self, seqs: Sequence[int]) -> dict[int, MemoryItem]:
+        if not seqs:
+            return {}
+        marks = ",".join("?" * len(seqs))
+        rows = self._q(f"SELECT m.seq, {_MEMORY_COLUMNS} FROM memories m WHERE m.seq IN ({marks})", list(seqs))
+        return {int(r[0]): _item(r[1:]) for r in rows}
+
+    def get(self, memory_id: str) -> MemoryItem:
+        row = self._q(f"SELECT {_MEMORY_COLUMNS} FROM memories m WHERE m.id = ?", (memory_id,)).fetchone()
+        if row is None:
+            raise NotFoundError(f"no memory with id {memory_id!r}; list ids with get_all()")
+        return _item(row)
+
+    def get_all(self, scope: Scope, *, include_inactive: bool, limit: int | None) -> list[MemoryItem]:
+        sql = f"SELECT {_MEMORY_COLUMNS} FROM memories m WHERE m.scope_key = ?"
+        if not include_inactive:
+            sql += " AND m.is_active = 1"
+        sql += " ORDER BY m.seq"
+        if limit is not None:
+            sql += f" LIMIT {int(limit)}"
+        return [_item(r) for r in self._q(sql, (scope.key,))]
+
+    def candidates(self, scope: Scope, *, as_of: str | None) -> tuple[np.ndarray, np.ndarray, list[dict[str, Any]]]:
+        """seqs, embeddings and metadata of the memories visible at ``as_of`` (or active now)."""
+        if as_of is None:
+            sql = "SELECT seq, embedding, metadata FROM memories WHERE scope_key = ? AND is_active = 1"
+            params: tuple[Any, ...] = (scope.key,)
+        else:
+            sql = (
+                "SELECT seq, embedding, metadata FROM memories WHERE scope_key = ? AND created_at <= ?"
+                " AND (expired_at IS NULL OR expired_at > ?) AND (valid_from IS NULL OR valid_from <= ?)"
+                " AND (valid_to IS NULL OR valid_to > ?)"
+            )
+            params = (scope.key, as_of, as_of, as_of, as_of)
+        rows = self._q(sql, params).fetchall()
+        seqs = np.array([r[0] for r in rows], dtype=np.int64)
+        if rows:
+            matrix = np.stack([np.frombuffer(r[1], dtype=np.float32) for r in rows])
+        else:
+            matrix = np.empty((0, 0), dtype=np.float32)
+        return seqs, np.ascontiguousarray(matrix), [json.loads(r[2]) for r in rows]
+
+    def keyword_search(self, scope: Scope, match: str, limit: int) -> list[tuple[int, float]]:
+        rows = self._q(
+            "SELECT f.rowid, bm25(memories_fts) AS rank FROM memories_fts f JOIN memories m ON m.seq = f.rowid"
+            " WHERE memories_fts MATCH ? AND m.scope_key = ? AND m.is_active = 1 ORDER BY rank LIMIT ?",
+            (match, scope.key, limit),
+        ).fetchall()
+        return [(int(r[0]), -float(r[1])) for r in rows]
+
+    # ---- history, rejections, links, counters, faults ------------------------
+
+    def add_history(self, memory_id: str, scope: Scope, *, event: str, old_text: str | None,
+                    new_text: str | None, layer: str, reason: str, now: str,
+                    extra: dict[str, Any] | None = None) -> None:
+        self._q(
+            "INSERT INTO history(memory_id, scope_key, event, old_text, new_text, layer, reason, extra, created_at)"
+            " VALUES (?,?,?,?,?,?,?,?,?)",
+            (memory_id, scope.key, event, old_text, new_text, layer, reason, json.dumps(extra or {}), now),
+        )
+
+    def history(self, memory_id: str) -> list[HistoryEntry]:
+        rows = self._q(
+            "SELECT memory_id, event, old_text, new_text, layer, reason, created_at, extra FROM history"
+            " WHERE memory_id = ? ORDER BY seq",
+            (memory_id,),
+        ).fetchall()
+        return [HistoryEntry(*r[:7], extra=json.loads(r[7])) for r in rows]
+
+    def add_rejection(self, scope: Scope, *, text: str, sources: list[str], metadata: dict[str, Any],
+                      layer: str, novelty: float, tau: float, delta: float, kappa: float,
+                      nearest_id: str | None, nearest_cos: float, reason: str, valid_from: str | None,
+                      now: str) -> str:
+        rejection_id = str(uuid.uuid4())
+        self._q(
+            "INSERT INTO rejections(id, scope_key, text, source, metadata, layer, novelty, tau, delta, kappa,"
+            " nearest_id, nearest_cos, reason, valid_from, created_at) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
+            (
+                rejection_id, scope.key, text, json.dumps(sources) if sources else None, json.dumps(metadata),
+                layer, _nan_to_none(novelty), _nan_to_none(tau), _nan_to_none(delta), _nan_to_none(kappa),
+                nearest_id, _nan_to_none(nearest_cos), reason, valid_from, now,
+            ),
+        )
+        return rejection_id
+
+    def rejection(self, rejection_id: str) -> tuple[Rejection, str, str | None]:
+        """The rejection, its scope key, and its valid_from."""
+        row = self._q(f"SELECT {_REJECTION_COLUMNS}, valid_from FROM rejections WHERE id = ?",
+                      (rejection_id,)).fetchone()
+        if row is None:
+            raise NotFoundError(f"no rejection with id {rejection_id!r}; list them with rejections()")
+        return _rejection(row[:-1]), row[2], row[-1]
+
+    def rejections(self, scope: Scope, *, since: str | None, layer: str | None, limit: int | None) -> list[Rejection]:
+        sql = f"SELECT {_REJECTION_COLUMNS} FROM rejections WHERE scope_key = ?"
+        params: list[Any] = [scope.key]
+        if since is not None:
+            sql += " AND created_at >= ?"
+            params.append(since)
+        if layer is not None:
+            sql += " AND layer = ?"
+            params.append(layer)
+        sql += " ORDER BY seq"
+        if limit is not None:
+            sql += f" LIMIT {int(limit)}"
+        return [_rejection(r) for r in self._q(sql, params)]
+
+    def mark_restored(self, rejection_id: str, memory_id: str, now: str) -> None:
+        self._q("UPDATE rejections SET restored_memory_id = ?, restored_at = ? WHERE id = ?",
+                (memory_id, now, rejection_id))
+
+    def add_link(self, memory_id: str, linked_id: str, *, kind: str, cosine: float, now: str) -> None:
+        self._q(
+            "INSERT OR IGNORE INTO links(memory_id, linked_id, kind, cosine, created_at) VALUES (?,?,?,?,?)",
+            (memory_id, linked_id, kind, _nan_to_none(cosine), now),
+        )
+
+    def links(self, memory_id: str) -> list[tuple[str, str, float | None]]:
+        return [(r[0], r[1], r[2]) for r in self._q(
+            "SELECT linked_id, kind, cosine FROM links WHERE memory_id = ?"
+            " UNION ALL SELECT memory_id, kind, cosine FROM links WHERE linked_id = ?", (memory_id, memory_id))]
+
+    def bump(self, scope: Scope, event: str, layer: str) -> None:
+        self._q(
+            "INSERT INTO counters(scope_key, event, layer, n) VALUES (?,?,?,1)"
+            " ON CONFLICT(scope_key, event, layer) DO UPDATE SET n = n + 1",
+            (scope.key, event, layer),
+        )
+
+    def counters(self, scope: Scope) -> list[tuple[str, str, int]]:
+        return [(r[0], r[1], int(r[2])) for r in self._q(
+            "SELECT event, layer, n FROM counters WHERE scope_key = ?", (scope.key,))]
+
+    def add_fault(self, scope: Scope, *, kind: str, detail: str, raw: str | None, now: str) -> None:
+        self._q("INSERT INTO faults(scope_key, kind, detail, raw, created_at) VALUES (?,?,?,?,?)",
+                (scope.key, kind, detail, raw, now))
+
+    def faults(self, scope: Scope) -> list[dict[str, Any]]:
+        return [{"kind": r[0], "detail": r[1], "raw": r[2], "created_at": r[3]} for r in self._q(
+            "SELECT kind, detail, raw, created_at FROM faults WHERE scope_key = ? ORDER BY seq", (scope.key,))]
+
+    def count_active(self, scope: Scope) -> int:
+        return int(self._q("SELECT COUNT(*) FROM memories WHERE scope_key = ? AND is_active = 1",
+                           (scope.key,)).fetchone()[0])
+
+    def count_rejections(self, scope: Scope) -> int:
+        return int(self._q("SELECT COUNT(*) FROM rejections WHERE scope_key = ?", (scope.key,)).fetchone()[0])
+
+    def size_bytes(self) -> int:
+        page_count = self._q("PRAGMA page_count").fetchone()[0]
+        page_size = self._q("PRAGMA page_size").fetchone()[0]
+        return int(page_count) * int(page_size)
+
+    def integrity_ok(self) -> bool:
+        return self._q("PRAGMA integrity_check").fetchone()[0] == "ok"
+
+
+_REJECTION_COLUMNS = (
+    "id, text, scope_key, source, metadata, layer, novelty, tau, delta, kappa, nearest_id, nearest_cos,"
+    " reason, created_at, restored_memory_id, restored_at"
+)
+
+
+def _item(r: Sequence[Any]) -> MemoryItem:
+    scope = Scope.from_key(r[2])
+    return MemoryItem(
+        id=r[0], text=r[1], user_id=scope.user_id, agent_id=scope.agent_id, run_id=scope.run_id,
+        metadata=json.loads(r[3]), source=r[4], sources=json.loads(r[5]), seen_count=int(r[6]),
+        is_active=bool(r[7]), created_at=r[8], updated_at=r[9], last_seen_at=r[10], valid_from=r[11],
+        valid_to=r[12], expired_at=r[13],
+    )
+
+
+def _rejection(r: Sequence[Any]) -> Rejection:
+    scope = Scope.from_key(r[2])
+    sources = json.loads(r[3]) if r[3] else []
+    return Rejection(
+        id=r[0], text=r[1], user_id=scope.user_id, agent_id=scope.agent_id, run_id=scope.run_id,
+        source=", ".join(sources) if sources else None, metadata=json.loads(r[4]), layer=r[5],
+        novelty=_none_to_nan(r[6]), tau=_none_to_nan(r[7]), delta=_none_to_nan(r[8]), kappa=_none_to_nan(r[9]),
+        nearest_id=r[10], nearest_cos=_none_to_nan(r[11]), reason=r[12], created_at=r[13],
+        restored_memory_id=r[14], restored_at=r[15],
+    )

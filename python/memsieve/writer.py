@@ -1,0 +1,215 @@
+"""The write path: exact dedup, the novelty gate, the band, ADD, all in one transaction.
+
+``WritePath.apply`` runs inside the store's write transaction with the scope's
+gate state in hand. Every candidate ends as exactly one Decision, and every
+NOOP leaves a rejection record: nothing the caller said is silently dropped.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from memsieve.config import GateConfig
+from memsieve.gate import GateScore, ScopeGate
+from memsieve.inputs import text_hash
+from memsieve.records import Decision
+from memsieve.scope import Scope
+from memsieve.store import SQLiteStore
+
+NEIGHBOURS_FOR_LLM = 5
+
+
+@dataclass
+class Candidate:
+    """One text on its way through the write path, with its (d,) float32 unit vector."""
+
+    text: str
+    vector: np.ndarray
+    sources: list[str]
+    metadata: dict[str, Any]
+    valid_from: str | None
+    hash: str = field(init=False)
+
+    def __post_init__(self) -> None:
+        self.hash = text_hash(self.text)
+
+
+class WritePath:
+    """Decides and records what happens to each candidate of one ``add`` call.
+
+    Args:
+        store: the store, inside an open write transaction.
+        scope: the scope written to.
+        gate: the scope's gate state (mutated as candidates are added).
+        config: the gate configuration.
+        crud: the LLM band step, or None for the deterministic band policy. Takes
+            (candidate text, [(memory_id, text)]) and returns a CrudDecision.
+        embed_one: embeds one text (for an LLM-merged UPDATE text).
+        now: the transaction's timestamp.
+    """
+
+    def __init__(self, store: SQLiteStore, scope: Scope, gate: ScopeGate, config: GateConfig, *,
+                 crud: Callable[[str, list[tuple[str, str]]], Any] | None,
+                 guard: Callable[[Any, float, float], Any] | None,
+                 embed_one: Callable[[str], np.ndarray], now: str) -> None:
+        self.store = store
+        self.scope = scope
+        self.gate = gate
+        self.config = config
+        self.crud = crud
+        self.guard = guard
+        self.embed_one = embed_one
+        self.now = now
+        self._ids: dict[int, str] = {}
+
+    # ---- helpers -------------------------------------------------------------
+
+    def _id(self, seq: int | None) -> str | None:
+        if seq is None:
+            return None
+        if seq not in self._ids:
+            self._ids.update(self.store.ids_for_seqs([seq]))
+        return self._ids.get(seq)
+
+    def _decision(self, cand: Candidate, s: GateScore | None, *, event: str, layer: str,
+                  memory_id: str | None, reason: str, **extra: Any) -> Decision:
+        self.store.bump(self.scope, event, layer)
+        nearest_seq = s.nearest_seq if s else None
+        return Decision(
+            event=event, memory_id=memory_id, text=cand.text, layer=layer,  # type: ignore[arg-type]
+            novelty=s.novelty if s else math.nan, tau=s.tau if s else math.nan,
+            delta=s.delta if s else math.nan, kappa=s.kappa if s else math.nan,
+            nearest_id=extra.pop("nearest_id", None) or self._id(nearest_seq),
+            nearest_cos=extra.pop("nearest_cos", None) if "nearest_cos" in extra else (s.nearest_cos if s else math.nan),
+            reason=reason, **extra,
+        )
+
+    def _add(self, cand: Candidate, s: GateScore | None, *, layer: str, reason: str) -> tuple[int, str]:
+        nn_cos = s.nearest_cos if s is not None else math.nan
+        seq, memory_id = self.store.insert_memory(
+            self.scope, text=cand.text, text_hash=cand.hash, embedding=cand.vector, nn_cos=nn_cos,
+            metadata=cand.metadata, sources=cand.sources, valid_from=cand.valid_from, now=self.now)
+        self._ids[seq] = memory_id
+        self.gate.add(seq, cand.vector, nn_cos)
+        self.store.add_history(memory_id, self.scope, event="ADD", old_text=None, new_text=cand.text,
+                               layer=layer, reason=reason, now=self.now)
+        return seq, memory_id
+
+    def _reject(self, cand: Candidate, s: GateScore | None, *, layer: str, reason: str,
+                into_seq: int | None, nearest_cos: float) -> Decision:
+        """NOOP: keep the candidate as a rejection and fold its source into the memory it matched."""
+        into_id = self._id(into_seq)
+        rejection_id = self.store.add_rejection(
+            self.scope, text=cand.text, sources=cand.sources, metadata=cand.metadata, layer=layer,
+            novelty=s.novelty if s else math.nan, tau=s.tau if s else math.nan,
+            delta=s.delta if s else math.nan, kappa=s.kappa if s else math.nan,
+            nearest_id=into_id, nearest_cos=nearest_cos, reason=reason, valid_from=cand.valid_from, now=self.now)
+        if into_seq is not None and into_id is not None:
+            self.store.touch_memory(into_seq, sources=cand.sources, now=self.now)
+            self.store.add_history(into_id, self.scope, event="NOOP", old_text=None, new_text=cand.text,
+                                   layer=layer, reason=reason, now=self.now,
+                                   extra={"rejection_id": rejection_id, "sources": cand.sources})
+        return self._decision(cand, s, event="NOOP", layer=layer, memory_id=into_id, reason=reason,
+                              rejection_id=rejection_id, nearest_id=into_id, nearest_cos=nearest_cos)
+
+    # ---- the path ------------------------------------------------------------
+
+    def apply(self, cand: Candidate) -> Decision:
+        if self.config.exact_dedup:
+            dup = self.store.active_by_hash(self.scope, cand.hash)
+            if dup is not None:
+                seq, _ = dup
+                self._ids[seq] = dup[1]
+                return self._reject(cand, None, layer="exact", into_seq=seq, nearest_cos=1.0,
+                                    reason="the same text (after normalization) is already stored in this scope")
+        s = self.gate.score(cand.vector)
+        if s.route == "ADD":
+            _, memory_id = self._add(cand, s, layer="novelty", reason=_why_add(s))
+            return self._decision(cand, s, event="ADD", layer="novelty", memory_id=memory_id, reason=_why_add(s))
+        if s.route == "NOOP":
+            return self._reject(cand, s, layer="novelty", into_seq=s.nearest_seq, nearest_cos=s.nearest_cos,
+                                reason=f"novelty {s.novelty:.3f} is below the scope's threshold tau {s.tau:.3f}")
+        if self.crud is not None:
+            return self._band_llm(cand, s)
+        return self._band_policy(cand, s)
+
+    def _band_policy(self, cand: Candidate, s: GateScore) -> Decision:
+        where = f"novelty {s.novelty:.3f} is in the band [{s.tau:.3f}, {s.tau + s.delta:.3f})"
+        policy = self.config.band_policy
+        if policy == "noop":
+            return self._reject(cand, s, layer="band", into_seq=s.nearest_seq, nearest_cos=s.nearest_cos,
+                                reason=f"{where}; band policy 'noop' keeps it as a rejection")
+        reason = f"{where}; band policy '{policy}' adds it"
+        _, memory_id = self._add(cand, s, layer="band", reason=reason)
+        link_id = None
+        if policy == "add_link" and s.nearest_seq is not None:
+            link_id = self._id(s.nearest_seq)
+            if link_id is not None:
+                self.store.add_link(memory_id, link_id, kind="near", cosine=s.nearest_cos, now=self.now)
+                reason += f" and links it to the nearest memory (cosine {s.nearest_cos:.3f})"
+        return self._decision(cand, s, event="ADD", layer="band", memory_id=memory_id, reason=reason,
+                              link_id=link_id)
+
+    def _band_llm(self, cand: Candidate, s: GateScore) -> Decision:
+        assert self.crud is not None and self.guard is not None
+        seqs, _ = self.gate.nearest(cand.vector, NEIGHBOURS_FOR_LLM)
+        items = self.store.items_for_seqs([int(q) for q in seqs])
+        neighbours = [(items[int(q)].id, items[int(q)].text) for q in seqs if int(q) in items]
+        seq_of = {items[int(q)].id: int(q) for q in seqs if int(q) in items}
+        decision = self.crud(cand.text, neighbours)
+        if decision.event in ("UPDATE", "DELETE") and decision.target_id in seq_of:
+            _, _, _, target_vec, _, _ = self.store.memory_row(decision.target_id)
+            cos = float(np.dot(target_vec, cand.vector))
+            decision = self.guard(decision, cos, self.config.crud_update_min_sim)
+        if decision.fault:
+            self.store.add_fault(self.scope, kind=decision.fault, detail=decision.reason or "",
+                                 raw=getattr(decision, "raw", None), now=self.now)
+        fault = decision.fault
+        why = f"LLM: {decision.reason}" if decision.reason else "LLM decision"
+        if decision.event == "NOOP":
+            target_seq = seq_of.get(decision.target_id) if decision.target_id else s.nearest_seq
+            return self._reject(cand, s, layer="llm", into_seq=target_seq, nearest_cos=s.nearest_cos,
+                                reason=why)
+        if decision.event == "UPDATE":
+            target_seq = seq_of[decision.target_id]
+            new_text = (decision.text or "").strip() or cand.text
+            old = self.store.memory_row(decision.target_id)
+            vec = cand.vector if new_text == cand.text else self.embed_one(new_text)
+            self.store.update_memory_text(target_seq, text=new_text, text_hash=text_hash(new_text),
+                                          embedding=vec, now=self.now)
+            self.store.touch_memory(target_seq, sources=cand.sources, now=self.now)
+            self.store.add_history(decision.target_id, self.scope, event="UPDATE", old_text=old[2],
+                                   new_text=new_text, layer="llm", reason=why, now=self.now,
+                                   extra={"candidate": cand.text, "sources": cand.sources})
+            self.gate.replace(target_seq, vec)
+            return self._decision(cand, s, event="UPDATE", layer="llm", memory_id=decision.target_id,
+                                  reason=why, fault=fault)
+        if decision.event == "DELETE":
+            target_seq = seq_of[decision.target_id]
+            old = self.store.memory_row(decision.target_id)
+            self.store.soft_delete(target_seq, now=self.now, valid_to=cand.valid_from)
+            self.store.add_history(decision.target_id, self.scope, event="DELETE", old_text=old[2],
+                                   new_text=None, layer="llm", reason=why, now=self.now,
+                                   extra={"superseded_by_text": cand.text})
+            self.gate.remove(target_seq)
+            # The contradicting fact itself is kept: a DELETE retires the old
+            # memory, it never swallows the new one.
+            _, new_id = self._add(cand, s, layer="llm", reason=f"supersedes {decision.target_id}: {why}")
+            self.store.add_link(new_id, decision.target_id, kind="supersedes", cosine=s.nearest_cos, now=self.now)
+            return self._decision(cand, s, event="DELETE", layer="llm", memory_id=decision.target_id,
+                                  reason=why, fault=fault, link_id=new_id)
+        _, memory_id = self._add(cand, s, layer="llm", reason=why)
+        return self._decision(cand, s, event="ADD", layer="llm", memory_id=memory_id, reason=why, fault=fault)
+
+
+def _why_add(s: GateScore) -> str:
+    if math.isinf(s.novelty):
+        return "first memory of this scope"
+    if s.delta == 0 and s.tau == 0:
+        return "no gate: every new text is stored"
+    return f"novelty {s.novelty:.3f} is at or above tau + delta = {s.tau + s.delta:.3f}"

@@ -1,0 +1,66 @@
+"""Shared fixtures: one real ONNX embedder per session, fresh stores per test."""
+
+from __future__ import annotations
+
+import hashlib
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+sys.path.insert(0, str(Path(__file__).parent))
+
+
+@pytest.fixture(scope="session")
+def embedder():
+    """The real default embedder (int8 MiniLM through ONNX Runtime), loaded once."""
+    from memsieve.embedding import CachedEmbedder, default_embedder
+
+    return CachedEmbedder(default_embedder())
+
+
+@pytest.fixture()
+def mem(tmp_path, embedder):
+    from memsieve import Memory
+
+    m = Memory(tmp_path / "mem.db", embedder=embedder)
+    yield m
+    m.close()
+
+
+class TableEmbedder:
+    """A custom embedder whose vectors the test chooses: text -> (d,) vector.
+
+    Unknown texts get a seeded random unit vector, so they are far from
+    everything in high dimension.
+    """
+
+    name = "table"
+
+    def __init__(self, dim: int = 32, table: dict[str, np.ndarray] | None = None) -> None:
+        self.dim = dim
+        self.table = dict(table or {})
+        self.calls = 0
+
+    def embed(self, texts):
+        self.calls += 1
+        out = []
+        for t in texts:
+            if t not in self.table:
+                rng = np.random.default_rng(int(hashlib.sha256(t.encode()).hexdigest()[:8], 16))
+                v = rng.standard_normal(self.dim)
+                self.table[t] = v / np.linalg.norm(v)
+            out.append(self.table[t])
+        return np.asarray(out, dtype=np.float32).reshape(len(texts), self.dim)
+
+
+def unit(*coords: float, dim: int = 32) -> np.ndarray:
+    v = np.zeros(dim)
+    v[: len(coords)] = coords
+    return v / np.linalg.norm(v)
+
+
+@pytest.fixture()
+def table_embedder():
+    return TableEmbedder()

@@ -1,0 +1,99 @@
+"""The band through an LLM, on the Memory API: guarded UPDATE/DELETE, faults recorded, nothing lost.
+
+The decision logic under adversarial output uses the scripted server; the real
+llama.cpp server check lives in test_llm_real.py.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from conftest import unit
+from memsieve import GateConfig, Memory
+from memsieve.llm import LLMConfig
+from scripted_llm import ScriptedLLM
+
+# tau fixed at 0.1 with a band of 0.3: anything with novelty in [0.1, 0.4) goes to the LLM.
+GATE = GateConfig(profile="maxcos", tau=0.1, delta=0.3)
+
+
+@pytest.fixture()
+def llm_mem(tmp_path, table_embedder):
+    table_embedder.table.update({
+        "Ana has a dog named Buddy.": unit(1, 0, 0),
+        "Ana adopted a second dog, Scout.": unit(1, 0.8, 0),      # cos 0.78 to Buddy: in the band
+        "Ana lives in Porto.": unit(0, 0, 1),
+        "Ana moved from Porto to Lisbon.": unit(0, 0.75, 1),      # cos 0.8 to Porto: in the band
+        "Ana lives in Lisbon now.": unit(0, 0.9, 1),
+    })
+    with ScriptedLLM() as server:
+        m = Memory(tmp_path / "m.db", embedder=table_embedder, gate=GATE,
+                   llm=LLMConfig(base_url=server.base_url, model="scripted", retries=0, timeout=5))
+        yield m, server, table_embedder
+        m.close()
+
+
+def test_in_range_but_wrong_delete_is_stopped_by_the_target_check(llm_mem):
+    m, server, emb = llm_mem
+    m.add(["Ana has a dog named Buddy.", "Ana lives in Porto."], user_id="ana")
+    # The new dog is about Buddy (cos 0.78, in the band); the model points DELETE at
+    # the Porto memory instead: a valid index, the wrong target (cos 0.0).
+    seqs_text = ["Ana has a dog named Buddy.", "Ana lives in Porto."]
+    server.reply_json({"event": "DELETE", "index": 1, "text": None, "reason": "contradiction"})
+    (d,) = m.add("Ana adopted a second dog, Scout.", user_id="ana")
+    assert server.requests, "the band must have asked the LLM"
+    assert d.event == "ADD" and d.layer == "llm" and d.fault == "guard_rejected"
+    assert {it.text for it in m.get_all(user_id="ana")} == set(seqs_text) | {"Ana adopted a second dog, Scout."}
+    assert m.faults(user_id="ana")[0]["kind"] == "guard_rejected"
+
+
+def test_guarded_update_keeps_old_text_in_history(llm_mem):
+    m, server, emb = llm_mem
+    (porto,) = m.add("Ana lives in Porto.", user_id="ana")
+    server.reply_json({"event": "UPDATE", "index": 0, "text": "Ana lives in Lisbon now.", "reason": "moved"})
+    (d,) = m.add("Ana moved from Porto to Lisbon.", user_id="ana", source="t9")
+    assert d.event == "UPDATE" and d.memory_id == porto.memory_id and d.fault is None
+    item = m.get(porto.memory_id)
+    assert item.text == "Ana lives in Lisbon now." and "t9" in item.sources
+    hist = m.history(porto.memory_id)
+    assert hist[-1].event == "UPDATE" and hist[-1].old_text == "Ana lives in Porto."
+
+
+def test_delete_is_soft_and_the_new_fact_is_kept(llm_mem):
+    m, server, emb = llm_mem
+    (porto,) = m.add("Ana lives in Porto.", user_id="ana")
+    server.reply_json({"event": "DELETE", "index": 0, "text": None, "reason": "she moved"})
+    (d,) = m.add("Ana moved from Porto to Lisbon.", user_id="ana")
+    assert d.event == "DELETE" and d.memory_id == porto.memory_id and d.link_id
+    old = m.get(porto.memory_id)
+    assert not old.is_active and old.valid_to is not None
+    assert [it.text for it in m.get_all(user_id="ana")] == ["Ana moved from Porto to Lisbon."]
+    assert any(kind == "supersedes" for _, kind, _ in m.links(d.link_id))
+
+
+@pytest.mark.parametrize("reply", ["not json at all", '{"event": "UPDATE", "index": 7, "text": "x", "reason": "r"}',
+                                   '{"event": "MERGE", "index": 0, "reason": "r"}'])
+def test_bad_llm_output_stores_the_fact_and_records_the_fault(llm_mem, reply):
+    m, server, emb = llm_mem
+    m.add("Ana lives in Porto.", user_id="ana")
+    server.reply(reply)
+    (d,) = m.add("Ana moved from Porto to Lisbon.", user_id="ana")
+    assert d.event == "ADD" and d.fault is not None
+    assert len(m.get_all(user_id="ana")) == 2
+    assert m.faults(user_id="ana")[0]["kind"] == d.fault
+    assert m.stats(user_id="ana")["llm"]["calls"] >= 1
+
+
+def test_llm_down_is_a_recorded_fault_not_a_lost_fact(llm_mem):
+    m, server, emb = llm_mem
+    m.add("Ana lives in Porto.", user_id="ana")
+    server.fail(500)
+    (d,) = m.add("Ana moved from Porto to Lisbon.", user_id="ana")
+    assert d.event == "ADD" and d.fault == "llm_error"
+
+
+def test_outside_the_band_no_llm_is_called(llm_mem):
+    m, server, emb = llm_mem
+    m.add(["Ana lives in Porto.", "Ana has a dog named Buddy."], user_id="ana")
+    m.add("Ana lives in Porto!", user_id="ana")   # unknown text: random vector, far: ADD
+    assert server.requests == []

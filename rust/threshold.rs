@@ -241,7 +241,7 @@ impl ThresholdState {
         }
         if data[4] != VERSION {
             return Err(CoreError::State(format!(
-                "ThresholdState version {} is not supported (this build reads version {VERSION}); upgrade memsieve or rebuild the state",
+                "unsupported ThresholdState version {} (this build reads version {VERSION}); upgrade memsieve or rebuild the state",
                 data[4]
             )));
         }

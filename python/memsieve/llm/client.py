@@ -17,6 +17,7 @@ from __future__ import annotations
 import math
 import threading
 from dataclasses import dataclass
+from typing import Any, cast
 
 import openai
 
@@ -199,7 +200,7 @@ class LLMClient:
         try:
             return self._openai.chat.completions.create(
                 model=self.config.model,
-                messages=messages,
+                messages=cast(Any, messages),  # plain dicts are what the API takes
                 temperature=self.config.temperature,
                 max_tokens=self.config.max_tokens,
                 **kwargs,

@@ -54,7 +54,8 @@ def response_error(message: str, raw: str | None) -> LLMResponseError:
         The error, with the raw text on its ``raw`` attribute.
     """
     err = LLMResponseError(message)
-    err.raw = raw
+    # errors.py declares no ``raw`` attribute; it is attached per instance.
+    setattr(err, "raw", raw)  # noqa: B010
     return err
 
 

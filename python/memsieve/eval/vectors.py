@@ -1,0 +1,90 @@
+"""Embed each distinct text of the evaluation once, and share the vectors.
+
+The parent process embeds every text the run will need (turns, facts,
+questions) through one ``CachedEmbedder``. Worker processes then read those
+vectors from a :class:`VectorTable` instead of running the model again; a text
+the table lacks is embedded by a lazily created fallback embedder and counted,
+so a miss costs time but never changes a result.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Callable, Sequence
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from memsieve.embedding.protocol import check_texts, validate_embeddings
+
+
+def text_key(text: str) -> bytes:
+    """SHA-256 of the UTF-8 text: the cache key."""
+    return hashlib.sha256(text.encode("utf-8")).digest()
+
+
+class VectorTable:
+    """An embedder that answers from precomputed vectors.
+
+    Args:
+        keys: n SHA-256 digests (see :func:`text_key`).
+        vectors: float32 (n, dim) unit rows, aligned with ``keys``.
+        name: the name of the embedder that produced them.
+        fallback: builds an embedder for texts not in the table (called at most once).
+
+    Attributes:
+        hits: texts answered from the table.
+        misses: texts that needed the fallback.
+    """
+
+    def __init__(self, *, keys: Sequence[bytes], vectors: np.ndarray, name: str,
+                 fallback: Callable[[], Any] | None = None) -> None:
+        self._rows = {k: i for i, k in enumerate(keys)}
+        self._vectors = np.ascontiguousarray(vectors, dtype=np.float32)
+        self.dim = int(self._vectors.shape[1])
+        self.name = name
+        self._fallback_factory = fallback
+        self._fallback: Any = None
+        self.hits = 0
+        self.misses = 0
+
+    def embed(self, texts: Sequence[str]) -> np.ndarray:
+        """Vectors of ``texts`` as float32 (n, dim), in input order."""
+        items = check_texts(texts)
+        out = np.empty((len(items), self.dim), dtype=np.float32)
+        missing = []
+        for i, t in enumerate(items):
+            row = self._rows.get(text_key(t))
+            if row is None:
+                missing.append(i)
+            else:
+                out[i] = self._vectors[row]
+        self.hits += len(items) - len(missing)
+        if missing:
+            self.misses += len(missing)
+            if self._fallback is None:
+                if self._fallback_factory is None:
+                    raise KeyError(f"{len(missing)} text(s) not in the vector table and no fallback embedder")
+                self._fallback = self._fallback_factory()
+            fresh = validate_embeddings(self._fallback.embed([items[i] for i in missing]), len(missing), self.dim)
+            out[missing] = fresh
+        return out
+
+
+def save_table(path: str | Path, *, keys: Sequence[bytes], vectors: np.ndarray, name: str) -> None:
+    """Write vectors to an ``.npz`` file keyed by text hash, for a later run to reuse."""
+    np.savez(Path(path), keys=np.frombuffer(b"".join(keys), dtype=np.uint8).reshape(-1, 32),
+             vectors=np.asarray(vectors, dtype=np.float32), name=np.array(name))
+
+
+def load_table(path: str | Path, *, name: str) -> tuple[list[bytes], np.ndarray] | None:
+    """Read a table written by :func:`save_table`; None if absent or made by another embedder."""
+    p = Path(path)
+    if not p.is_file():
+        return None
+    with np.load(p) as data:
+        if str(data["name"]) != name:
+            return None
+        keys = [bytes(row) for row in data["keys"]]
+        return keys, np.array(data["vectors"], dtype=np.float32)

@@ -20,6 +20,19 @@ def embedder():
     return CachedEmbedder(default_embedder())
 
 
+@pytest.fixture(scope="session")
+def llama_server():
+    """One real llama.cpp server (SmolLM2-135M) for the session; a start failure fails the tests."""
+    from llm_server import LlamaServer, LlamaServerError
+
+    try:
+        server = LlamaServer(startup_timeout=60.0).start()
+    except LlamaServerError as exc:
+        pytest.fail(f"could not start the real llama.cpp server: {exc}", pytrace=False)
+    yield server
+    server.stop()
+
+
 @pytest.fixture()
 def mem(tmp_path, embedder):
     from memsieve import Memory

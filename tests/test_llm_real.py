@@ -17,7 +17,7 @@ import urllib.request
 import pytest
 
 sys.path.insert(0, os.path.dirname(__file__))
-from llm_server import LlamaServer, LlamaServerError  # noqa: E402
+from llm_server import LlamaServer  # noqa: E402
 
 from memsieve.llm import FAULTS, CrudDecision, LLMClient, LLMConfig, decide_crud  # noqa: E402
 from memsieve.llm.prompts import (  # noqa: E402
@@ -31,17 +31,6 @@ NEIGHBOURS = [
     ("mem-city", "Anna lives in Bergen"),
     ("mem-dog", "Anna adopted a dog named Buddy"),
 ]
-
-
-@pytest.fixture(scope="session")
-def llama_server():
-    """One real server for the session; a start failure fails the tests."""
-    try:
-        server = LlamaServer(startup_timeout=60.0).start()
-    except LlamaServerError as exc:
-        pytest.fail(f"could not start the real llama.cpp server: {exc}", pytrace=False)
-    yield server
-    server.stop()
 
 
 def make_client(server: LlamaServer, **overrides) -> LLMClient:

@@ -97,3 +97,24 @@ def test_outside_the_band_no_llm_is_called(llm_mem):
     m.add(["Ana lives in Porto.", "Ana has a dog named Buddy."], user_id="ana")
     m.add("Ana lives in Porto!", user_id="ana")   # unknown text: random vector, far: ADD
     assert server.requests == []
+
+
+def test_infer_and_band_through_a_real_llama_server(tmp_path, embedder, llama_server):
+    """The whole path with a real OpenAI-compatible server: structure, not content."""
+    cfg = LLMConfig(base_url=llama_server.base_url, model=llama_server.model_id, timeout=120, retries=0,
+                    max_tokens=160)
+    m = Memory(tmp_path / "real.db", embedder=embedder, llm=cfg,
+               gate=GateConfig(profile="maxcos", tau=0.02, delta=0.9))  # nearly everything is in the band
+    ds = m.add([{"role": "user", "content": "I moved to Lisbon last May and I work as a nurse."}],
+               user_id="ana", infer=True)
+    for d in ds:
+        assert d.event in ("ADD", "UPDATE", "DELETE", "NOOP") and d.layer in ("novelty", "llm", "exact")
+    (d,) = m.add("I work as a nurse in a Lisbon hospital.", user_id="ana")
+    assert d.layer in ("llm", "exact", "novelty")
+    st = m.stats(user_id="ana")
+    assert st["llm"]["calls"] >= 1 and st["llm"]["prompt_tokens"] > 0
+    # whatever the model said, every candidate is accounted for and nothing vanished
+    n_cands = len(ds) + 1
+    assert sum(st["events"].values()) == n_cands
+    assert len(m.faults(user_id="ana")) == sum(1 for x in ds + [d] if x.fault)
+    m.close()

@@ -40,7 +40,13 @@ class LLMError(MemsieveError):
 
 
 class LLMResponseError(LLMError):
-    """The LLM answered, but the answer could not be parsed into a decision."""
+    """The LLM answered, but the answer could not be parsed into a decision.
+
+    Attributes:
+        raw: the model's raw reply, kept for the fault record.
+    """
+
+    raw: str | None = None
 
 
 __all__ = [

@@ -19,7 +19,7 @@ from memsieve.inputs import (MAX_TEXT_CHARS, candidate_texts, check_metadata, ch
 from memsieve.records import Decision, HistoryEntry, MemoryItem, Rejection, SearchResult
 from memsieve.scope import Scope
 from memsieve.search import SearchMode, Searcher
-from memsieve.store import SQLiteStore
+from memsieve.store import open_store
 from memsieve.writer import Candidate, WritePath
 
 
@@ -35,8 +35,8 @@ class Memory:
     """Long-term memory whose write path decides mostly by arithmetic.
 
     Args:
-        path: SQLite file (created if missing), ``":memory:"``, or None for
-            ``default_path()``.
+        path: SQLite file (created if missing), ``":memory:"``, a
+            ``postgresql://`` URL, or None for ``default_path()``.
         embedder: anything with ``dim`` and ``embed(texts) -> (n, dim) float32``;
             None loads the packaged ONNX MiniLM lazily on first use.
         llm: an ``memsieve.llm.LLMConfig`` for fact extraction and the band's CRUD
@@ -53,7 +53,7 @@ class Memory:
         self.gate_config = gate or GateConfig()
         if not isinstance(self.gate_config, GateConfig):
             raise ConfigError(f"gate must be a GateConfig, got {type(gate).__name__}")
-        self.store = SQLiteStore(default_path() if path is None else path)
+        self.store = open_store(default_path() if path is None else path)
         self._embedder = embedder
         self._embedder_lock = threading.Lock()
         self.max_text_chars = max_text_chars
@@ -121,10 +121,9 @@ class Memory:
             threshold = (_core.ThresholdState.from_bytes(gate_state) if gate_state
                          else new_threshold(self.gate_config))
             index_path = None
-            if self.store.path != ":memory:":
-                index_dir = self.store.path + ".hnsw"
-                os.makedirs(index_dir, exist_ok=True)
-                index_path = os.path.join(index_dir, scope.slug + ".bin")
+            if self.store.index_dir is not None:
+                os.makedirs(self.store.index_dir, exist_ok=True)
+                index_path = os.path.join(self.store.index_dir, scope.slug + ".bin")
             gate = ScopeGate(self.gate_config, dim, threshold=threshold,
                              sage_tau=row.sage_tau if row else None, revision=revision,
                              index_min_size=self._index_min_size, index_path=index_path)
@@ -190,7 +189,7 @@ class Memory:
         dim = cands[0].vector.shape[0]
         crud, guard = self._crud_step()
         try:
-            with self.store.transaction() as tx:
+            with self.store.transaction(scope) as tx:
                 gate = self._gate(scope, dim=dim, in_tx=True)
                 gate.begin_call()
                 path = WritePath(tx, scope, gate, self.gate_config, crud=crud, guard=guard,
@@ -223,7 +222,7 @@ class Memory:
         item = self.get(memory_id)
         scope = Scope(item.user_id, item.agent_id, item.run_id)
         try:
-            with self.store.transaction() as tx:
+            with self.store.transaction(scope) as tx:
                 seq, _, old_text, _, _, active = tx.memory_row(memory_id)
                 if not active:
                     raise NotFoundError(f"memory {memory_id!r} is deleted; restore it from history or add it anew")
@@ -248,7 +247,7 @@ class Memory:
         item = self.get(memory_id)
         scope = Scope(item.user_id, item.agent_id, item.run_id)
         try:
-            with self.store.transaction() as tx:
+            with self.store.transaction(scope) as tx:
                 seq, _, old_text, vec, _, active = tx.memory_row(memory_id)
                 if not active:
                     return item
@@ -276,7 +275,7 @@ class Memory:
         scope = Scope.from_key(scope_key)
         vec = self.embed([rejection.text])[0]
         try:
-            with self.store.transaction() as tx:
+            with self.store.transaction(scope) as tx:
                 gate = self._gate(scope, dim=vec.shape[0], in_tx=True)
                 _, cos = gate.nearest(vec, 1)
                 nn = float(cos[0]) if len(cos) else math.nan
@@ -384,8 +383,8 @@ class Memory:
         }
 
     def _scope_dim(self, scope: Scope) -> int | None:
-        row = self.store._q("SELECT dim FROM scopes WHERE scope_key = ?", (scope.key,)).fetchone()
-        return int(row[0]) if row and row[0] else None
+        row = self.store.read_scope(scope)
+        return row.dim if row is not None else None
 
     def gate_trace(self, *, user_id: str | None = None, agent_id: str | None = None,
                    run_id: str | None = None) -> list[tuple[int, float, float]]:

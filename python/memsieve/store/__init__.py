@@ -1,6 +1,24 @@
-"""Storage backends."""
+"""Storage backends: SQLite (the embedded default) and PostgreSQL + pgvector."""
+
+from __future__ import annotations
+
+import os
+from typing import Any
 
 from memsieve.store.base import ScopeRow, VectorsRow
 from memsieve.store.sqlite import SQLiteStore
 
-__all__ = ["SQLiteStore", "ScopeRow", "VectorsRow"]
+_PG_SCHEMES = ("postgresql://", "postgres://")
+
+
+def open_store(path: str | os.PathLike[str], **options: Any) -> Any:
+    """A SQLite store for a file path or ``":memory:"``, a PostgreSQL store for a ``postgresql://`` URL."""
+    target = os.fspath(path)
+    if target.startswith(_PG_SCHEMES):
+        from memsieve.store.postgres import PostgresStore
+
+        return PostgresStore(target, **options)
+    return SQLiteStore(target, **options)
+
+
+__all__ = ["SQLiteStore", "ScopeRow", "VectorsRow", "open_store"]

@@ -67,11 +67,20 @@ class SQLiteStore:
         with self.lock:
             migrate(c)
 
+    @property
+    def index_dir(self) -> str | None:
+        """Where per-scope hnswlib indexes are saved (None: kept in memory only)."""
+        return None if self.path == ":memory:" else self.path + ".hnsw"
+
     # ---- transactions ------------------------------------------------------
 
     @contextmanager
-    def transaction(self) -> Iterator["SQLiteStore"]:
-        """An exclusive write transaction: everything inside commits or nothing does."""
+    def transaction(self, scope: Scope | None = None) -> Iterator["SQLiteStore"]:
+        """An exclusive write transaction: everything inside commits or nothing does.
+
+        SQLite locks the whole database, so ``scope`` (which a server store uses
+        to take a per-scope lock) is not needed here.
+        """
         with self.lock:
             if self._in_tx:
                 raise StoreError("nested write transaction; this is a bug in memsieve")

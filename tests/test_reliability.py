@@ -111,3 +111,24 @@ def test_two_processes_share_a_scope_through_the_revision_counter(tmp_path, tabl
     assert len(a.get_all(user_id="u")) == 2
     a.close()
     b.close()
+
+
+def test_nothing_goes_to_the_network_without_an_llm(tmp_path, embedder, monkeypatch):
+    import socket
+
+    attempts: list = []
+    real_connect = socket.socket.connect
+
+    def guarded_connect(self, address):
+        attempts.append(address)
+        return real_connect(self, address)
+
+    monkeypatch.setattr(socket.socket, "connect", guarded_connect)
+    monkeypatch.setattr(socket, "create_connection", lambda *a, **k: attempts.append(a) or (_ for _ in ()).throw(
+        OSError("network disabled in this test")))
+    m = Memory(tmp_path / "n.db", embedder=embedder)
+    m.add(["Ana likes tea.", "Ana likes tea!", "Ana lives in Lisbon."], user_id="ana")
+    m.search("tea", user_id="ana", mode="hybrid")
+    m.stats(user_id="ana")
+    m.close()
+    assert attempts == []

@@ -5,7 +5,8 @@ from __future__ import annotations
 import math
 import os
 import threading
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
 from typing import Any
 
 import numpy as np
@@ -138,6 +139,25 @@ class Memory:
         with self._gates_lock:
             self._gates.pop(scope.key, None)
 
+    @contextmanager
+    def _scope_write(self, scope: Scope, dim: int) -> Iterator[tuple[Any, ScopeGate]]:
+        """One write transaction on a scope, with its gate state in hand.
+
+        On commit the scope's revision moves on and its threshold is saved with
+        the data; on any error the in-process gate (which already saw the
+        rolled-back changes) is dropped, to be re-read from the store.
+        """
+        try:
+            with self.store.transaction(scope) as tx:
+                gate = self._gate(scope, dim=dim, in_tx=True)
+                yield tx, gate
+                gate.revision += 1
+                tx.save_scope(scope, revision=gate.revision, dim=dim, gate_state=gate.threshold_bytes(),
+                              sage_tau=gate.sage_tau)
+        except BaseException:
+            self._drop_gate(scope)
+            raise
+
     # ---- writing -------------------------------------------------------------
 
     def add(self, messages_or_text: Any, *, user_id: str | None = None, agent_id: str | None = None,
@@ -188,22 +208,12 @@ class Memory:
     def _write(self, scope: Scope, cands: list[Candidate]) -> list[Decision]:
         dim = cands[0].vector.shape[0]
         crud, guard = self._crud_step()
-        try:
-            with self.store.transaction(scope) as tx:
-                gate = self._gate(scope, dim=dim, in_tx=True)
-                gate.begin_call()
-                path = WritePath(tx, scope, gate, self.gate_config, crud=crud, guard=guard,
-                                 embed_one=lambda t: self.embed([t])[0], now=now_iso())
-                decisions = [path.apply(c) for c in cands]
-                gate.revision += 1
-                gate.end_call()
-                tx.save_scope(scope, revision=gate.revision, dim=dim, gate_state=gate.threshold_bytes(),
-                              sage_tau=gate.sage_tau)
-        except BaseException:
-            # The in-process state saw writes that were rolled back: re-read it next time.
-            self._drop_gate(scope)
-            raise
-        self._searcher.after_write(scope, gate)
+        with self._scope_write(scope, dim) as (tx, gate):
+            gate.begin_call()
+            path = WritePath(tx, scope, gate, self.gate_config, crud=crud, guard=guard,
+                             embed_one=lambda t: self.embed([t])[0], now=now_iso())
+            decisions = [path.apply(c) for c in cands]
+            gate.end_call()
         return decisions
 
     def _crud_step(self) -> tuple[Any, Any]:
@@ -221,50 +231,34 @@ class Memory:
         vec = self.embed([text])[0]
         item = self.get(memory_id)
         scope = Scope(item.user_id, item.agent_id, item.run_id)
-        try:
-            with self.store.transaction(scope) as tx:
-                seq, _, old_text, _, _, active = tx.memory_row(memory_id)
-                if not active:
-                    raise NotFoundError(f"memory {memory_id!r} is deleted; restore it from history or add it anew")
-                gate = self._gate(scope, dim=vec.shape[0], in_tx=True)
-                now = now_iso()
-                tx.update_memory_text(seq, text=text, text_hash=text_hash(text), embedding=vec, now=now)
-                tx.add_history(memory_id, scope, event="UPDATE", old_text=old_text, new_text=text,
-                               layer="user", reason=reason, now=now)
-                tx.bump(scope, "UPDATE", "user")
-                gate.replace(seq, vec)
-                gate.revision += 1
-                tx.save_scope(scope, revision=gate.revision, dim=vec.shape[0], gate_state=gate.threshold_bytes(),
-                              sage_tau=gate.sage_tau)
-        except BaseException:
-            self._drop_gate(scope)
-            raise
-        self._searcher.after_write(scope, gate)
+        with self._scope_write(scope, vec.shape[0]) as (tx, gate):
+            seq, _, old_text, _, _, active = tx.memory_row(memory_id)
+            if not active:
+                raise NotFoundError(f"memory {memory_id!r} is deleted; restore it from history or add it anew")
+            now = now_iso()
+            tx.update_memory_text(seq, text=text, text_hash=text_hash(text), embedding=vec, now=now)
+            tx.add_history(memory_id, scope, event="UPDATE", old_text=old_text, new_text=text,
+                           layer="user", reason=reason, now=now)
+            tx.bump(scope, "UPDATE", "user")
+            gate.replace(seq, vec)
         return self.get(memory_id)
 
     def delete(self, memory_id: str, *, reason: str = "deleted by the user") -> MemoryItem:
         """Soft-delete a memory: it leaves search and the gate, and stays readable with get()."""
         item = self.get(memory_id)
         scope = Scope(item.user_id, item.agent_id, item.run_id)
-        try:
-            with self.store.transaction(scope) as tx:
-                seq, _, old_text, vec, _, active = tx.memory_row(memory_id)
-                if not active:
-                    return item
-                gate = self._gate(scope, dim=vec.shape[0], in_tx=True)
+        if not item.is_active:
+            return item
+        _, _, _, vec, _, _ = self.store.memory_row(memory_id)
+        with self._scope_write(scope, vec.shape[0]) as (tx, gate):
+            seq, _, old_text, _, _, active = tx.memory_row(memory_id)
+            if active:
                 now = now_iso()
                 tx.soft_delete(seq, now=now, valid_to=None)
                 tx.add_history(memory_id, scope, event="DELETE", old_text=old_text, new_text=None,
                                layer="user", reason=reason, now=now)
                 tx.bump(scope, "DELETE", "user")
                 gate.remove(seq)
-                gate.revision += 1
-                tx.save_scope(scope, revision=gate.revision, dim=vec.shape[0], gate_state=gate.threshold_bytes(),
-                              sage_tau=gate.sage_tau)
-        except BaseException:
-            self._drop_gate(scope)
-            raise
-        self._searcher.after_write(scope, gate)
         return self.get(memory_id)
 
     def restore(self, rejection_id: str) -> MemoryItem:
@@ -274,32 +268,19 @@ class Memory:
             return self.get(rejection.restored_memory_id)
         scope = Scope.from_key(scope_key)
         vec = self.embed([rejection.text])[0]
-        try:
-            with self.store.transaction(scope) as tx:
-                gate = self._gate(scope, dim=vec.shape[0], in_tx=True)
-                _, cos = gate.nearest(vec, 1)
-                nn = float(cos[0]) if len(cos) else math.nan
-                now = now_iso()
-                import json as _json
-
-                sources = _json.loads(rejection.source) if rejection.source and rejection.source.startswith("[") \
-                    else ([rejection.source] if rejection.source else [])
-                seq, memory_id = tx.insert_memory(
-                    scope, text=rejection.text, text_hash=text_hash(rejection.text), embedding=vec, nn_cos=nn,
-                    metadata=rejection.metadata, sources=sources, valid_from=valid_from, now=now)
-                gate.add(seq, vec, nn)
-                tx.add_history(memory_id, scope, event="RESTORE", old_text=None, new_text=rejection.text,
-                               layer="restore", reason=f"restored from rejection {rejection_id}", now=now,
-                               extra={"rejection_id": rejection_id})
-                tx.mark_restored(rejection_id, memory_id, now)
-                tx.bump(scope, "RESTORE", "restore")
-                gate.revision += 1
-                tx.save_scope(scope, revision=gate.revision, dim=vec.shape[0], gate_state=gate.threshold_bytes(),
-                              sage_tau=gate.sage_tau)
-        except BaseException:
-            self._drop_gate(scope)
-            raise
-        self._searcher.after_write(scope, gate)
+        with self._scope_write(scope, vec.shape[0]) as (tx, gate):
+            _, cos = gate.nearest(vec, 1)
+            nn = float(cos[0]) if len(cos) else math.nan
+            now = now_iso()
+            seq, memory_id = tx.insert_memory(
+                scope, text=rejection.text, text_hash=text_hash(rejection.text), embedding=vec, nn_cos=nn,
+                metadata=rejection.metadata, sources=rejection.sources, valid_from=valid_from, now=now)
+            gate.add(seq, vec, nn)
+            tx.add_history(memory_id, scope, event="RESTORE", old_text=None, new_text=rejection.text,
+                           layer="restore", reason=f"restored from rejection {rejection_id}", now=now,
+                           extra={"rejection_id": rejection_id})
+            tx.mark_restored(rejection_id, memory_id, now)
+            tx.bump(scope, "RESTORE", "restore")
         return self.get(memory_id)
 
     # ---- reading -------------------------------------------------------------

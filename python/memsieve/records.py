@@ -110,7 +110,7 @@ class Rejection:
     user_id: str | None
     agent_id: str | None
     run_id: str | None
-    source: str | None
+    sources: list[str]
     metadata: dict[str, Any]
     layer: str
     novelty: float

@@ -36,9 +36,6 @@ class Searcher:
         self.memory = memory
         self.index_min_size = index_min_size
 
-    def after_write(self, scope: Scope, gate: "ScopeGate") -> None:
-        """Hook after a committed write (the gate already holds the new vectors)."""
-
     def close(self) -> None:
         for gate in list(self.memory._gates.values()):
             gate.save_index()

@@ -77,16 +77,19 @@ class WritePath:
         return self._ids.get(seq)
 
     def _decision(self, cand: Candidate, s: GateScore | None, *, event: str, layer: str,
-                  memory_id: str | None, reason: str, **extra: Any) -> Decision:
+                  memory_id: str | None, reason: str, nearest: tuple[str | None, float] | None = None,
+                  rejection_id: str | None = None, link_id: str | None = None,
+                  fault: str | None = None) -> Decision:
+        """Count the decision and explain it; ``nearest`` overrides the gate's nearest memory."""
         self.store.bump(self.scope, event, layer)
-        nearest_seq = s.nearest_seq if s else None
+        if nearest is None:
+            nearest = (self._id(s.nearest_seq), s.nearest_cos) if s else (None, math.nan)
         return Decision(
             event=event, memory_id=memory_id, text=cand.text, layer=layer,  # type: ignore[arg-type]
             novelty=s.novelty if s else math.nan, tau=s.tau if s else math.nan,
             delta=s.delta if s else math.nan, kappa=s.kappa if s else math.nan,
-            nearest_id=extra.pop("nearest_id", None) or self._id(nearest_seq),
-            nearest_cos=extra.pop("nearest_cos", None) if "nearest_cos" in extra else (s.nearest_cos if s else math.nan),
-            reason=reason, **extra,
+            nearest_id=nearest[0], nearest_cos=nearest[1], reason=reason,
+            rejection_id=rejection_id, link_id=link_id, fault=fault,
         )
 
     def _add(self, cand: Candidate, s: GateScore | None, *, layer: str, reason: str) -> tuple[int, str]:
@@ -115,7 +118,7 @@ class WritePath:
                                    layer=layer, reason=reason, now=self.now,
                                    extra={"rejection_id": rejection_id, "sources": cand.sources})
         return self._decision(cand, s, event="NOOP", layer=layer, memory_id=into_id, reason=reason,
-                              rejection_id=rejection_id, nearest_id=into_id, nearest_cos=nearest_cos)
+                              rejection_id=rejection_id, nearest=(into_id, nearest_cos))
 
     # ---- the path ------------------------------------------------------------
 

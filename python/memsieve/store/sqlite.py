@@ -412,7 +412,7 @@ def _rejection(r: Sequence[Any]) -> Rejection:
     sources = json.loads(r[3]) if r[3] else []
     return Rejection(
         id=r[0], text=r[1], user_id=scope.user_id, agent_id=scope.agent_id, run_id=scope.run_id,
-        source=", ".join(sources) if sources else None, metadata=json.loads(r[4]), layer=r[5],
+        sources=sources, metadata=json.loads(r[4]), layer=r[5],
         novelty=_none_to_nan(r[6]), tau=_none_to_nan(r[7]), delta=_none_to_nan(r[8]), kappa=_none_to_nan(r[9]),
         nearest_id=r[10], nearest_cos=_none_to_nan(r[11]), reason=r[12], created_at=r[13],
         restored_memory_id=r[14], restored_at=r[15],

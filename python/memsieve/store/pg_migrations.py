@@ -1,0 +1,190 @@
+"""Numbered PostgreSQL schema migrations. Never edit a released step: add a new one.
+
+The ``schema_version`` table records how many steps a database has applied.
+Each step runs in its own transaction under a database-wide advisory lock, so
+processes that open a new database at the same moment apply every step once.
+
+The tables mirror the SQLite schema (store/migrations.py) column for column,
+so both stores hand back the same records. Differences, and why:
+
+- ``embedding`` is a pgvector ``vector`` (no fixed width: scopes may differ).
+- ``fts`` is a generated ``tsvector`` with a GIN index, in place of the FTS5
+  table; the ``english`` configuration stems like FTS5's porter tokenizer.
+- Times stay ISO-8601 ``TEXT`` and JSON stays ``TEXT``: ``as_of`` compares
+  ISO strings exactly as SQLite does, and any JSON that SQLite accepts (NaN
+  included) round-trips unchanged.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from memsieve.errors import StoreError
+
+#: Advisory-lock key that serializes migrations (a fixed 63-bit constant: the
+#: bytes of "memsieve" read as an integer).
+MIGRATION_LOCK_KEY = int.from_bytes(b"memsieve", "big") & 0x7FFF_FFFF_FFFF_FFFF
+
+#: The text-search configuration of the ``fts`` column and of keyword search.
+TEXT_SEARCH_CONFIG = "english"
+
+MIGRATIONS: list[str] = [
+    # 1: memories, their history, rejections, links, scope state, counters, faults.
+    """
+    CREATE TABLE scopes (
+        scope_key   TEXT PRIMARY KEY,
+        user_id     TEXT,
+        agent_id    TEXT,
+        run_id      TEXT,
+        revision    BIGINT NOT NULL DEFAULT 0,
+        dim         INTEGER,
+        gate_state  BYTEA,
+        sage_tau    DOUBLE PRECISION,
+        created_at  TEXT NOT NULL
+    );
+    CREATE TABLE memories (
+        seq          BIGINT GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
+        id           TEXT NOT NULL UNIQUE,
+        scope_key    TEXT NOT NULL REFERENCES scopes(scope_key),
+        text         TEXT NOT NULL,
+        text_hash    TEXT NOT NULL,
+        embedding    vector NOT NULL,
+        nn_cos       DOUBLE PRECISION,
+        metadata     TEXT NOT NULL DEFAULT '{}',
+        source       TEXT,
+        sources      TEXT NOT NULL DEFAULT '[]',
+        seen_count   INTEGER NOT NULL DEFAULT 1,
+        last_seen_at TEXT,
+        valid_from   TEXT,
+        valid_to     TEXT,
+        created_at   TEXT NOT NULL,
+        updated_at   TEXT,
+        expired_at   TEXT,
+        is_active    BOOLEAN NOT NULL DEFAULT TRUE,
+        fts          tsvector GENERATED ALWAYS AS (to_tsvector('english'::regconfig, text)) STORED
+    );
+    CREATE INDEX memories_scope_active ON memories(scope_key, is_active);
+    CREATE INDEX memories_scope_hash ON memories(scope_key, text_hash) WHERE is_active;
+    CREATE INDEX memories_fts ON memories USING GIN (fts);
+    CREATE TABLE history (
+        seq        BIGINT GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
+        memory_id  TEXT NOT NULL,
+        scope_key  TEXT NOT NULL,
+        event      TEXT NOT NULL,
+        old_text   TEXT,
+        new_text   TEXT,
+        layer      TEXT NOT NULL,
+        reason     TEXT NOT NULL DEFAULT '',
+        extra      TEXT NOT NULL DEFAULT '{}',
+        created_at TEXT NOT NULL
+    );
+    CREATE INDEX history_memory ON history(memory_id);
+    CREATE TABLE rejections (
+        seq                BIGINT GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
+        id                 TEXT NOT NULL UNIQUE,
+        scope_key          TEXT NOT NULL,
+        text               TEXT NOT NULL,
+        source             TEXT,
+        metadata           TEXT NOT NULL DEFAULT '{}',
+        layer              TEXT NOT NULL,
+        novelty            DOUBLE PRECISION,
+        tau                DOUBLE PRECISION,
+        delta              DOUBLE PRECISION,
+        kappa              DOUBLE PRECISION,
+        nearest_id         TEXT,
+        nearest_cos        DOUBLE PRECISION,
+        reason             TEXT NOT NULL,
+        valid_from         TEXT,
+        created_at         TEXT NOT NULL,
+        restored_memory_id TEXT,
+        restored_at        TEXT
+    );
+    CREATE INDEX rejections_scope ON rejections(scope_key, created_at);
+    CREATE TABLE links (
+        memory_id  TEXT NOT NULL,
+        linked_id  TEXT NOT NULL,
+        kind       TEXT NOT NULL,
+        cosine     DOUBLE PRECISION,
+        created_at TEXT NOT NULL,
+        PRIMARY KEY (memory_id, linked_id, kind)
+    );
+    CREATE INDEX links_linked ON links(linked_id);
+    CREATE TABLE counters (
+        scope_key TEXT NOT NULL,
+        event     TEXT NOT NULL,
+        layer     TEXT NOT NULL,
+        n         BIGINT NOT NULL DEFAULT 0,
+        PRIMARY KEY (scope_key, event, layer)
+    );
+    CREATE TABLE faults (
+        seq        BIGINT GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
+        scope_key  TEXT NOT NULL,
+        kind       TEXT NOT NULL,
+        detail     TEXT NOT NULL,
+        raw        TEXT,
+        created_at TEXT NOT NULL
+    );
+    CREATE INDEX faults_scope ON faults(scope_key)
+    """,
+]
+
+#: Every table the migrations create (for size_bytes and integrity_ok).
+TABLES = ("scopes", "memories", "history", "rejections", "links", "counters", "faults", "schema_version")
+
+
+def migrate(conn: Any) -> int:
+    """Create pgvector if needed and apply the steps this database lacks.
+
+    Args:
+        conn: a psycopg connection in autocommit mode.
+
+    Returns:
+        The schema version after migrating.
+
+    Raises:
+        StoreError: pgvector cannot be created here, or the database is newer
+            than this version of memsieve.
+    """
+    import psycopg
+
+    with conn.transaction():
+        conn.execute("SELECT pg_advisory_xact_lock(%s)", (MIGRATION_LOCK_KEY,))
+        try:
+            with conn.transaction():  # a savepoint, so the error message can be ours
+                conn.execute("CREATE EXTENSION IF NOT EXISTS vector")
+        except psycopg.Error as exc:
+            raise StoreError(
+                f"cannot create the pgvector extension: {exc.diag.message_primary or exc}; install pgvector on the "
+                "server and run CREATE EXTENSION vector as a superuser in this database"
+            ) from exc
+        conn.execute("CREATE TABLE IF NOT EXISTS schema_version (version INTEGER NOT NULL)")
+    while True:
+        with conn.transaction():
+            conn.execute("SELECT pg_advisory_xact_lock(%s)", (MIGRATION_LOCK_KEY,))
+            row = conn.execute("SELECT version FROM schema_version").fetchone()
+            current = 0 if row is None else int(row[0])
+            if current > len(MIGRATIONS):
+                raise StoreError(
+                    f"database schema version {current} is newer than this memsieve understands "
+                    f"({len(MIGRATIONS)}); upgrade memsieve"
+                )
+            if current == len(MIGRATIONS):
+                return current
+            for statement in _split(MIGRATIONS[current]):
+                conn.execute(statement)
+            if row is None:
+                conn.execute("INSERT INTO schema_version(version) VALUES (%s)", (current + 1,))
+            else:
+                conn.execute("UPDATE schema_version SET version = %s", (current + 1,))
+
+
+def schema_version(conn: Any) -> int:
+    """How many steps the database has applied (0 for a fresh database)."""
+    row = conn.execute("SELECT version FROM schema_version").fetchone()
+    return 0 if row is None else int(row[0])
+
+
+def _split(script: str) -> list[str]:
+    # One statement per execute keeps psycopg on the extended protocol. No
+    # statement here contains a literal ';'.
+    return [s.strip() for s in script.split(";") if s.strip()]

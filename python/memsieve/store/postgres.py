@@ -1,0 +1,325 @@
+"""The PostgreSQL + pgvector store: one interface with SQLite, for many processes and machines.
+
+One connection per store, guarded by a re-entrant lock so threads share it
+safely, in autocommit mode: every statement outside ``transaction`` is its own
+transaction. ``transaction(scope)`` opens one database transaction and takes a
+transaction-scoped advisory lock keyed by the scope, so gate decisions of one
+scope serialize across processes and machines while other scopes proceed. The
+scope's revision counter (bumped by every committed write) is how the other
+writers' in-process caches notice the change.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import threading
+import uuid
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
+from typing import Any
+
+import numpy as np
+
+from memsieve.errors import NotFoundError, StoreError
+from memsieve.records import MemoryItem
+from memsieve.scope import Scope
+from memsieve.store.base import ScopeRow, VectorsRow
+from memsieve.store.pg_migrations import TEXT_SEARCH_CONFIG, migrate
+from memsieve.store.postgres_codec import mask_password, match_phrases, register_vector
+from memsieve.store.postgres_records import RecordsMixin
+
+# The row decoders are shared with SQLite so both stores build identical records.
+from memsieve.store.sqlite import _MEMORY_COLUMNS, _item, _nan_to_none, _none_to_nan
+
+
+def scope_lock_key(scope: Scope | None) -> int:
+    """The signed 64-bit advisory-lock key of a scope (None: one store-wide key).
+
+    SHA-256 of the scope key, not PostgreSQL's 32-bit ``hashtext``: with 64 bits,
+    two scopes sharing a lock (and so waiting on each other) is negligible.
+    """
+    key = "memsieve-scope:" + (scope.key if scope is not None else "*")
+    return int.from_bytes(hashlib.sha256(key.encode("utf-8")).digest()[:8], "big", signed=True)
+
+
+class PostgresStore(RecordsMixin):
+    """Memories, history, rejections, links, counters and scope state in a PostgreSQL database.
+
+    Args:
+        url: ``postgresql://user:password@host:port/dbname`` (libpq URL options
+            such as ``?sslmode=require`` pass through).
+        timeout: seconds to wait for the connection, and for another writer's
+            lock on a scope, before raising StoreError.
+    """
+
+    #: hnswlib indexes of a server store live in process memory only: many
+    #: machines share the database, and none of them owns a directory beside it.
+    index_dir: str | None = None
+
+    def __init__(self, url: str, *, timeout: float = 30.0) -> None:
+        self._url = str(url)
+        self.path = mask_password(self._url)
+        self.timeout = float(timeout)
+        self.lock = threading.RLock()
+        self._in_tx = False
+        self._closed = False
+        self._conn: Any = None
+        with self.lock:
+            conn = self._connect()
+            try:
+                migrate(conn)
+                register_vector(conn)
+            except BaseException:
+                conn.close()
+                raise
+
+    # ---- connection ----------------------------------------------------------
+
+    def _connect(self) -> Any:
+        import psycopg
+
+        try:
+            conn = psycopg.connect(self._url, autocommit=True, connect_timeout=max(1, int(self.timeout + 0.5)),
+                                   application_name="memsieve")
+        except psycopg.Error as exc:
+            raise StoreError(
+                f"cannot connect to {self.path}: {str(exc).strip()}; check the URL and that the server is running"
+            ) from exc
+        # The advisory lock on a busy scope waits at most this long.
+        conn.execute(f"SET lock_timeout = {int(self.timeout * 1000)}")
+        if self._conn is not None:  # a reconnect: the schema is there, only the adapters are new
+            register_vector(conn)
+        self._conn = conn
+        return conn
+
+    def _connection(self) -> Any:
+        if self._closed:
+            raise StoreError(f"the store {self.path} is closed; open a new Memory")
+        if self._conn.closed and not self._in_tx:
+            # The server restarted or the network dropped: the statement that saw
+            # it failed, and the next one gets a new connection.
+            self._connect()
+        return self._conn
+
+    def _q(self, sql: str, params: Sequence[Any] = (), *, binary: bool = False) -> Any:
+        import psycopg
+
+        with self.lock:
+            try:
+                return self._connection().cursor(binary=binary).execute(sql, params)
+            except psycopg.Error as exc:
+                raise StoreError(f"postgresql error on {self.path}: {str(exc).strip()}") from exc
+
+    def close(self) -> None:
+        with self.lock:
+            self._closed = True
+            if self._conn is not None:
+                self._conn.close()
+
+    # ---- transactions --------------------------------------------------------
+
+    @contextmanager
+    def transaction(self, scope: Scope | None = None) -> Iterator["PostgresStore"]:
+        """One database transaction holding the scope's advisory lock until it ends.
+
+        Writers of the same scope (in any process, on any machine) wait for each
+        other; writers of different scopes do not. ``scope=None`` takes one
+        store-wide key instead.
+
+        Raises:
+            StoreError: the lock was not granted within ``timeout`` seconds, or
+                the database failed; nothing inside was committed.
+        """
+        import psycopg
+
+        with self.lock:
+            if self._in_tx:
+                raise StoreError("nested write transaction; this is a bug in memsieve")
+            conn = self._connection()
+            self._in_tx = True
+            try:
+                with conn.transaction():
+                    try:
+                        conn.execute("SELECT pg_advisory_xact_lock(%s)", (scope_lock_key(scope),))
+                    except psycopg.errors.LockNotAvailable as exc:
+                        raise StoreError(
+                            f"cannot lock scope {scope.key if scope else '(store-wide)'} of {self.path} for "
+                            f"writing within {self.timeout:g} s; another writer holds it: retry, or raise timeout"
+                        ) from exc
+                    yield self
+            except psycopg.Error as exc:
+                raise StoreError(f"postgresql transaction failed on {self.path}: {str(exc).strip()}") from exc
+            finally:
+                self._in_tx = False
+
+    # ---- scope state ---------------------------------------------------------
+
+    def scope_row(self, scope: Scope, *, now: str) -> ScopeRow:
+        row = self.read_scope(scope)
+        if row is None:
+            self._q(
+                "INSERT INTO scopes(scope_key, user_id, agent_id, run_id, created_at) VALUES (%s,%s,%s,%s,%s)"
+                " ON CONFLICT (scope_key) DO NOTHING",
+                (scope.key, scope.user_id, scope.agent_id, scope.run_id, now),
+            )
+            return ScopeRow(revision=0, dim=None, gate_state=None, sage_tau=None)
+        return row
+
+    def read_scope(self, scope: Scope) -> ScopeRow | None:
+        row = self._q("SELECT revision, dim, gate_state, sage_tau FROM scopes WHERE scope_key = %s",
+                      (scope.key,)).fetchone()
+        if row is None:
+            return None
+        return ScopeRow(revision=int(row[0]), dim=row[1], gate_state=None if row[2] is None else bytes(row[2]),
+                        sage_tau=row[3])
+
+    def peek_revision(self, scope: Scope) -> int | None:
+        row = self._q("SELECT revision FROM scopes WHERE scope_key = %s", (scope.key,)).fetchone()
+        return None if row is None else int(row[0])
+
+    def save_scope(self, scope: Scope, *, revision: int, dim: int, gate_state: bytes, sage_tau: float | None) -> None:
+        self._q(
+            "UPDATE scopes SET revision = %s, dim = %s, gate_state = %s, sage_tau = %s WHERE scope_key = %s",
+            (int(revision), int(dim), bytes(gate_state), _nan_to_none(sage_tau), scope.key),
+        )
+
+    def scope_vectors(self, scope: Scope, dim: int) -> VectorsRow:
+        rows = self._q(
+            "SELECT seq, id, embedding, nn_cos FROM memories WHERE scope_key = %s AND is_active ORDER BY seq",
+            (scope.key,), binary=True,
+        ).fetchall()
+        seqs = np.fromiter((r[0] for r in rows), dtype=np.int64, count=len(rows))
+        matrix = np.empty((len(rows), dim), dtype=np.float32)
+        for i, r in enumerate(rows):
+            if r[2].shape[0] != dim:
+                raise StoreError(
+                    f"memory {r[1]} has a {r[2].shape[0]}-d embedding but the scope is {dim}-d; "
+                    "the embedder changed: re-embed with the original model or use a new database"
+                )
+            matrix[i] = r[2]
+        nn = np.array([_none_to_nan(r[3]) for r in rows], dtype=np.float64)
+        return VectorsRow(seqs=seqs, ids=[r[1] for r in rows], matrix=matrix, nn_cos=nn)
+
+    def scope_keys(self) -> list[str]:
+        return [r[0] for r in self._q("SELECT scope_key FROM scopes ORDER BY scope_key COLLATE \"C\"")]
+
+    # ---- memories ------------------------------------------------------------
+
+    def active_by_hash(self, scope: Scope, text_hash: str) -> tuple[int, str] | None:
+        row = self._q(
+            "SELECT seq, id FROM memories WHERE scope_key = %s AND text_hash = %s AND is_active ORDER BY seq LIMIT 1",
+            (scope.key, text_hash),
+        ).fetchone()
+        return None if row is None else (int(row[0]), str(row[1]))
+
+    def insert_memory(self, scope: Scope, *, text: str, text_hash: str, embedding: np.ndarray, nn_cos: float,
+                      metadata: dict[str, Any], sources: list[str], valid_from: str | None,
+                      now: str) -> tuple[int, str]:
+        memory_id = str(uuid.uuid4())
+        (seq,) = self._q(
+            "INSERT INTO memories(id, scope_key, text, text_hash, embedding, nn_cos, metadata, source, sources,"
+            " last_seen_at, valid_from, created_at) VALUES (%s,%s,%s,%s,%s,%s,%s,%s,%s,%s,%s,%s) RETURNING seq",
+            (
+                memory_id, scope.key, text, text_hash, np.asarray(embedding, dtype=np.float32),
+                _nan_to_none(nn_cos), json.dumps(metadata), sources[0] if sources else None,
+                json.dumps(sources), now, valid_from or now, now,
+            ),
+        ).fetchone()
+        return int(seq), memory_id
+
+    def touch_memory(self, seq: int, *, sources: list[str], now: str) -> None:
+        """A NOOP folded into this memory: count it, and keep where it came from."""
+        row = self._q("SELECT sources FROM memories WHERE seq = %s", (seq,)).fetchone()
+        merged = json.loads(row[0]) if row else []
+        merged.extend(s for s in sources if s not in merged)
+        self._q("UPDATE memories SET seen_count = seen_count + 1, last_seen_at = %s, sources = %s WHERE seq = %s",
+                (now, json.dumps(merged), seq))
+
+    def update_memory_text(self, seq: int, *, text: str, text_hash: str, embedding: np.ndarray, now: str) -> None:
+        # The fts column is generated from text, so full-text search follows by itself.
+        self._q("UPDATE memories SET text = %s, text_hash = %s, embedding = %s, updated_at = %s WHERE seq = %s",
+                (text, text_hash, np.asarray(embedding, dtype=np.float32), now, seq))
+
+    def soft_delete(self, seq: int, *, now: str, valid_to: str | None) -> None:
+        self._q(
+            "UPDATE memories SET is_active = FALSE, expired_at = %s, valid_to = COALESCE(%s, valid_to, %s)"
+            " WHERE seq = %s",
+            (now, valid_to, now, seq),
+        )
+
+    def memory_row(self, memory_id: str) -> tuple[int, str, str, np.ndarray, float, bool]:
+        """(seq, scope_key, text, embedding, nn_cos, is_active) of a memory."""
+        row = self._q("SELECT seq, scope_key, text, embedding, nn_cos, is_active FROM memories WHERE id = %s",
+                      (memory_id,), binary=True).fetchone()
+        if row is None:
+            raise NotFoundError(f"no memory with id {memory_id!r}; list ids with get_all()")
+        return int(row[0]), row[1], row[2], row[3], _none_to_nan(row[4]), bool(row[5])
+
+    def ids_for_seqs(self, seqs: Sequence[int]) -> dict[int, str]:
+        if not seqs:
+            return {}
+        rows = self._q("SELECT seq, id FROM memories WHERE seq = ANY(%s)", ([int(s) for s in seqs],))
+        return {int(s): str(i) for s, i in rows}
+
+    def items_for_seqs(self, seqs: Sequence[int]) -> dict[int, MemoryItem]:
+        if not seqs:
+            return {}
+        rows = self._q(f"SELECT m.seq, {_MEMORY_COLUMNS} FROM memories m WHERE m.seq = ANY(%s)",
+                       ([int(s) for s in seqs],))
+        return {int(r[0]): _item(r[1:]) for r in rows}
+
+    def get(self, memory_id: str) -> MemoryItem:
+        row = self._q(f"SELECT {_MEMORY_COLUMNS} FROM memories m WHERE m.id = %s", (memory_id,)).fetchone()
+        if row is None:
+            raise NotFoundError(f"no memory with id {memory_id!r}; list ids with get_all()")
+        return _item(row)
+
+    def get_all(self, scope: Scope, *, include_inactive: bool, limit: int | None) -> list[MemoryItem]:
+        sql = f"SELECT {_MEMORY_COLUMNS} FROM memories m WHERE m.scope_key = %s"
+        if not include_inactive:
+            sql += " AND m.is_active"
+        sql += " ORDER BY m.seq"
+        if limit is not None:
+            sql += f" LIMIT {int(limit)}"
+        return [_item(r) for r in self._q(sql, (scope.key,))]
+
+    def candidates(self, scope: Scope, *, as_of: str | None) -> tuple[np.ndarray, np.ndarray, list[dict[str, Any]]]:
+        """seqs, embeddings and metadata of the memories visible at ``as_of`` (or active now)."""
+        if as_of is None:
+            sql = "SELECT seq, embedding, metadata FROM memories WHERE scope_key = %s AND is_active ORDER BY seq"
+            params: tuple[Any, ...] = (scope.key,)
+        else:
+            # ISO strings compare in time order, as in SQLite.
+            sql = (
+                "SELECT seq, embedding, metadata FROM memories WHERE scope_key = %s AND created_at <= %s"
+                " AND (expired_at IS NULL OR expired_at > %s) AND (valid_from IS NULL OR valid_from <= %s)"
+                " AND (valid_to IS NULL OR valid_to > %s) ORDER BY seq"
+            )
+            params = (scope.key, as_of, as_of, as_of, as_of)
+        rows = self._q(sql, params, binary=True).fetchall()
+        seqs = np.array([r[0] for r in rows], dtype=np.int64)
+        matrix = np.stack([r[1] for r in rows]) if rows else np.empty((0, 0), dtype=np.float32)
+        return seqs, np.ascontiguousarray(matrix), [json.loads(r[2]) for r in rows]
+
+    def keyword_search(self, scope: Scope, match: str, limit: int) -> list[tuple[int, float]]:
+        """Full-text search of the scope's active memories; [(seq, score)], higher score first.
+
+        ``match`` is the FTS5 string ``search.py`` builds (``"w1" OR "w2"``): each
+        quoted phrase becomes a ``phraseto_tsquery`` and the phrases are OR-ed,
+        ranked by ``ts_rank_cd``. Phrases that are only stop words drop out.
+        """
+        phrases = match_phrases(match)
+        if not phrases:
+            return []
+        cfg = TEXT_SEARCH_CONFIG
+        query = " || ".join([f"phraseto_tsquery('{cfg}', %s)"] * len(phrases))
+        # CASE fixes the order: a query of only stop words matches nothing, and
+        # never reaches @@ (which would send a notice about it).
+        rows = self._q(
+            f"SELECT seq, ts_rank_cd(fts, q) AS rank FROM memories, (SELECT {query} AS q) s"
+            " WHERE scope_key = %s AND is_active AND CASE WHEN numnode(q) > 0 THEN fts @@ q ELSE FALSE END"
+            " ORDER BY rank DESC, seq LIMIT %s",
+            (*phrases, scope.key, int(limit)),
+        ).fetchall()
+        return [(int(r[0]), float(r[1])) for r in rows]

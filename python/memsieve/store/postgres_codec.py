@@ -1,0 +1,101 @@
+"""How the PostgreSQL store moves embeddings, URLs and search words across the wire.
+
+Embeddings travel in pgvector's binary format (a big-endian uint16 width, a
+uint16 reserved word, then big-endian float32 values), so a scope's matrix is
+read with one ``frombuffer`` per row instead of parsing decimal text. The
+``pgvector`` PyPI package is not needed for this.
+"""
+
+from __future__ import annotations
+
+import re
+import struct
+from typing import Any
+from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
+
+import numpy as np
+
+_HEADER = struct.Struct(">HH")
+_BE_F32 = np.dtype(">f4")
+_PHRASE = re.compile(r'"((?:[^"]|"")*)"')
+_WORD = re.compile(r"\w+", re.UNICODE)
+
+
+def register_vector(conn: Any) -> None:
+    """Teach a psycopg connection to send (d,) float32 arrays as ``vector`` and read ``vector`` as float32.
+
+    Call after the ``vector`` extension exists in the database.
+    """
+    from psycopg.adapt import Dumper, Loader
+    from psycopg.pq import Format
+
+    row = conn.execute("SELECT 'vector'::regtype::oid").fetchone()
+    oid = int(row[0])
+
+    class VectorDumper(Dumper):
+        format = Format.BINARY
+
+        def dump(self, obj: Any) -> bytes:
+            v = np.ascontiguousarray(obj, dtype=_BE_F32).reshape(-1)
+            return _HEADER.pack(v.shape[0], 0) + v.tobytes()
+
+    VectorDumper.oid = oid
+
+    class VectorBinaryLoader(Loader):
+        format = Format.BINARY
+
+        def load(self, data: Any) -> np.ndarray:
+            dim, _ = _HEADER.unpack_from(data)
+            return np.frombuffer(data, dtype=_BE_F32, count=dim, offset=_HEADER.size).astype(np.float32)
+
+    class VectorTextLoader(Loader):
+        format = Format.TEXT
+
+        def load(self, data: Any) -> np.ndarray:
+            body = bytes(data).strip()[1:-1]
+            if not body:
+                return np.empty(0, dtype=np.float32)
+            return np.array(body.split(b","), dtype=np.float32)
+
+    conn.adapters.register_dumper(np.ndarray, VectorDumper)
+    conn.adapters.register_loader(oid, VectorBinaryLoader)
+    conn.adapters.register_loader(oid, VectorTextLoader)
+
+
+def mask_password(url: str) -> str:
+    """The URL with any password (in the authority or the query) replaced by ``***``."""
+    try:
+        parts = urlsplit(url)
+    except ValueError:
+        return "postgresql://***"
+    netloc = parts.netloc
+    if "@" in netloc:
+        userinfo, host = netloc.rsplit("@", 1)
+        if ":" in userinfo:
+            user, _ = userinfo.split(":", 1)
+            netloc = f"{user}:***@{host}"
+    query = parts.query
+    if query:
+        pairs = parse_qsl(query, keep_blank_values=True)
+        if any(k == "password" for k, _ in pairs):
+            query = urlencode([(k, "***" if k == "password" else v) for k, v in pairs], safe="*/")
+    return urlunsplit((parts.scheme, netloc, parts.path, query, parts.fragment))
+
+
+def match_phrases(match: str) -> list[str]:
+    """The phrases of an FTS5 MATCH string as ``search.py`` builds it (``"w1" OR "w2"``).
+
+    Quoted phrases are taken as written (``""`` is an escaped quote); with no
+    quotes at all the string's words are used, so FTS5 operators in it stay
+    literal either way. Duplicates are dropped, order kept.
+    """
+    phrases = [p.replace('""', '"') for p in _PHRASE.findall(match)]
+    if not phrases:
+        phrases = _WORD.findall(match)
+    seen: set[str] = set()
+    out = []
+    for p in phrases:
+        if p.strip() and p not in seen:
+            seen.add(p)
+            out.append(p)
+    return out

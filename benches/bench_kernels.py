@@ -1,0 +1,175 @@
+"""Benchmark memsieve's Rust kernels against numpy and SAGE's per-write resync.
+
+Usage:
+    python benches/bench_kernels.py [--quick] [--json FILE]
+
+Prints a table of median seconds per call and, with --json, writes a list of
+rows {"name", "n", "d", "seconds"}. All rows use d=384 float32 unit vectors.
+
+Rows:
+    read            a pass that only reads the matrix (memory-bandwidth floor)
+    numpy_score     X @ q, then logsumexp (numpy reference of SAGE's score)
+    memsieve_score  novelty_knn, k=10 (memsieve's exact score)
+    sage_score      novelty_sage over all N
+    batch64         novelty_knn_batch with 64 queries
+    numpy_batch64   X @ Q.T, then logsumexp per query
+    memsieve_add    ScopeState.add with a known nn_cos (incremental state)
+    sage_resync     renormalize + clipped Banerjee kappa + PCA density + rebuild
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import statistics
+import time
+from collections.abc import Callable
+
+import numpy as np
+
+from memsieve import _core
+
+D = 384
+KAPPA_KNN, KAPPA_SAGE, K = 20.0, 50.0, 10
+
+
+def unit_rows(rng: np.random.Generator, n: int, d: int = D) -> np.ndarray:
+    x = rng.standard_normal((n, d), dtype=np.float32)
+    x /= np.linalg.norm(x, axis=1, keepdims=True)
+    return x
+
+
+def median_seconds(fn: Callable[[], object], *, budget: float = 1.0, min_runs: int = 3, max_runs: int = 200) -> float:
+    """Median wall time of fn() over repeated runs, after one warm-up call."""
+    fn()
+    times: list[float] = []
+    start = time.perf_counter()
+    while len(times) < max_runs and (len(times) < min_runs or time.perf_counter() - start < budget):
+        t0 = time.perf_counter()
+        fn()
+        times.append(time.perf_counter() - t0)
+    return statistics.median(times)
+
+
+def numpy_score(m: np.ndarray, q: np.ndarray) -> float:
+    s = (m @ q).astype(np.float64) * KAPPA_SAGE
+    top = s.max()
+    lse = top + np.log(np.exp(s - top).sum())
+    return 1.0 - float(np.clip((lse - np.log(len(s))) / KAPPA_SAGE, -1, 1))
+
+
+def numpy_batch(m: np.ndarray, qs: np.ndarray) -> np.ndarray:
+    s = (m @ qs.T) * np.float32(KAPPA_SAGE)
+    top = s.max(axis=0)
+    return top + np.log(np.exp(s - top).sum(axis=0))
+
+
+def sage_resync(m: np.ndarray) -> np.ndarray:
+    """What SAGE does on every ADD: re-normalize, re-estimate kappa, PCA, rebuild."""
+    x = np.ascontiguousarray(m / np.linalg.norm(m, axis=1, keepdims=True), dtype=np.float32)
+    _core.kappa_banerjee(x, clip=(1e-3, 50.0))
+    _core.sage_tau_star(_core.sage_density(x))
+    return x.copy()  # the rebuilt index
+
+
+def score_rows(rng: np.random.Generator, n: int) -> list[dict]:
+    m = unit_rows(rng, n)
+    q = unit_rows(rng, 1)[0]
+    qs = unit_rows(rng, 64)
+    budget = 1.0 if n <= 100_000 else 2.0
+    rows = []
+
+    def add(name: str, fn: Callable[[], object], **kw: float) -> None:
+        rows.append({"name": name, "n": n, "d": D, "seconds": median_seconds(fn, budget=budget, **kw)})
+
+    add("read", lambda: _core._read_floor(m))
+    add("numpy_score", lambda: numpy_score(m, q))
+    add("memsieve_score", lambda: _core.novelty_knn(m, q, KAPPA_KNN, K))
+    add("sage_score", lambda: _core.novelty_sage(m, q, KAPPA_SAGE))
+    add("batch64", lambda: _core.novelty_knn_batch(m, qs, KAPPA_KNN, K))
+    add("numpy_batch64", lambda: numpy_batch(m, qs))
+    return rows
+
+
+def write_rows(rng: np.random.Generator, n: int) -> list[dict]:
+    m = unit_rows(rng, n)
+    scope = _core.ScopeState(D)
+    scope.add_many(np.arange(n, dtype=np.int64), m)
+    fresh = unit_rows(rng, 256)
+    next_id = [n]
+
+    def add_batch() -> None:
+        # 256 incremental adds per timed call; nn_cos comes from the score, as in the gate.
+        for v in fresh:
+            scope.add(next_id[0], v, nn_cos=0.3)
+            next_id[0] += 1
+
+    per_add = median_seconds(add_batch, budget=0.5) / len(fresh)
+    resync = median_seconds(lambda: sage_resync(m), budget=2.0, min_runs=1 if n > 10_000 else 3)
+    return [
+        {"name": "memsieve_add", "n": n, "d": D, "seconds": per_add},
+        {"name": "sage_resync", "n": n, "d": D, "seconds": resync},
+    ]
+
+
+def fmt(s: float) -> str:
+    for unit, scale in (("s", 1.0), ("ms", 1e-3), ("us", 1e-6)):
+        if s >= scale:
+            return f"{s / scale:8.3f} {unit}"
+    return f"{s / 1e-9:8.1f} ns"
+
+
+def print_table(rows: list[dict]) -> None:
+    by = {(r["name"], r["n"]): r["seconds"] for r in rows}
+    print(f"{'name':<16}{'n':>9}{'d':>5}{'median':>14}   note")
+    for r in rows:
+        name, n, s = r["name"], r["n"], r["seconds"]
+        note = ""
+        if name in ("memsieve_score", "sage_score") and ("read", n) in by:
+            note = f"{s / by[('read', n)]:.2f}x read, {by[('numpy_score', n)] / s:.2f}x faster than numpy_score"
+        elif name == "batch64" and ("numpy_batch64", n) in by:
+            note = f"{by[('numpy_batch64', n)] / s:.2f}x faster than numpy_batch64"
+        elif name == "sage_resync" and ("memsieve_add", n) in by:
+            note = f"{s / by[('memsieve_add', n)]:.0f}x slower than memsieve_add"
+        print(f"{name:<16}{n:>9}{r['d']:>5}{fmt(s):>14}   {note}")
+
+
+def check_targets(rows: list[dict]) -> None:
+    by = {(r["name"], r["n"]): r["seconds"] for r in rows}
+    checks = [
+        ("memsieve_score within 1.25x of read at N=1M", ("memsieve_score", 1_000_000), ("read", 1_000_000), lambda a, b: a / b <= 1.25, lambda a, b: f"{a / b:.2f}x"),
+        (">=3x faster than numpy_score at N=1k", ("memsieve_score", 1_000), ("numpy_score", 1_000), lambda a, b: b / a >= 3, lambda a, b: f"{b / a:.2f}x"),
+        (">=1.3x faster than numpy_score at N=1M", ("memsieve_score", 1_000_000), ("numpy_score", 1_000_000), lambda a, b: b / a >= 1.3, lambda a, b: f"{b / a:.2f}x"),
+        ("memsieve_add >=100x faster than sage_resync at N=10k", ("memsieve_add", 10_000), ("sage_resync", 10_000), lambda a, b: b / a >= 100, lambda a, b: f"{b / a:.0f}x"),
+    ]
+    print("\ntargets:")
+    for label, ka, kb, ok, show in checks:
+        if ka in by and kb in by:
+            a, b = by[ka], by[kb]
+            print(f"  [{'met' if ok(a, b) else 'MISSED'}] {label}: {show(a, b)}")
+        else:
+            print(f"  [not run] {label}")
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--quick", action="store_true", help="smaller N (1k, 10k, 100k scoring; 1k, 10k writes)")
+    ap.add_argument("--json", metavar="FILE", help="write the rows as JSON to FILE")
+    args = ap.parse_args()
+    score_ns = [1_000, 10_000, 100_000] if args.quick else [1_000, 10_000, 100_000, 1_000_000]
+    write_ns = [1_000, 10_000] if args.quick else [1_000, 10_000, 100_000]
+    rng = np.random.default_rng(0)
+    rows: list[dict] = []
+    for n in score_ns:
+        rows += score_rows(rng, n)
+    for n in write_ns:
+        rows += write_rows(rng, n)
+    print_table(rows)
+    check_targets(rows)
+    if args.json:
+        with open(args.json, "w") as f:
+            json.dump(rows, f, indent=1)
+
+
+if __name__ == "__main__":
+    main()

@@ -49,6 +49,8 @@ class PgServer:
         self.root: Path | None = None
         self._user: str | None = None
         self._databases = 0
+        self._schemas = 0
+        self._shared: str | None = None
 
     # ---- lifecycle -----------------------------------------------------------
 
@@ -121,7 +123,7 @@ class PgServer:
         return f"postgresql://postgres@127.0.0.1:{self.port}/{database}"
 
     def create_database(self, name: str | None = None) -> str:
-        """A new empty database (pgvector available); returns its URL."""
+        """A new empty database (pgvector installable, not installed); returns its URL."""
         import psycopg
 
         self._databases += 1
@@ -130,11 +132,24 @@ class PgServer:
             conn.execute(f'CREATE DATABASE "{name}"')
         return self.url(name)
 
-    def drop_database(self, name: str) -> None:
+    def create_schema(self, name: str | None = None) -> str:
+        """A new empty schema in one shared database; returns a URL whose search_path starts there.
+
+        Much cheaper than a database per test (a few ms against ~0.5 s). The
+        shared database has pgvector installed in ``public``, which the
+        search_path keeps visible, as a DBA would set it up for many schemas.
+        """
         import psycopg
 
-        with psycopg.connect(self.url(), autocommit=True) as conn:
-            conn.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
+        if self._shared is None:
+            self._shared = self.create_database("memsieve_shared")
+            with psycopg.connect(self._shared, autocommit=True) as conn:
+                conn.execute("CREATE EXTENSION IF NOT EXISTS vector SCHEMA public")
+        self._schemas += 1
+        name = name or f"s{self._schemas}"
+        with psycopg.connect(self._shared, autocommit=True) as conn:
+            conn.execute(f'CREATE SCHEMA "{name}"')
+        return f"{self._shared}?options=-csearch_path%3D{name}%2Cpublic"
 
     # ---- helpers -------------------------------------------------------------
 

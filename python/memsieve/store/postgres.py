@@ -43,6 +43,11 @@ def scope_lock_key(scope: Scope | None) -> int:
     return int.from_bytes(hashlib.sha256(key.encode("utf-8")).digest()[:8], "big", signed=True)
 
 
+def _say(exc: BaseException) -> str:
+    """The server's message on one line (libpq's span several)."""
+    return " ".join(str(exc).split())
+
+
 class PostgresStore(RecordsMixin):
     """Memories, history, rejections, links, counters and scope state in a PostgreSQL database.
 
@@ -84,7 +89,7 @@ class PostgresStore(RecordsMixin):
                                    application_name="memsieve")
         except psycopg.Error as exc:
             raise StoreError(
-                f"cannot connect to {self.path}: {str(exc).strip()}; check the URL and that the server is running"
+                f"cannot connect to {self.path}: {_say(exc)}; check the URL and that the server is running"
             ) from exc
         # The advisory lock on a busy scope waits at most this long.
         conn.execute(f"SET lock_timeout = {int(self.timeout * 1000)}")
@@ -108,8 +113,18 @@ class PostgresStore(RecordsMixin):
         with self.lock:
             try:
                 return self._connection().cursor(binary=binary).execute(sql, params)
+            except psycopg.OperationalError as exc:
+                # A read outside a transaction that found the connection dead (a
+                # server restart, a dropped network) is retried once on a new one.
+                # Writes are not: whether a lost autocommit write landed is unknown.
+                if self._in_tx or not self._conn.closed or not sql.lstrip().upper().startswith("SELECT"):
+                    raise StoreError(f"postgresql error on {self.path}: {_say(exc)}") from exc
+                try:
+                    return self._connection().cursor(binary=binary).execute(sql, params)
+                except psycopg.Error as again:
+                    raise StoreError(f"postgresql error on {self.path}: {_say(again)}") from again
             except psycopg.Error as exc:
-                raise StoreError(f"postgresql error on {self.path}: {str(exc).strip()}") from exc
+                raise StoreError(f"postgresql error on {self.path}: {_say(exc)}") from exc
 
     def close(self) -> None:
         with self.lock:
@@ -149,7 +164,7 @@ class PostgresStore(RecordsMixin):
                         ) from exc
                     yield self
             except psycopg.Error as exc:
-                raise StoreError(f"postgresql transaction failed on {self.path}: {str(exc).strip()}") from exc
+                raise StoreError(f"postgresql transaction failed on {self.path}: {_say(exc)}") from exc
             finally:
                 self._in_tx = False
 

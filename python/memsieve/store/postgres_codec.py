@@ -11,7 +11,7 @@ from __future__ import annotations
 import re
 import struct
 from typing import Any
-from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
+from urllib.parse import urlsplit, urlunsplit
 
 import numpy as np
 
@@ -19,6 +19,7 @@ _HEADER = struct.Struct(">HH")
 _BE_F32 = np.dtype(">f4")
 _PHRASE = re.compile(r'"((?:[^"]|"")*)"')
 _WORD = re.compile(r"\w+", re.UNICODE)
+_QUERY_PASSWORD = re.compile(r"(^|[?&])password=[^&]*", re.IGNORECASE)
 
 
 def register_vector(conn: Any) -> None:
@@ -74,11 +75,8 @@ def mask_password(url: str) -> str:
         if ":" in userinfo:
             user, _ = userinfo.split(":", 1)
             netloc = f"{user}:***@{host}"
-    query = parts.query
-    if query:
-        pairs = parse_qsl(query, keep_blank_values=True)
-        if any(k == "password" for k, _ in pairs):
-            query = urlencode([(k, "***" if k == "password" else v) for k, v in pairs], safe="*/")
+    # A regex, not a query parser: a malformed query must not let a password through.
+    query = _QUERY_PASSWORD.sub(r"\1password=***", parts.query)
     return urlunsplit((parts.scheme, netloc, parts.path, query, parts.fragment))
 
 

@@ -41,7 +41,8 @@ class RecordsMixin:
             " WHERE memory_id = %s ORDER BY seq",
             (memory_id,),
         ).fetchall()
-        return [HistoryEntry(*r[:7], extra=json.loads(r[7])) for r in rows]
+        return [HistoryEntry(memory_id=r[0], event=r[1], old_text=r[2], new_text=r[3], layer=r[4], reason=r[5],
+                             created_at=r[6], extra=json.loads(r[7])) for r in rows]
 
     # ---- rejections ----------------------------------------------------------
 

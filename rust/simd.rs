@@ -357,16 +357,18 @@ pub fn scan<F: FnMut(usize, &[f32])>(matrix: &[f32], d: usize, q: &[f32], mut f:
     }
 }
 
-/// Visit the similarities of a batch of queries, reading each block of rows
-/// once per block of `QUERY_BLOCK` queries: `f(query, first_row, sims)`.
+/// Visit the similarities of a batch of queries: `f(query, first_row, sims)`.
+/// The outer loop walks blocks of rows (a block fits in L2), the inner loop
+/// walks blocks of `QUERY_BLOCK` queries, so the matrix is read from memory
+/// once per batch whatever the batch size; calls for one query arrive in row order.
 pub fn scan_batch<F: FnMut(usize, usize, &[f32])>(matrix: &[f32], d: usize, queries: &[f32], mut f: F) {
     let nq = queries.len() / d.max(1);
     let mut buf = vec![0f32; ROW_BLOCK * QUERY_BLOCK];
-    for q0 in (0..nq).step_by(QUERY_BLOCK) {
-        let qn = QUERY_BLOCK.min(nq - q0);
-        let qs = &queries[q0 * d..(q0 + qn) * d];
-        for (b, rows) in matrix.chunks(ROW_BLOCK * d).enumerate() {
-            let n = rows.len() / d;
+    for (b, rows) in matrix.chunks(ROW_BLOCK * d).enumerate() {
+        let n = rows.len() / d;
+        for q0 in (0..nq).step_by(QUERY_BLOCK) {
+            let qn = QUERY_BLOCK.min(nq - q0);
+            let qs = &queries[q0 * d..(q0 + qn) * d];
             dots_rows_multi(rows, d, qs, qn, &mut buf[..qn * n]);
             for j in 0..qn {
                 f(q0 + j, b * ROW_BLOCK, &buf[j * n..(j + 1) * n]);

@@ -1,7 +1,15 @@
 """Type stubs for memsieve's Rust extension (hand-written, checked by mypy.stubtest).
 
 Every array argument must be a float32, C-contiguous numpy array of L2-normalized
-rows unless stated otherwise. Bad input raises a subclass of ``MemsieveError``.
+rows unless stated otherwise. Bad input raises a subclass of ``MemsieveError``:
+DtypeError (not float32 / not an ndarray), ShapeError (rank, width, layout,
+emptiness), InvalidVectorError (NaN/inf, zero norm, or a query whose norm is
+off 1 by more than 1e-3), ConfigError (kappa <= 0, k < 1, ...), StateError.
+
+Queries are checked fully (O(d)). Matrix rows are not re-checked for norm on
+every call (that would double the cost of a scan); a NaN/inf in a row is caught
+by the scan itself and reported with its row index. An (0, d) matrix is an empty
+scope: scores are +inf. All numeric work runs with the GIL released.
 """
 
 from typing import Literal, final
@@ -241,11 +249,15 @@ class ScopeState:
     def threshold(self) -> ThresholdState:
         """A copy of the scope's threshold state (changing it leaves the scope alone)."""
     def add(self, id: int, vector: F32, *, nn_cos: float | None = None) -> None:
-        """Store vector under id; nn_cos feeds the threshold (computed when None)."""
+        """Store vector under id; nn_cos feeds the threshold. Pass the nearest_cos of
+        the ScoreResult that admitted it (O(d)); when None it is found by a scan
+        (O(n d)); nan means "no neighbour" and leaves the threshold unchanged."""
     def add_many(self, ids: npt.NDArray[np.int64], vectors: F32) -> None:
         """Bulk load without touching the threshold (hydration from the store)."""
     def remove(self, id: int) -> float:
-        """Remove id; updates the threshold and returns the nn_cos it was added with."""
+        """Remove id in O(d) (the last row moves into its place, so ids() order
+        changes); undoes its threshold update exactly and returns the nn_cos it
+        was added with (nan for rows loaded by add_many)."""
     def contains(self, id: int) -> bool: ...
     def ids(self) -> npt.NDArray[np.int64]: ...
     def vectors(self) -> F32:

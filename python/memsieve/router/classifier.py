@@ -240,4 +240,5 @@ def _unit_centroids(sums: np.ndarray, counts: np.ndarray, cats: tuple[str, ...])
         if norm / n < _MIN_CENTROID_NORM:
             raise ConfigError(f"the embeddings of category {cat!r} cancel out (mean norm {norm / n:.2g}); "
                               "give it more, or more alike, examples")
-    return sums / norms[:, None]
+    out: np.ndarray = sums / norms[:, None]
+    return out

@@ -42,7 +42,7 @@ WORKLOADS = {"all ADD (profile=none)": "none", "default gate": "memsieve"}
 
 def run(path: str, n: int, dim: int, profile: str) -> dict[str, Any]:
     """Add n distinct texts one call at a time; return adds/s and the decision counts."""
-    from conftest import TableEmbedder
+    from conftest import TableEmbedder  # type: ignore[import-not-found]
 
     from memsieve import GateConfig, Memory
 
@@ -84,7 +84,7 @@ def main(argv: list[str] | None = None) -> int:
     else:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")  # platformdirs warns about XDG_RUNTIME_DIR on import
-            from pg_server import PgServer
+            from pg_server import PgServer  # type: ignore[import-not-found]
         for label, durable in (("postgresql (durable defaults)", True), ("postgresql (fsync off)", False)):
             server = PgServer(durable=durable).start()
             try:

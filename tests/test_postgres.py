@@ -412,3 +412,34 @@ def _closed_port() -> int:
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
         return int(s.getsockname()[1])
+
+
+def test_every_sqlite_store_method_exists_with_the_same_parameters():
+    import inspect
+
+    from memsieve.store.postgres import PostgresStore
+    from memsieve.store.sqlite import SQLiteStore
+
+    public = [n for n, f in inspect.getmembers(SQLiteStore, callable) if not n.startswith("_")]
+    assert len(public) > 30
+    for name in public:
+        lite, pg = inspect.signature(getattr(SQLiteStore, name)), inspect.signature(getattr(PostgresStore, name))
+        assert list(pg.parameters) == list(lite.parameters), name
+        assert [p.kind for p in pg.parameters.values()] == [p.kind for p in lite.parameters.values()], name
+
+
+def test_integrity_check_notices_broken_bookkeeping(pgmem):
+    pgmem.add(["A fact about rain.", "Snow fell in Oslo in May."], user_id="ana")
+    assert pgmem.store.integrity_ok() and pgmem.store.size_bytes() > 0
+    pgmem.store._q("UPDATE scopes SET dim = dim + 1")
+    assert not pgmem.store.integrity_ok()
+
+
+def test_a_memory_of_another_width_is_a_clear_error(pg_url, table_embedder):
+    m = Memory(pg_url, embedder=table_embedder)
+    (d,) = m.add("a 32-d memory", user_id="u")
+    m.add("another 32-d memory", user_id="u")
+    m.store._q("UPDATE memories SET embedding = '[1,0,0]' WHERE id = %s", (d.memory_id,))
+    with pytest.raises(StoreError, match=rf"^memory {d.memory_id} has a 3-d embedding but the scope is 32-d"):
+        m.store.scope_vectors(Scope.of("u"), 32)
+    m.close()

@@ -72,6 +72,7 @@ fn sample_vmf<'py>(py: Python<'py>, mu: &Bound<'py, PyAny>, kappa: f64, n: i64, 
     core(py, crate::vector::check_unit(ms, "mu"))?;
     let n = count(py, n, "n", 0, "pass the number of samples, e.g. n=1000")?;
     let d = ms.len();
+    super::validate::output_size(py, n, d, "the sample")?;
     let out = core(py, py.detach(|| vmf::sample(ms, kappa, n, seed_u64(seed))))?;
     let arr = Array2::from_shape_vec((n, d), out).map_err(|e| super::to_py(py, CoreError::Shape(e.to_string())))?;
     Ok(arr.into_pyarray(py))
@@ -188,6 +189,7 @@ fn random_projection<'py>(py: Python<'py>, x: &Bound<'py, PyAny>, out_dim: i64, 
     let xs = slice(py, &m)?;
     finite_rows(py, xs, "x")?;
     let k = count(py, out_dim, "out_dim", 1, "pass e.g. out_dim=64")?;
+    super::validate::output_size(py, n.max(d), k, "the projection")?;
     let out = core(py, py.detach(|| projection::random_projection(xs, d, k, seed_u64(seed), normalize)))?;
     let arr = Array2::from_shape_vec((n, k), out).map_err(|e| super::to_py(py, CoreError::Shape(e.to_string())))?;
     Ok(arr.into_pyarray(py))

@@ -139,6 +139,7 @@ impl PyScopeState {
     #[pyo3(signature = (dim, *, threshold=None))]
     fn new(py: Python<'_>, dim: i64, threshold: Option<PyRef<'_, PyThresholdState>>) -> PyResult<Self> {
         let dim = count(py, dim, "dim", 1, "pass the embedding width, e.g. 384")?;
+        super::validate::output_size(py, 1, dim, "a scope row")?;
         let t = match threshold {
             Some(t) => t.inner.clone(),
             None => core(py, threshold::ThresholdState::new(ThresholdParams::default()))?,

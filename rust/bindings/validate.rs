@@ -157,3 +157,14 @@ pub(crate) fn finite_rows(py: Python<'_>, x: &[f32], name: &str) -> PyResult<()>
     }
     Ok(())
 }
+
+/// Refuse outputs too large to allocate, which would abort the process
+/// instead of raising: `rows * width` float32 values at most 2^32.
+pub(crate) fn output_size(py: Python<'_>, rows: usize, width: usize, what: &str) -> PyResult<()> {
+    match rows.checked_mul(width) {
+        Some(n) if n <= 1 << 32 => Ok(()),
+        _ => Err(to_py(py, CoreError::Config(format!(
+            "{what} would hold {rows} x {width} values, over the 2^32 limit; ask for fewer rows or a smaller width"
+        )))),
+    }
+}

@@ -7,9 +7,15 @@ advisory lock in ``transaction``), so nothing above this layer changes.
 
 from __future__ import annotations
 
+import json
+from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
+
+from memsieve.records import MemoryItem, Rejection
+from memsieve.scope import Scope
 
 
 @dataclass(frozen=True)
@@ -38,3 +44,47 @@ class VectorsRow:
     ids: list[str]
     matrix: np.ndarray
     nn_cos: np.ndarray
+
+
+# ---- row decoding shared by every SQL store ----------------------------------
+
+MEMORY_COLUMNS = (
+    "m.id, m.text, m.scope_key, m.metadata, m.source, m.sources, m.seen_count, m.is_active, "
+    "m.created_at, m.updated_at, m.last_seen_at, m.valid_from, m.valid_to, m.expired_at"
+)
+
+
+def nan_to_none(x: float | None) -> float | None:
+    return None if x is None or x != x else float(x)
+
+
+def none_to_nan(x: float | None) -> float:
+    return float("nan") if x is None else float(x)
+
+
+REJECTION_COLUMNS = (
+    "id, text, scope_key, source, metadata, layer, novelty, tau, delta, kappa, nearest_id, nearest_cos,"
+    " reason, created_at, restored_memory_id, restored_at"
+)
+
+
+def memory_item(r: Sequence[Any]) -> MemoryItem:
+    scope = Scope.from_key(r[2])
+    return MemoryItem(
+        id=r[0], text=r[1], user_id=scope.user_id, agent_id=scope.agent_id, run_id=scope.run_id,
+        metadata=json.loads(r[3]), source=r[4], sources=json.loads(r[5]), seen_count=int(r[6]),
+        is_active=bool(r[7]), created_at=r[8], updated_at=r[9], last_seen_at=r[10], valid_from=r[11],
+        valid_to=r[12], expired_at=r[13],
+    )
+
+
+def rejection_record(r: Sequence[Any]) -> Rejection:
+    scope = Scope.from_key(r[2])
+    sources = json.loads(r[3]) if r[3] else []
+    return Rejection(
+        id=r[0], text=r[1], user_id=scope.user_id, agent_id=scope.agent_id, run_id=scope.run_id,
+        sources=sources, metadata=json.loads(r[4]), layer=r[5],
+        novelty=none_to_nan(r[6]), tau=none_to_nan(r[7]), delta=none_to_nan(r[8]), kappa=none_to_nan(r[9]),
+        nearest_id=r[10], nearest_cos=none_to_nan(r[11]), reason=r[12], created_at=r[13],
+        restored_memory_id=r[14], restored_at=r[15],
+    )

@@ -30,7 +30,7 @@ from memsieve.store.postgres_codec import mask_password, match_phrases, register
 from memsieve.store.postgres_records import RecordsMixin
 
 # The row decoders are shared with SQLite so both stores build identical records.
-from memsieve.store.sqlite import _MEMORY_COLUMNS, _item, _nan_to_none, _none_to_nan
+from memsieve.store.base import MEMORY_COLUMNS, memory_item, nan_to_none, none_to_nan
 
 
 def scope_lock_key(scope: Scope | None) -> int:
@@ -196,7 +196,7 @@ class PostgresStore(RecordsMixin):
     def save_scope(self, scope: Scope, *, revision: int, dim: int, gate_state: bytes, sage_tau: float | None) -> None:
         self._q(
             "UPDATE scopes SET revision = %s, dim = %s, gate_state = %s, sage_tau = %s WHERE scope_key = %s",
-            (int(revision), int(dim), bytes(gate_state), _nan_to_none(sage_tau), scope.key),
+            (int(revision), int(dim), bytes(gate_state), nan_to_none(sage_tau), scope.key),
         )
 
     def scope_vectors(self, scope: Scope, dim: int) -> VectorsRow:
@@ -219,7 +219,7 @@ class PostgresStore(RecordsMixin):
         matrix = np.frombuffer(blob, dtype=">f4").reshape(n, dim + 1)[:, 1:].astype(np.float32)
         return VectorsRow(seqs=np.asarray(seqs, dtype=np.int64).reshape(n), ids=[str(i) for i in ids],
                           matrix=np.ascontiguousarray(matrix).reshape(n, dim),
-                          nn_cos=np.array([_none_to_nan(x) for x in nn], dtype=np.float64))
+                          nn_cos=np.array([none_to_nan(x) for x in nn], dtype=np.float64))
 
     def _raise_width_mismatch(self, scope: Scope, dim: int) -> None:
         row = self._q("SELECT id, vector_dims(embedding) FROM memories WHERE scope_key = %s AND is_active"
@@ -251,7 +251,7 @@ class PostgresStore(RecordsMixin):
             " last_seen_at, valid_from, created_at) VALUES (%s,%s,%s,%s,%s,%s,%s,%s,%s,%s,%s,%s) RETURNING seq",
             (
                 memory_id, scope.key, text, text_hash, np.asarray(embedding, dtype=np.float32),
-                _nan_to_none(nn_cos), json.dumps(metadata), sources[0] if sources else None,
+                nan_to_none(nn_cos), json.dumps(metadata), sources[0] if sources else None,
                 json.dumps(sources), now, valid_from or now, now,
             ),
         ).fetchone()
@@ -283,7 +283,7 @@ class PostgresStore(RecordsMixin):
                       (memory_id,), binary=True).fetchone()
         if row is None:
             raise NotFoundError(f"no memory with id {memory_id!r}; list ids with get_all()")
-        return int(row[0]), row[1], row[2], row[3], _none_to_nan(row[4]), bool(row[5])
+        return int(row[0]), row[1], row[2], row[3], none_to_nan(row[4]), bool(row[5])
 
     def ids_for_seqs(self, seqs: Sequence[int]) -> dict[int, str]:
         if not seqs:
@@ -294,24 +294,24 @@ class PostgresStore(RecordsMixin):
     def items_for_seqs(self, seqs: Sequence[int]) -> dict[int, MemoryItem]:
         if not seqs:
             return {}
-        rows = self._q(f"SELECT m.seq, {_MEMORY_COLUMNS} FROM memories m WHERE m.seq = ANY(%s)",
+        rows = self._q(f"SELECT m.seq, {MEMORY_COLUMNS} FROM memories m WHERE m.seq = ANY(%s)",
                        ([int(s) for s in seqs],))
-        return {int(r[0]): _item(r[1:]) for r in rows}
+        return {int(r[0]): memory_item(r[1:]) for r in rows}
 
     def get(self, memory_id: str) -> MemoryItem:
-        row = self._q(f"SELECT {_MEMORY_COLUMNS} FROM memories m WHERE m.id = %s", (memory_id,)).fetchone()
+        row = self._q(f"SELECT {MEMORY_COLUMNS} FROM memories m WHERE m.id = %s", (memory_id,)).fetchone()
         if row is None:
             raise NotFoundError(f"no memory with id {memory_id!r}; list ids with get_all()")
-        return _item(row)
+        return memory_item(row)
 
     def get_all(self, scope: Scope, *, include_inactive: bool, limit: int | None) -> list[MemoryItem]:
-        sql = f"SELECT {_MEMORY_COLUMNS} FROM memories m WHERE m.scope_key = %s"
+        sql = f"SELECT {MEMORY_COLUMNS} FROM memories m WHERE m.scope_key = %s"
         if not include_inactive:
             sql += " AND m.is_active"
         sql += " ORDER BY m.seq"
         if limit is not None:
             sql += f" LIMIT {int(limit)}"
-        return [_item(r) for r in self._q(sql, (scope.key,))]
+        return [memory_item(r) for r in self._q(sql, (scope.key,))]
 
     def candidates(self, scope: Scope, *, as_of: str | None) -> tuple[np.ndarray, np.ndarray, list[dict[str, Any]]]:
         """seqs, embeddings and metadata of the memories visible at ``as_of`` (or active now)."""

@@ -15,7 +15,7 @@ from memsieve.errors import NotFoundError
 from memsieve.records import HistoryEntry, Rejection
 from memsieve.scope import Scope
 from memsieve.store.pg_migrations import MIGRATIONS, TABLES
-from memsieve.store.sqlite import _REJECTION_COLUMNS, _nan_to_none, _rejection
+from memsieve.store.base import REJECTION_COLUMNS, nan_to_none, rejection_record
 
 
 class RecordsMixin:
@@ -57,22 +57,22 @@ class RecordsMixin:
             " VALUES (%s,%s,%s,%s,%s,%s,%s,%s,%s,%s,%s,%s,%s,%s,%s)",
             (
                 rejection_id, scope.key, text, json.dumps(sources) if sources else None, json.dumps(metadata),
-                layer, _nan_to_none(novelty), _nan_to_none(tau), _nan_to_none(delta), _nan_to_none(kappa),
-                nearest_id, _nan_to_none(nearest_cos), reason, valid_from, now,
+                layer, nan_to_none(novelty), nan_to_none(tau), nan_to_none(delta), nan_to_none(kappa),
+                nearest_id, nan_to_none(nearest_cos), reason, valid_from, now,
             ),
         )
         return rejection_id
 
     def rejection(self, rejection_id: str) -> tuple[Rejection, str, str | None]:
         """The rejection, its scope key, and its valid_from."""
-        row = self._q(f"SELECT {_REJECTION_COLUMNS}, valid_from FROM rejections WHERE id = %s",
+        row = self._q(f"SELECT {REJECTION_COLUMNS}, valid_from FROM rejections WHERE id = %s",
                       (rejection_id,)).fetchone()
         if row is None:
             raise NotFoundError(f"no rejection with id {rejection_id!r}; list them with rejections()")
-        return _rejection(row[:-1]), row[2], row[-1]
+        return rejection_record(row[:-1]), row[2], row[-1]
 
     def rejections(self, scope: Scope, *, since: str | None, layer: str | None, limit: int | None) -> list[Rejection]:
-        sql = f"SELECT {_REJECTION_COLUMNS} FROM rejections WHERE scope_key = %s"
+        sql = f"SELECT {REJECTION_COLUMNS} FROM rejections WHERE scope_key = %s"
         params: list[Any] = [scope.key]
         if since is not None:
             sql += " AND created_at >= %s"
@@ -83,7 +83,7 @@ class RecordsMixin:
         sql += " ORDER BY seq"
         if limit is not None:
             sql += f" LIMIT {int(limit)}"
-        return [_rejection(r) for r in self._q(sql, params)]
+        return [rejection_record(r) for r in self._q(sql, params)]
 
     def mark_restored(self, rejection_id: str, memory_id: str, now: str) -> None:
         self._q("UPDATE rejections SET restored_memory_id = %s, restored_at = %s WHERE id = %s",
@@ -95,7 +95,7 @@ class RecordsMixin:
         self._q(
             "INSERT INTO links(memory_id, linked_id, kind, cosine, created_at) VALUES (%s,%s,%s,%s,%s)"
             " ON CONFLICT DO NOTHING",
-            (memory_id, linked_id, kind, _nan_to_none(cosine), now),
+            (memory_id, linked_id, kind, nan_to_none(cosine), now),
         )
 
     def links(self, memory_id: str) -> list[tuple[str, str, float | None]]:

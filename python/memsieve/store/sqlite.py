@@ -21,21 +21,10 @@ import numpy as np
 from memsieve.errors import NotFoundError, StoreError
 from memsieve.records import HistoryEntry, MemoryItem, Rejection
 from memsieve.scope import Scope
-from memsieve.store.base import ScopeRow, VectorsRow
+from memsieve.store.base import (MEMORY_COLUMNS, REJECTION_COLUMNS, ScopeRow, VectorsRow, memory_item,
+                                  nan_to_none, none_to_nan, rejection_record)
 from memsieve.store.migrations import migrate
 
-_MEMORY_COLUMNS = (
-    "m.id, m.text, m.scope_key, m.metadata, m.source, m.sources, m.seen_count, m.is_active, "
-    "m.created_at, m.updated_at, m.last_seen_at, m.valid_from, m.valid_to, m.expired_at"
-)
-
-
-def _nan_to_none(x: float | None) -> float | None:
-    return None if x is None or x != x else float(x)
-
-
-def _none_to_nan(x: float | None) -> float:
-    return float("nan") if x is None else float(x)
 
 
 class SQLiteStore:
@@ -152,7 +141,7 @@ class SQLiteStore:
                     "the embedder changed: re-embed with the original model or use a new database"
                 )
             matrix[i] = v
-        nn = np.array([_none_to_nan(r[3]) for r in rows], dtype=np.float64)
+        nn = np.array([none_to_nan(r[3]) for r in rows], dtype=np.float64)
         return VectorsRow(seqs=seqs, ids=[r[1] for r in rows], matrix=matrix, nn_cos=nn)
 
     def scope_keys(self) -> list[str]:
@@ -186,7 +175,7 @@ class SQLiteStore:
             " last_seen_at, valid_from, created_at) VALUES (?,?,?,?,?,?,?,?,?,?,?,?)",
             (
                 memory_id, scope.key, text, text_hash, embedding.astype(np.float32).tobytes(),
-                _nan_to_none(nn_cos), json.dumps(metadata), sources[0] if sources else None,
+                nan_to_none(nn_cos), json.dumps(metadata), sources[0] if sources else None,
                 json.dumps(sources), now, valid_from or now, now,
             ),
         )
@@ -226,7 +215,7 @@ class SQLiteStore:
         if row is None:
             raise NotFoundError(f"no memory with id {memory_id!r}; list ids with get_all()")
         return (int(row[0]), row[1], row[2], np.frombuffer(row[3], dtype=np.float32).copy(),
-                _none_to_nan(row[4]), bool(row[5]))
+                none_to_nan(row[4]), bool(row[5]))
 
     def ids_for_seqs(self, seqs: Sequence[int]) -> dict[int, str]:
         if not seqs:
@@ -238,23 +227,23 @@ class SQLiteStore:
         if not seqs:
             return {}
         marks = ",".join("?" * len(seqs))
-        rows = self._q(f"SELECT m.seq, {_MEMORY_COLUMNS} FROM memories m WHERE m.seq IN ({marks})", list(seqs))
-        return {int(r[0]): _item(r[1:]) for r in rows}
+        rows = self._q(f"SELECT m.seq, {MEMORY_COLUMNS} FROM memories m WHERE m.seq IN ({marks})", list(seqs))
+        return {int(r[0]): memory_item(r[1:]) for r in rows}
 
     def get(self, memory_id: str) -> MemoryItem:
-        row = self._q(f"SELECT {_MEMORY_COLUMNS} FROM memories m WHERE m.id = ?", (memory_id,)).fetchone()
+        row = self._q(f"SELECT {MEMORY_COLUMNS} FROM memories m WHERE m.id = ?", (memory_id,)).fetchone()
         if row is None:
             raise NotFoundError(f"no memory with id {memory_id!r}; list ids with get_all()")
-        return _item(row)
+        return memory_item(row)
 
     def get_all(self, scope: Scope, *, include_inactive: bool, limit: int | None) -> list[MemoryItem]:
-        sql = f"SELECT {_MEMORY_COLUMNS} FROM memories m WHERE m.scope_key = ?"
+        sql = f"SELECT {MEMORY_COLUMNS} FROM memories m WHERE m.scope_key = ?"
         if not include_inactive:
             sql += " AND m.is_active = 1"
         sql += " ORDER BY m.seq"
         if limit is not None:
             sql += f" LIMIT {int(limit)}"
-        return [_item(r) for r in self._q(sql, (scope.key,))]
+        return [memory_item(r) for r in self._q(sql, (scope.key,))]
 
     def candidates(self, scope: Scope, *, as_of: str | None) -> tuple[np.ndarray, np.ndarray, list[dict[str, Any]]]:
         """seqs, embeddings and metadata of the memories visible at ``as_of`` (or active now)."""
@@ -301,7 +290,8 @@ class SQLiteStore:
             " WHERE memory_id = ? ORDER BY seq",
             (memory_id,),
         ).fetchall()
-        return [HistoryEntry(*r[:7], extra=json.loads(r[7])) for r in rows]
+        return [HistoryEntry(memory_id=r[0], event=r[1], old_text=r[2], new_text=r[3], layer=r[4], reason=r[5],
+                             created_at=r[6], extra=json.loads(r[7])) for r in rows]
 
     def add_rejection(self, scope: Scope, *, text: str, sources: list[str], metadata: dict[str, Any],
                       layer: str, novelty: float, tau: float, delta: float, kappa: float,
@@ -313,22 +303,22 @@ class SQLiteStore:
             " nearest_id, nearest_cos, reason, valid_from, created_at) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
             (
                 rejection_id, scope.key, text, json.dumps(sources) if sources else None, json.dumps(metadata),
-                layer, _nan_to_none(novelty), _nan_to_none(tau), _nan_to_none(delta), _nan_to_none(kappa),
-                nearest_id, _nan_to_none(nearest_cos), reason, valid_from, now,
+                layer, nan_to_none(novelty), nan_to_none(tau), nan_to_none(delta), nan_to_none(kappa),
+                nearest_id, nan_to_none(nearest_cos), reason, valid_from, now,
             ),
         )
         return rejection_id
 
     def rejection(self, rejection_id: str) -> tuple[Rejection, str, str | None]:
         """The rejection, its scope key, and its valid_from."""
-        row = self._q(f"SELECT {_REJECTION_COLUMNS}, valid_from FROM rejections WHERE id = ?",
+        row = self._q(f"SELECT {REJECTION_COLUMNS}, valid_from FROM rejections WHERE id = ?",
                       (rejection_id,)).fetchone()
         if row is None:
             raise NotFoundError(f"no rejection with id {rejection_id!r}; list them with rejections()")
-        return _rejection(row[:-1]), row[2], row[-1]
+        return rejection_record(row[:-1]), row[2], row[-1]
 
     def rejections(self, scope: Scope, *, since: str | None, layer: str | None, limit: int | None) -> list[Rejection]:
-        sql = f"SELECT {_REJECTION_COLUMNS} FROM rejections WHERE scope_key = ?"
+        sql = f"SELECT {REJECTION_COLUMNS} FROM rejections WHERE scope_key = ?"
         params: list[Any] = [scope.key]
         if since is not None:
             sql += " AND created_at >= ?"
@@ -339,7 +329,7 @@ class SQLiteStore:
         sql += " ORDER BY seq"
         if limit is not None:
             sql += f" LIMIT {int(limit)}"
-        return [_rejection(r) for r in self._q(sql, params)]
+        return [rejection_record(r) for r in self._q(sql, params)]
 
     def mark_restored(self, rejection_id: str, memory_id: str, now: str) -> None:
         self._q("UPDATE rejections SET restored_memory_id = ?, restored_at = ? WHERE id = ?",
@@ -348,7 +338,7 @@ class SQLiteStore:
     def add_link(self, memory_id: str, linked_id: str, *, kind: str, cosine: float, now: str) -> None:
         self._q(
             "INSERT OR IGNORE INTO links(memory_id, linked_id, kind, cosine, created_at) VALUES (?,?,?,?,?)",
-            (memory_id, linked_id, kind, _nan_to_none(cosine), now),
+            (memory_id, linked_id, kind, nan_to_none(cosine), now),
         )
 
     def links(self, memory_id: str) -> list[tuple[str, str, float | None]]:
@@ -389,31 +379,3 @@ class SQLiteStore:
 
     def integrity_ok(self) -> bool:
         return self._q("PRAGMA integrity_check").fetchone()[0] == "ok"
-
-
-_REJECTION_COLUMNS = (
-    "id, text, scope_key, source, metadata, layer, novelty, tau, delta, kappa, nearest_id, nearest_cos,"
-    " reason, created_at, restored_memory_id, restored_at"
-)
-
-
-def _item(r: Sequence[Any]) -> MemoryItem:
-    scope = Scope.from_key(r[2])
-    return MemoryItem(
-        id=r[0], text=r[1], user_id=scope.user_id, agent_id=scope.agent_id, run_id=scope.run_id,
-        metadata=json.loads(r[3]), source=r[4], sources=json.loads(r[5]), seen_count=int(r[6]),
-        is_active=bool(r[7]), created_at=r[8], updated_at=r[9], last_seen_at=r[10], valid_from=r[11],
-        valid_to=r[12], expired_at=r[13],
-    )
-
-
-def _rejection(r: Sequence[Any]) -> Rejection:
-    scope = Scope.from_key(r[2])
-    sources = json.loads(r[3]) if r[3] else []
-    return Rejection(
-        id=r[0], text=r[1], user_id=scope.user_id, agent_id=scope.agent_id, run_id=scope.run_id,
-        sources=sources, metadata=json.loads(r[4]), layer=r[5],
-        novelty=_none_to_nan(r[6]), tau=_none_to_nan(r[7]), delta=_none_to_nan(r[8]), kappa=_none_to_nan(r[9]),
-        nearest_id=r[10], nearest_cos=_none_to_nan(r[11]), reason=r[12], created_at=r[13],
-        restored_memory_id=r[14], restored_at=r[15],
-    )

@@ -132,3 +132,30 @@ def test_nothing_goes_to_the_network_without_an_llm(tmp_path, embedder, monkeypa
     m.stats(user_id="ana")
     m.close()
     assert attempts == []
+
+
+def test_a_second_writer_catches_up_incrementally(tmp_path, table_embedder):
+    a = Memory(tmp_path / "s.db", embedder=table_embedder)
+    b = Memory(tmp_path / "s.db", embedder=table_embedder)
+    key = Scope.of("u").key
+    first = [d.memory_id for d in a.add([f"fact {i}" for i in range(20)], user_id="u")]
+    b.add("fact from b", user_id="u")
+    gate_b = b._gates[key]
+    # a adds, updates and deletes; b must apply just those rows, keeping its gate object
+    a.add(["fact 20", "fact 21"], user_id="u")
+    a.update(first[0], "fact zero, revised")
+    a.delete(first[1])
+    (d,) = b.add("fact 21", user_id="u")
+    assert d.event == "NOOP" and b._gates[key] is gate_b
+    fresh = Memory(tmp_path / "s.db", embedder=table_embedder)
+    fresh.stats(user_id="u")
+    gate_f = fresh._gates[key]
+    assert sorted(gate_b.state.ids().tolist()) == sorted(gate_f.state.ids().tolist())
+    assert gate_b.threshold.to_bytes() == gate_f.threshold.to_bytes()
+    for seq in gate_f.state.ids().tolist():
+        assert gate_b.nn_cos[seq] == gate_f.nn_cos[seq] or (gate_b.nn_cos[seq] != gate_b.nn_cos[seq])
+    q = table_embedder.embed(["fact zero, revised"])[0]
+    assert b.search("fact zero, revised", user_id="u", limit=1)[0].text == "fact zero, revised"
+    assert gate_b.nearest(q, 3)[0].tolist() == gate_f.nearest(q, 3)[0].tolist()
+    for m in (a, b, fresh):
+        m.close()

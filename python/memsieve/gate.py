@@ -10,12 +10,16 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 import numpy as np
 
 from memsieve import _core
 from memsieve.config import GateConfig
 from memsieve.index import ScopeIndex
+
+if TYPE_CHECKING:
+    from memsieve.store.base import ChangesRow
 
 SAGE_KAPPA_CLIP = (1e-3, 50.0)
 
@@ -69,6 +73,7 @@ class ScopeGate:
         self.revision = revision
         self.nn_cos: dict[int, float] = {}
         self.trace: list[tuple[int, float, float]] = []
+        self.dirty: set[int] = set()
         self.index: ScopeIndex | None = None
         self.index_min_size = index_min_size
         self.index_path = index_path
@@ -168,27 +173,54 @@ class ScopeGate:
     # ---- changes -------------------------------------------------------------
 
     def add(self, seq: int, vector: np.ndarray, nn_cos: float) -> None:
-        self.state.add(seq, vector, nn_cos=nn_cos)
+        self._put(seq, vector, nn_cos)
         self.threshold.on_add(nn_cos)
-        self.nn_cos[seq] = nn_cos
-        if self.index is not None:
-            self.index.add(seq, vector)
-        elif len(self.state) >= self.index_min_size:
-            self.index = ScopeIndex.build(self.state.ids(), self.state.vectors())
+        self.dirty.add(seq)
 
     def replace(self, seq: int, vector: np.ndarray) -> None:
         """An UPDATE changed this memory's text: swap its vector, keep its threshold share."""
-        nn = self.nn_cos.get(seq, math.nan)
-        self.state.remove(seq)
-        self.state.add(seq, vector, nn_cos=nn)
-        if self.index is not None:
-            self.index.replace(seq, vector)
+        self._put(seq, vector, self.nn_cos.get(seq, math.nan))
+        self.dirty.add(seq)
 
     def remove(self, seq: int) -> None:
         if not self.state.contains(seq):
             return
+        self.threshold.on_remove(self.nn_cos.get(seq, math.nan))
+        self._drop(seq)
+        self.dirty.add(seq)
+
+    def sync(self, changes: "ChangesRow", *, threshold: _core.ThresholdState, sage_tau: float | None,
+             revision: int) -> None:
+        """Catch up with another writer's commits: apply the changed rows, take its threshold."""
+        for seq, active, vector, nn in zip(changes.seqs, changes.active, changes.matrix, changes.nn_cos):
+            if active:
+                self._put(int(seq), np.ascontiguousarray(vector), float(nn))
+            else:
+                self._drop(int(seq))
+        self.threshold = threshold
+        self.sage_tau = sage_tau
+        self.revision = revision
+
+    def _put(self, seq: int, vector: np.ndarray, nn_cos: float) -> None:
+        """Store or overwrite a vector, leaving the threshold alone."""
+        existed = self.state.contains(seq)
+        if existed:
+            self.state.remove(seq)
+        self.state.add(seq, vector, nn_cos=nn_cos)
+        self.nn_cos[seq] = nn_cos
+        if self.index is not None:
+            if existed:
+                self.index.replace(seq, vector)
+            else:
+                self.index.add(seq, vector)
+        elif len(self.state) >= self.index_min_size:
+            self.index = ScopeIndex.build(self.state.ids(), self.state.vectors())
+
+    def _drop(self, seq: int) -> None:
+        if not self.state.contains(seq):
+            return
         self.state.remove(seq)
-        self.threshold.on_remove(self.nn_cos.pop(seq, math.nan))
+        self.nn_cos.pop(seq, None)
         if self.index is not None:
             self.index.remove(seq)
 

@@ -114,6 +114,11 @@ class Memory:
             if cached is not None and cached.revision == revision:
                 return cached
             gate_state = row.gate_state if row else None
+            if cached is not None and row is not None and cached.revision < revision and gate_state:
+                cached.sync(self.store.changes_since(scope, cached.revision, dim),
+                            threshold=_core.ThresholdState.from_bytes(gate_state), sage_tau=row.sage_tau,
+                            revision=revision)
+                return cached
             if row is not None and row.dim is not None and row.dim != dim:
                 raise EmbedderError(
                     f"this scope holds {row.dim}-d embeddings but the embedder gives {dim}-d; "
@@ -152,6 +157,8 @@ class Memory:
                 gate = self._gate(scope, dim=dim, in_tx=True)
                 yield tx, gate
                 gate.revision += 1
+                tx.mark_changed(scope, sorted(gate.dirty), gate.revision)
+                gate.dirty.clear()
                 tx.save_scope(scope, revision=gate.revision, dim=dim, gate_state=gate.threshold_bytes(),
                               sage_tau=gate.sage_tau)
         except BaseException:

@@ -46,6 +46,17 @@ class VectorsRow:
     nn_cos: np.ndarray
 
 
+@dataclass(frozen=True)
+class ChangesRow:
+    """Memories of a scope changed after some revision: seqs (n,) int64, active (n,) bool,
+    matrix (n, d) float32, nn_cos (n,) float64."""
+
+    seqs: np.ndarray
+    active: np.ndarray
+    matrix: np.ndarray
+    nn_cos: np.ndarray
+
+
 # ---- row decoding shared by every SQL store ----------------------------------
 
 MEMORY_COLUMNS = (

@@ -104,6 +104,12 @@ MIGRATIONS: list[str] = [
     );
     CREATE VIRTUAL TABLE memories_fts USING fts5(text, tokenize = 'porter unicode61');
     """,
+    # 2: the scope revision at which each memory last changed, so a process whose
+    # cached gate is behind re-reads only what changed, not the whole scope.
+    """
+    ALTER TABLE memories ADD COLUMN changed_rev INTEGER NOT NULL DEFAULT 0;
+    CREATE INDEX memories_scope_changed ON memories(scope_key, changed_rev)
+    """,
 ]
 
 

@@ -126,6 +126,11 @@ MIGRATIONS: list[str] = [
     );
     CREATE INDEX faults_scope ON faults(scope_key)
     """,
+    # 2: the scope revision at which each memory last changed (see the SQLite step 2).
+    """
+    ALTER TABLE memories ADD COLUMN changed_rev BIGINT NOT NULL DEFAULT 0;
+    CREATE INDEX memories_scope_changed ON memories(scope_key, changed_rev)
+    """,
 ]
 
 #: Every table the migrations create (for size_bytes and integrity_ok).

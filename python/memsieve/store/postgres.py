@@ -24,7 +24,7 @@ import numpy as np
 from memsieve.errors import NotFoundError, StoreError
 from memsieve.records import MemoryItem
 from memsieve.scope import Scope
-from memsieve.store.base import ScopeRow, VectorsRow
+from memsieve.store.base import ChangesRow, ScopeRow, VectorsRow
 from memsieve.store.pg_migrations import TEXT_SEARCH_CONFIG, migrate
 from memsieve.store.postgres_codec import mask_password, match_phrases, register_vector
 from memsieve.store.postgres_records import RecordsMixin
@@ -229,6 +229,22 @@ class PostgresStore(RecordsMixin):
             f"{got} but the scope is {dim}-d; "
             "the embedder changed: re-embed with the original model or use a new database"
         )
+
+    def mark_changed(self, scope: Scope, seqs: Sequence[int], revision: int) -> None:
+        if seqs:
+            self._q("UPDATE memories SET changed_rev = %s WHERE scope_key = %s AND seq = ANY(%s)",
+                    (revision, scope.key, [int(q) for q in seqs]))
+
+    def changes_since(self, scope: Scope, revision: int, dim: int) -> ChangesRow:
+        rows = self._q("SELECT seq, is_active, embedding, nn_cos FROM memories WHERE scope_key = %s"
+                       " AND changed_rev > %s ORDER BY seq", (scope.key, revision), binary=True).fetchall()
+        matrix = np.zeros((len(rows), dim), dtype=np.float32)
+        for i, r in enumerate(rows):
+            if r[2].shape[0] == dim:
+                matrix[i] = r[2]
+        return ChangesRow(seqs=np.array([r[0] for r in rows], dtype=np.int64),
+                          active=np.array([bool(r[1]) for r in rows], dtype=bool), matrix=matrix,
+                          nn_cos=np.array([none_to_nan(r[3]) for r in rows], dtype=np.float64))
 
     def scope_keys(self) -> list[str]:
         return [r[0] for r in self._q("SELECT scope_key FROM scopes ORDER BY scope_key COLLATE \"C\"")]

@@ -21,7 +21,7 @@ import numpy as np
 from memsieve.errors import NotFoundError, StoreError
 from memsieve.records import HistoryEntry, MemoryItem, Rejection
 from memsieve.scope import Scope
-from memsieve.store.base import (MEMORY_COLUMNS, REJECTION_COLUMNS, ScopeRow, VectorsRow, memory_item,
+from memsieve.store.base import (MEMORY_COLUMNS, ChangesRow, REJECTION_COLUMNS, ScopeRow, VectorsRow, memory_item,
                                   nan_to_none, none_to_nan, rejection_record)
 from memsieve.store.migrations import migrate
 
@@ -143,6 +143,25 @@ class SQLiteStore:
             matrix[i] = v
         nn = np.array([none_to_nan(r[3]) for r in rows], dtype=np.float64)
         return VectorsRow(seqs=seqs, ids=[r[1] for r in rows], matrix=matrix, nn_cos=nn)
+
+    def mark_changed(self, scope: Scope, seqs: Sequence[int], revision: int) -> None:
+        if seqs:
+            marks = ",".join("?" * len(seqs))
+            self._q(f"UPDATE memories SET changed_rev = ? WHERE scope_key = ? AND seq IN ({marks})",
+                    [revision, scope.key, *seqs])
+
+    def changes_since(self, scope: Scope, revision: int, dim: int) -> ChangesRow:
+        rows = self._q(
+            "SELECT seq, is_active, embedding, nn_cos FROM memories WHERE scope_key = ? AND changed_rev > ?"
+            " ORDER BY seq", (scope.key, revision)).fetchall()
+        matrix = np.zeros((len(rows), dim), dtype=np.float32)
+        for i, r in enumerate(rows):
+            v = np.frombuffer(r[2], dtype=np.float32)
+            if v.shape[0] == dim:
+                matrix[i] = v
+        return ChangesRow(seqs=np.array([r[0] for r in rows], dtype=np.int64),
+                          active=np.array([bool(r[1]) for r in rows], dtype=bool), matrix=matrix,
+                          nn_cos=np.array([none_to_nan(r[3]) for r in rows], dtype=np.float64))
 
     def scope_keys(self) -> list[str]:
         return [r[0] for r in self._q("SELECT scope_key FROM scopes ORDER BY scope_key")]

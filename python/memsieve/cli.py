@@ -19,7 +19,7 @@ def _scope_args(p: argparse.ArgumentParser) -> None:
 
 
 def _common(p: argparse.ArgumentParser) -> None:
-    p.add_argument("--db", help="SQLite file (default: $MEMSIEVE_DB or ~/.local/share/memsieve/memsieve.db)")
+    p.add_argument("--db", help="SQLite file or postgresql:// URL (default: $MEMSIEVE_DB or ~/.local/share/memsieve/memsieve.db)")
     p.add_argument("--json", action="store_true", help="print JSON instead of a table")
 
 

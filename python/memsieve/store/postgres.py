@@ -25,9 +25,9 @@ from memsieve.errors import NotFoundError, StoreError
 from memsieve.records import MemoryItem
 from memsieve.scope import Scope
 from memsieve.store.base import ChangesRow, ScopeRow, VectorsRow
-from memsieve.store.pg_migrations import TEXT_SEARCH_CONFIG, migrate
+from memsieve.store.pg_migrations import MIGRATIONS, TABLES, TEXT_SEARCH_CONFIG, migrate
 from memsieve.store.postgres_codec import mask_password, match_phrases, register_vector
-from memsieve.store.postgres_records import RecordsMixin
+from memsieve.store.sql_records import SqlRecords
 
 # The row decoders are shared with SQLite so both stores build identical records.
 from memsieve.store.base import MEMORY_COLUMNS, memory_item, nan_to_none, none_to_nan
@@ -48,7 +48,7 @@ def _say(exc: BaseException) -> str:
     return " ".join(str(exc).split())
 
 
-class PostgresStore(RecordsMixin):
+class PostgresStore(SqlRecords):
     """Memories, history, rejections, links, counters and scope state in a PostgreSQL database.
 
     Args:
@@ -368,3 +368,33 @@ class PostgresStore(RecordsMixin):
             (*phrases, scope.key, int(limit)),
         ).fetchall()
         return [(int(r[0]), float(r[1])) for r in rows]
+
+    def size_bytes(self) -> int:
+        """Bytes on disk of memsieve's tables, with their indexes and TOAST (not the whole database)."""
+        row = self._q(
+            "SELECT COALESCE(SUM(pg_total_relation_size(c.oid)), 0) FROM pg_class c"
+            " JOIN pg_namespace n ON n.oid = c.relnamespace"
+            " WHERE n.nspname = current_schema() AND c.relkind = 'r' AND c.relname = ANY(%s)",
+            (list(TABLES),),
+        ).fetchone()
+        return int(row[0])
+
+    def integrity_ok(self) -> bool:
+        """The server answers, the schema is current, and the data holds memsieve's invariants.
+
+        PostgreSQL guards its own pages (WAL, checksums if enabled); what can go
+        wrong above it is memsieve's bookkeeping, so this checks that: every
+        active memory's width matches its scope, every scope revision is
+        non-negative, and every history row and link points at a memory.
+        """
+        row = self._q(
+            "SELECT"
+            " (SELECT version FROM schema_version),"
+            " (SELECT COUNT(*) FROM memories m JOIN scopes s ON s.scope_key = m.scope_key"
+            "   WHERE m.is_active AND s.dim IS NOT NULL AND vector_dims(m.embedding) <> s.dim),"
+            " (SELECT COUNT(*) FROM scopes WHERE revision < 0),"
+            " (SELECT COUNT(*) FROM history h WHERE NOT EXISTS (SELECT 1 FROM memories m WHERE m.id = h.memory_id)),"
+            " (SELECT COUNT(*) FROM links l WHERE NOT EXISTS (SELECT 1 FROM memories m WHERE m.id = l.memory_id)"
+            "   OR NOT EXISTS (SELECT 1 FROM memories m WHERE m.id = l.linked_id))"
+        ).fetchone()
+        return row is not None and row[0] == len(MIGRATIONS) and row[1:] == (0, 0, 0, 0)

@@ -19,15 +19,16 @@ from typing import Any
 import numpy as np
 
 from memsieve.errors import NotFoundError, StoreError
-from memsieve.records import HistoryEntry, MemoryItem, Rejection
+from memsieve.records import MemoryItem
 from memsieve.scope import Scope
-from memsieve.store.base import (MEMORY_COLUMNS, ChangesRow, REJECTION_COLUMNS, ScopeRow, VectorsRow, memory_item,
-                                  nan_to_none, none_to_nan, rejection_record)
+from memsieve.store.base import (MEMORY_COLUMNS, ChangesRow, ScopeRow, VectorsRow, memory_item, nan_to_none,
+                                  none_to_nan)
 from memsieve.store.migrations import migrate
+from memsieve.store.sql_records import SqlRecords
 
 
 
-class SQLiteStore:
+class SQLiteStore(SqlRecords):
     """Memories, history, rejections, links, counters and scope state in one file.
 
     Args:
@@ -89,8 +90,9 @@ class SQLiteStore:
                 self._in_tx = False
 
     def _q(self, sql: str, params: Sequence[Any] = ()) -> sqlite3.Cursor:
+        # The shared SQL (sql_records.py) uses psycopg's %s; no statement holds a literal '%'.
         with self.lock:
-            return self._conn.execute(sql, params)
+            return self._conn.execute(sql.replace("%s", "?"), params)
 
     def close(self) -> None:
         with self.lock:
@@ -291,105 +293,6 @@ class SQLiteStore:
             (match, scope.key, limit),
         ).fetchall()
         return [(int(r[0]), -float(r[1])) for r in rows]
-
-    # ---- history, rejections, links, counters, faults ------------------------
-
-    def add_history(self, memory_id: str, scope: Scope, *, event: str, old_text: str | None,
-                    new_text: str | None, layer: str, reason: str, now: str,
-                    extra: dict[str, Any] | None = None) -> None:
-        self._q(
-            "INSERT INTO history(memory_id, scope_key, event, old_text, new_text, layer, reason, extra, created_at)"
-            " VALUES (?,?,?,?,?,?,?,?,?)",
-            (memory_id, scope.key, event, old_text, new_text, layer, reason, json.dumps(extra or {}), now),
-        )
-
-    def history(self, memory_id: str) -> list[HistoryEntry]:
-        rows = self._q(
-            "SELECT memory_id, event, old_text, new_text, layer, reason, created_at, extra FROM history"
-            " WHERE memory_id = ? ORDER BY seq",
-            (memory_id,),
-        ).fetchall()
-        return [HistoryEntry(memory_id=r[0], event=r[1], old_text=r[2], new_text=r[3], layer=r[4], reason=r[5],
-                             created_at=r[6], extra=json.loads(r[7])) for r in rows]
-
-    def add_rejection(self, scope: Scope, *, text: str, sources: list[str], metadata: dict[str, Any],
-                      layer: str, novelty: float, tau: float, delta: float, kappa: float,
-                      nearest_id: str | None, nearest_cos: float, reason: str, valid_from: str | None,
-                      now: str) -> str:
-        rejection_id = str(uuid.uuid4())
-        self._q(
-            "INSERT INTO rejections(id, scope_key, text, source, metadata, layer, novelty, tau, delta, kappa,"
-            " nearest_id, nearest_cos, reason, valid_from, created_at) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
-            (
-                rejection_id, scope.key, text, json.dumps(sources) if sources else None, json.dumps(metadata),
-                layer, nan_to_none(novelty), nan_to_none(tau), nan_to_none(delta), nan_to_none(kappa),
-                nearest_id, nan_to_none(nearest_cos), reason, valid_from, now,
-            ),
-        )
-        return rejection_id
-
-    def rejection(self, rejection_id: str) -> tuple[Rejection, str, str | None]:
-        """The rejection, its scope key, and its valid_from."""
-        row = self._q(f"SELECT {REJECTION_COLUMNS}, valid_from FROM rejections WHERE id = ?",
-                      (rejection_id,)).fetchone()
-        if row is None:
-            raise NotFoundError(f"no rejection with id {rejection_id!r}; list them with rejections()")
-        return rejection_record(row[:-1]), row[2], row[-1]
-
-    def rejections(self, scope: Scope, *, since: str | None, layer: str | None, limit: int | None) -> list[Rejection]:
-        sql = f"SELECT {REJECTION_COLUMNS} FROM rejections WHERE scope_key = ?"
-        params: list[Any] = [scope.key]
-        if since is not None:
-            sql += " AND created_at >= ?"
-            params.append(since)
-        if layer is not None:
-            sql += " AND layer = ?"
-            params.append(layer)
-        sql += " ORDER BY seq"
-        if limit is not None:
-            sql += f" LIMIT {int(limit)}"
-        return [rejection_record(r) for r in self._q(sql, params)]
-
-    def mark_restored(self, rejection_id: str, memory_id: str, now: str) -> None:
-        self._q("UPDATE rejections SET restored_memory_id = ?, restored_at = ? WHERE id = ?",
-                (memory_id, now, rejection_id))
-
-    def add_link(self, memory_id: str, linked_id: str, *, kind: str, cosine: float, now: str) -> None:
-        self._q(
-            "INSERT OR IGNORE INTO links(memory_id, linked_id, kind, cosine, created_at) VALUES (?,?,?,?,?)",
-            (memory_id, linked_id, kind, nan_to_none(cosine), now),
-        )
-
-    def links(self, memory_id: str) -> list[tuple[str, str, float | None]]:
-        return [(r[0], r[1], r[2]) for r in self._q(
-            "SELECT linked_id, kind, cosine FROM links WHERE memory_id = ?"
-            " UNION ALL SELECT memory_id, kind, cosine FROM links WHERE linked_id = ?", (memory_id, memory_id))]
-
-    def bump(self, scope: Scope, event: str, layer: str) -> None:
-        self._q(
-            "INSERT INTO counters(scope_key, event, layer, n) VALUES (?,?,?,1)"
-            " ON CONFLICT(scope_key, event, layer) DO UPDATE SET n = n + 1",
-            (scope.key, event, layer),
-        )
-
-    def counters(self, scope: Scope) -> list[tuple[str, str, int]]:
-        return [(r[0], r[1], int(r[2])) for r in self._q(
-            "SELECT event, layer, n FROM counters WHERE scope_key = ?", (scope.key,))]
-
-    def add_fault(self, scope: Scope, *, kind: str, detail: str, raw: str | None, now: str) -> None:
-        self._q("INSERT INTO faults(scope_key, kind, detail, raw, created_at) VALUES (?,?,?,?,?)",
-                (scope.key, kind, detail, raw, now))
-
-    def faults(self, scope: Scope) -> list[dict[str, Any]]:
-        return [{"kind": r[0], "detail": r[1], "raw": r[2], "created_at": r[3]} for r in self._q(
-            "SELECT kind, detail, raw, created_at FROM faults WHERE scope_key = ? ORDER BY seq", (scope.key,))]
-
-    def count_active(self, scope: Scope) -> int:
-        return int(self._q("SELECT COUNT(*) FROM memories WHERE scope_key = ? AND is_active = 1",
-                           (scope.key,)).fetchone()[0])
-
-    def count_rejections(self, scope: Scope) -> int:
-        return int(self._q("SELECT COUNT(*) FROM rejections WHERE scope_key = ?", (scope.key,)).fetchone()[0])
 
     def size_bytes(self) -> int:
         page_count = self._q("PRAGMA page_count").fetchone()[0]

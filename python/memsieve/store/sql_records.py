@@ -1,7 +1,8 @@
-"""History, rejections, links, counters, faults and housekeeping of the PostgreSQL store.
+"""The append-mostly tables shared by every SQL store: history, rejections,
+links, counters and faults.
 
-A mixin of ``PostgresStore``: every method runs through the store's ``_q``,
-so it joins the open write transaction when there is one.
+The SQL is written once, with psycopg's ``%s`` placeholders; the SQLite store
+translates them to ``?``. Nothing here depends on the dialect.
 """
 
 from __future__ import annotations
@@ -14,11 +15,10 @@ from typing import Any
 from memsieve.errors import NotFoundError
 from memsieve.records import HistoryEntry, Rejection
 from memsieve.scope import Scope
-from memsieve.store.pg_migrations import MIGRATIONS, TABLES
 from memsieve.store.base import REJECTION_COLUMNS, nan_to_none, rejection_record
 
 
-class RecordsMixin:
+class SqlRecords:
     """The append-mostly tables: what happened to each memory and to each candidate."""
 
     def _q(self, sql: str, params: Sequence[Any] = (), *, binary: bool = False) -> Any:  # pragma: no cover
@@ -130,33 +130,3 @@ class RecordsMixin:
 
     def count_rejections(self, scope: Scope) -> int:
         return int(self._q("SELECT COUNT(*) FROM rejections WHERE scope_key = %s", (scope.key,)).fetchone()[0])
-
-    def size_bytes(self) -> int:
-        """Bytes on disk of memsieve's tables, with their indexes and TOAST (not the whole database)."""
-        row = self._q(
-            "SELECT COALESCE(SUM(pg_total_relation_size(c.oid)), 0) FROM pg_class c"
-            " JOIN pg_namespace n ON n.oid = c.relnamespace"
-            " WHERE n.nspname = current_schema() AND c.relkind = 'r' AND c.relname = ANY(%s)",
-            (list(TABLES),),
-        ).fetchone()
-        return int(row[0])
-
-    def integrity_ok(self) -> bool:
-        """The server answers, the schema is current, and the data holds memsieve's invariants.
-
-        PostgreSQL guards its own pages (WAL, checksums if enabled); what can go
-        wrong above it is memsieve's bookkeeping, so this checks that: every
-        active memory's width matches its scope, every scope revision is
-        non-negative, and every history row and link points at a memory.
-        """
-        row = self._q(
-            "SELECT"
-            " (SELECT version FROM schema_version),"
-            " (SELECT COUNT(*) FROM memories m JOIN scopes s ON s.scope_key = m.scope_key"
-            "   WHERE m.is_active AND s.dim IS NOT NULL AND vector_dims(m.embedding) <> s.dim),"
-            " (SELECT COUNT(*) FROM scopes WHERE revision < 0),"
-            " (SELECT COUNT(*) FROM history h WHERE NOT EXISTS (SELECT 1 FROM memories m WHERE m.id = h.memory_id)),"
-            " (SELECT COUNT(*) FROM links l WHERE NOT EXISTS (SELECT 1 FROM memories m WHERE m.id = l.memory_id)"
-            "   OR NOT EXISTS (SELECT 1 FROM memories m WHERE m.id = l.linked_id))"
-        ).fetchone()
-        return row is not None and row[0] == len(MIGRATIONS) and row[1:] == (0, 0, 0, 0)

@@ -33,11 +33,36 @@ def llama_server():
     server.stop()
 
 
+@pytest.fixture(scope="session")
+def pg_server():
+    """One real PostgreSQL for the session; a start failure fails the tests (never skips)."""
+    import warnings
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # platformdirs warns about XDG_RUNTIME_DIR on import
+        from pg_server import PgServer, PgServerError
+
+        try:
+            server = PgServer().start()
+        except PgServerError as exc:
+            pytest.fail(f"could not start the real PostgreSQL server: {exc}", pytrace=False)
+    yield server
+    server.stop()
+
+
 @pytest.fixture()
-def mem(tmp_path, embedder):
+def pg_url(pg_server):
+    """A fresh, empty schema on the session's server (first on the URL's search_path), so tests never meet."""
+    return pg_server.create_schema()
+
+
+@pytest.fixture(params=["sqlite", "postgres"])
+def mem(request, tmp_path, embedder):
+    """A fresh Memory with the real embedder, on each store in turn."""
     from memsieve import Memory
 
-    m = Memory(tmp_path / "mem.db", embedder=embedder)
+    target = tmp_path / "mem.db" if request.param == "sqlite" else request.getfixturevalue("pg_url")
+    m = Memory(target, embedder=embedder)
     yield m
     m.close()
 

@@ -51,6 +51,23 @@ def median_seconds(fn: Callable[[], object], *, budget: float = 1.0, min_runs: i
     return statistics.median(times)
 
 
+def interleaved_medians(fns: dict[str, Callable[[], object]], *, budget: float) -> dict[str, float]:
+    """Median seconds of each fn, timed round-robin (one call of each per round)
+    so that a shared machine's changing load hits every row alike."""
+    for fn in fns.values():
+        fn()
+    times: dict[str, list[float]] = {k: [] for k in fns}
+    start = time.perf_counter()
+    rounds = 0
+    while rounds < 5 or (time.perf_counter() - start < budget and rounds < 200):
+        for name, fn in fns.items():
+            t0 = time.perf_counter()
+            fn()
+            times[name].append(time.perf_counter() - t0)
+        rounds += 1
+    return {k: statistics.median(v) for k, v in times.items()}
+
+
 def numpy_score(m: np.ndarray, q: np.ndarray) -> float:
     s = (m @ q).astype(np.float64) * KAPPA_SAGE
     top = s.max()
@@ -76,19 +93,24 @@ def score_rows(rng: np.random.Generator, n: int) -> list[dict]:
     m = unit_rows(rng, n)
     q = unit_rows(rng, 1)[0]
     qs = unit_rows(rng, 64)
-    budget = 1.0 if n <= 100_000 else 2.0
-    rows = []
-
-    def add(name: str, fn: Callable[[], object], **kw: float) -> None:
-        rows.append({"name": name, "n": n, "d": D, "seconds": median_seconds(fn, budget=budget, **kw)})
-
-    add("read", lambda: _core._read_floor(m))
-    add("numpy_score", lambda: numpy_score(m, q))
-    add("memsieve_score", lambda: _core.novelty_knn(m, q, KAPPA_KNN, K))
-    add("sage_score", lambda: _core.novelty_sage(m, q, KAPPA_SAGE))
-    add("batch64", lambda: _core.novelty_knn_batch(m, qs, KAPPA_KNN, K))
-    add("numpy_batch64", lambda: numpy_batch(m, qs))
-    return rows
+    budget = 3.0 if n <= 100_000 else 20.0
+    single = interleaved_medians(
+        {
+            "read": lambda: _core._read_floor(m),
+            "numpy_score": lambda: numpy_score(m, q),
+            "memsieve_score": lambda: _core.novelty_knn(m, q, KAPPA_KNN, K),
+            "sage_score": lambda: _core.novelty_sage(m, q, KAPPA_SAGE),
+        },
+        budget=budget,
+    )
+    batch = interleaved_medians(
+        {
+            "batch64": lambda: _core.novelty_knn_batch(m, qs, KAPPA_KNN, K),
+            "numpy_batch64": lambda: numpy_batch(m, qs),
+        },
+        budget=budget,
+    )
+    return [{"name": k, "n": n, "d": D, "seconds": v} for k, v in {**single, **batch}.items()]
 
 
 def write_rows(rng: np.random.Generator, n: int) -> list[dict]:

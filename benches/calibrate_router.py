@@ -188,6 +188,15 @@ def run(args: argparse.Namespace) -> dict:
     oracle = summarize([(q.category, max(r for r, _ in row.values())) for q, row in evals],
                        [statistics.fmean(ms for _, ms in row.values()) for _, row in evals])
     best_micro = max(BACKENDS, key=lambda b: fixed[b]["micro"])
+    best_macro = max(BACKENDS, key=lambda b: fixed[b]["macro"])
+    cat_names = sorted({q.category for q, _ in evals})
+    cat_idx = np.array([cat_names.index(q.category) for q, _ in evals])
+    fixed_r = {b: np.array([row[b][0] for _, row in evals]) for b in BACKENDS}
+
+    def macro(values: np.ndarray, cats: np.ndarray) -> float:
+        sums, counts = np.bincount(cats, values, len(cat_names)), np.bincount(cats, minlength=len(cat_names))
+        return float((sums[counts > 0] / counts[counts > 0]).mean())
+
     rng = np.random.default_rng(0)
     presets = {}
     for p in PRESETS:
@@ -197,14 +206,21 @@ def run(args: argparse.Namespace) -> dict:
         true_cat = summarize([(q.category, row[table.backend_for(q.category)][0]) for q, row in evals],
                              [row[table.backend_for(q.category)][1] for _, row in evals])
         diff = np.array([r - row[best_micro][0] for (r, _, _), (_, row) in zip(rows, evals)])
-        boot = diff[rng.integers(0, len(diff), (2000, len(diff)))].mean(axis=1)
+        draws = rng.integers(0, len(diff), (2000, len(diff)))
+        boot = diff[draws].mean(axis=1)
+        routed_r = np.array([r for r, _, _ in rows])
+        macro_diff = np.array([macro(routed_r[d], cat_idx[d]) - macro(fixed_r[best_macro][d], cat_idx[d])
+                               for d in draws])
         presets[p] = {"table": table.to_dict(),
                       "routed": summarize([(q.category, r) for (r, _, _), (q, _) in zip(rows, evals)],
                                           [ms for _, ms, _ in rows]),
                       "routed_true_category": true_cat, "backend_counts": chosen,
                       "micro_gain_vs_best_fixed": {"backend": best_micro, "mean": float(diff.mean()),
                                                    "ci95": [float(np.quantile(boot, 0.025)),
-                                                            float(np.quantile(boot, 0.975))]}}
+                                                            float(np.quantile(boot, 0.975))]},
+                      "macro_gain_vs_best_fixed": {"backend": best_macro,
+                                                   "ci95": [float(np.quantile(macro_diff, 0.025)),
+                                                            float(np.quantile(macro_diff, 0.975))]}}
     mem.close()
     return {
         "data": str(args.data), "limit": args.limit, "min_samples_per_cell": args.min_samples,
@@ -253,12 +269,10 @@ def narrative(res: dict) -> str:
             sentence = (f"On {measure} answer recall@{res['limit']}, routing beats the best fixed backend "
                         f"({best_b}, {best:.3f}) with {', '.join(better)}; the largest gain is "
                         f"{100 * wins[top]:+.1f} points ({top}).")
-            if measure == "micro":
-                lo, hi = res["presets"][top]["micro_gain_vs_best_fixed"]["ci95"]
-                sentence += (f" The paired bootstrap 95% interval of that gain is [{100 * lo:+.1f}, {100 * hi:+.1f}] "
-                             "points" + (", which includes zero: on this split the gain is not distinguishable "
-                                         "from noise." if lo <= 0.0 <= hi else
-                                         ", which excludes zero." if lo > 0 else "."))
+            lo, hi = res["presets"][top][f"{measure}_gain_vs_best_fixed"]["ci95"]
+            sentence += (f" The paired bootstrap 95% interval of that gain is [{100 * lo:+.1f}, {100 * hi:+.1f}] "
+                         "points" + (", which includes zero: on this split the gain is not distinguishable "
+                                     "from noise." if lo <= 0.0 <= hi else ", which excludes zero."))
             out.append(sentence)
         else:
             worst = min(wins, key=lambda p: wins[p])
@@ -274,8 +288,18 @@ def narrative(res: dict) -> str:
                     "category" if gap > 0.0005 else
                     "routing by the true category would not have done better" if gap > -0.0005 else
                     f"the classifier's mistakes happened to help by {-100 * gap:.1f} micro points")
-        out.append(f"{p}: sent queries to {counts}; mean latency {routed['latency_ms']:.3f} ms against "
-                   f"{fixed[cheapest]['latency_ms']:.3f} ms for the cheapest fixed backend ({cheapest}); {clf_note}.")
+        used = [b for b, n in r["backend_counts"].items() if n]
+        if len(used) == 1:
+            extra = routed["latency_ms"] - fixed[used[0]]["latency_ms"]
+            out.append(f"{p} sent every query to {used[0]}, so it retrieves exactly what fixed {used[0]} does; "
+                       f"its {extra:+.3f} ms over fixed {used[0]} is the cost of classifying the query.")
+            continue
+        ratio = routed["latency_ms"] / fixed[cheapest]["latency_ms"]
+        gain = 100 * (routed["micro"] - fixed[cheapest]["micro"])
+        trade = (f"{ratio:.1f}x the latency of {cheapest} for {gain:+.1f} micro points" if ratio > 1.2 else
+                 f"about the latency of {cheapest} ({ratio:.2f}x), {gain:+.1f} micro points from it")
+        out.append(f"{p}: sent queries to {counts}; mean latency {routed['latency_ms']:.3f} ms, {trade}; "
+                   f"{clf_note}.")
     clf = res["classifier"]
     n_cat = len(clf["categories"])
     out.append(f"The nearest-centroid classifier labels {100 * clf['accuracy']:.1f}% of the evaluation questions "
@@ -306,7 +330,7 @@ def results_markdown(res: dict, argv: list[str]) -> str:
         "## Results on LoCoMo dev",
         "",
         f"Run: `python benches/calibrate_router.py {' '.join(argv)}`. {res['turns']} turns stored as "
-        f"{res['stored']} memories (exact duplicates dropped, gate off); {res['questions_answerable']} answerable "
+        f"{res['stored']} memories (gate off; {res['turns'] - res['stored']} exact duplicates dropped); {res['questions_answerable']} answerable "
         f"questions, {res['questions_adversarial_excluded']} adversarial (category 5, no answer) excluded, "
         f"{res['questions_without_content_tokens']} left out because their answer has no content token. "
         f"Calibration on {', '.join(res['calibration_conversations'])} ({res['calibration_questions']} questions), "

@@ -106,10 +106,13 @@ mod avx2 {
     pub unsafe fn dots_rows(rows: &[f32], d: usize, q: &[f32], out: &mut [f32]) {
         let nrows = (rows.len() / d).min(out.len());
         let pq = q.as_ptr();
+        let base = rows.as_ptr();
+        // A short last group repeats its last row, so every row is summed in
+        // the same order wherever it sits: scores do not depend on row order.
+        let row = |i: usize| base.add(i.min(nrows - 1) * d);
         let mut ri = 0;
-        while ri + 4 <= nrows {
-            let r0 = rows.as_ptr().add(ri * d);
-            let (r1, r2, r3) = (r0.add(d), r0.add(2 * d), r0.add(3 * d));
+        while ri < nrows {
+            let (r0, r1, r2, r3) = (row(ri), row(ri + 1), row(ri + 2), row(ri + 3));
             let z = _mm256_setzero_ps();
             let (mut a0, mut a1, mut a2, mut a3) = (z, z, z, z);
             let (mut b0, mut b1, mut b2, mut b3) = (z, z, z, z);
@@ -149,12 +152,9 @@ mod avx2 {
                 s[3] += *r3.add(i) * qv;
                 i += 1;
             }
-            out[ri..ri + 4].copy_from_slice(&s);
+            let valid = (nrows - ri).min(4);
+            out[ri..ri + valid].copy_from_slice(&s[..valid]);
             ri += 4;
-        }
-        while ri < nrows {
-            out[ri] = dot(&rows[ri * d..(ri + 1) * d], q);
-            ri += 1;
         }
     }
 
@@ -165,10 +165,13 @@ mod avx2 {
     pub unsafe fn dots_rows_multi(rows: &[f32], d: usize, qs: &[f32], nq: usize, out: &mut [f32]) {
         let nrows = rows.len() / d;
         let pq = qs.as_ptr();
+        let base = rows.as_ptr();
         let mut ri = 0;
-        while ri + 2 <= nrows {
-            let r0 = rows.as_ptr().add(ri * d);
-            let r1 = r0.add(d);
+        while ri < nrows {
+            // An odd last row is paired with itself (same arithmetic, see dots_rows).
+            let pair = ri + 1 < nrows;
+            let r0 = base.add(ri * d);
+            let r1 = if pair { r0.add(d) } else { r0 };
             let mut j = 0;
             while j + 4 <= nq {
                 let p0 = pq.add(j * d);
@@ -206,23 +209,21 @@ mod avx2 {
                 }
                 for t in 0..4 {
                     out[(j + t) * nrows + ri] = s[t];
-                    out[(j + t) * nrows + ri + 1] = s[4 + t];
+                    if pair {
+                        out[(j + t) * nrows + ri + 1] = s[4 + t];
+                    }
                 }
                 j += 4;
             }
             while j < nq {
                 let q = &qs[j * d..(j + 1) * d];
                 out[j * nrows + ri] = dot(&rows[ri * d..(ri + 1) * d], q);
-                out[j * nrows + ri + 1] = dot(&rows[(ri + 1) * d..(ri + 2) * d], q);
+                if pair {
+                    out[j * nrows + ri + 1] = dot(&rows[(ri + 1) * d..(ri + 2) * d], q);
+                }
                 j += 1;
             }
             ri += 2;
-        }
-        if ri < nrows {
-            let r = &rows[ri * d..(ri + 1) * d];
-            for j in 0..nq {
-                out[j * nrows + ri] = dot(r, &qs[j * d..(j + 1) * d]);
-            }
         }
     }
 
@@ -420,6 +421,30 @@ mod tests {
                 assert!((batch[j * n + i] as f64 - want).abs() < 1e-4);
             }
         }
+    }
+
+    #[test]
+    fn similarity_of_a_row_does_not_depend_on_its_position() {
+        let d = 37;
+        let m = data(7 * d, 11);
+        let q = data(d, 2);
+        let mut rev = Vec::new();
+        for r in m.chunks(d).rev() {
+            rev.extend_from_slice(r);
+        }
+        let (mut a, mut b) = (vec![0f32; 7], vec![0f32; 7]);
+        dots_rows(&m, d, &q, &mut a);
+        dots_rows(&rev, d, &q, &mut b);
+        b.reverse();
+        assert_eq!(a, b);
+        let qs = data(5 * d, 4);
+        let (mut a, mut b) = (vec![0f32; 35], vec![0f32; 35]);
+        dots_rows_multi(&m, d, &qs, 5, &mut a);
+        dots_rows_multi(&rev, d, &qs, 5, &mut b);
+        for j in 0..5 {
+            b[j * 7..(j + 1) * 7].reverse();
+        }
+        assert_eq!(a, b);
     }
 
     #[test]

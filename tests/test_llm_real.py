@@ -14,7 +14,6 @@ import os
 import sys
 import urllib.request
 
-import pytest
 
 sys.path.insert(0, os.path.dirname(__file__))
 from llm_server import LlamaServer  # noqa: E402

@@ -200,3 +200,30 @@ def test_threshold_responds_to_deletions(tmp_path, table_embedder):
     # ... and deleting them restores it exactly.
     assert m.stats(user_id="u")["tau"] == pytest.approx(tau_sparse, abs=1e-12)
     m.close()
+
+
+def test_unrelated_texts_are_always_added_however_many(tmp_path):
+    """Nearly orthogonal vectors (unrelated texts) must never look redundant, at any scope size."""
+    from conftest import TableEmbedder
+
+    m = Memory(tmp_path / "o.db", embedder=TableEmbedder(dim=384))
+    events = [d.event for i in range(400) for d in m.add(f"unrelated {i}", user_id="u")]
+    assert events.count("ADD") == 400
+    m.close()
+
+
+def test_the_threshold_does_not_feed_on_itself(tmp_path):
+    """Clustered input: the stored fraction stays put as the scope grows (no runaway tau)."""
+    from conftest import TableEmbedder
+
+    rng = np.random.default_rng(3)
+    emb = TableEmbedder(dim=64)
+    centers = rng.standard_normal((30, 64))
+    for i in range(900):
+        v = centers[i % 30] + 0.35 * rng.standard_normal(64)
+        emb.table[f"c{i}"] = v / np.linalg.norm(v)
+    m = Memory(tmp_path / "c.db", embedder=emb)
+    added = [d.event != "NOOP" for i in range(900) for d in m.add(f"c{i}", user_id="u")]
+    first, last = np.mean(added[300:600]), np.mean(added[600:])
+    assert 0.05 < last and abs(first - last) < 0.25, (first, last)
+    m.close()

@@ -33,12 +33,17 @@ class GateConfig:
             ``"maxcos"``.
         delta: width of the band above tau.
         k: neighbours in memsieve's log-sum-exp.
-        kappa_c: kappa = kappa_c / (1 - m), m the typical nearest-neighbour cosine.
-        gamma: adaptive tau = clamp(gamma * (1 - m), tau_min, tau_max).
+        kappa_c: kappa = kappa_c / n, n the scope's mean candidate novelty: a
+            neighbour a typical novelty further away than the nearest weighs
+            e^-kappa_c as much.
+        gamma: adaptive tau = clamp(gamma * n, tau_min, tau_max): a candidate
+            less than gamma times as novel as what this scope typically sees
+            is a NOOP. n is the mean novelty of the candidates the gate has
+            scored in this scope (added ones leave it again when deleted).
         tau_min: lower clamp of the adaptive tau.
         tau_max: upper clamp of the adaptive tau.
-        prior_nn_cos: prior for m in a scope with few memories.
-        prior_weight: how many memories the prior counts as.
+        prior_nn_cos: prior for 1 - n in a scope that has seen few candidates.
+        prior_weight: how many candidates the prior counts as.
         sage_tau0: SAGE's tau0.
         sage_tau_min: SAGE's tau_min.
         sage_lambda: SAGE's lambda.

@@ -163,6 +163,20 @@ class ScopeGate:
         return GateScore(novelty=novelty, tau=tau, delta=delta, kappa=kappa, nearest_seq=int(seqs[0]),
                          nearest_cos=float(cos[0]), route=route)
 
+    @staticmethod
+    def share(s: GateScore) -> float:
+        """What a memory added with score ``s`` contributes to the threshold: 1 - novelty.
+
+        The adaptive tau is ``gamma`` times the mean novelty of what this scope
+        has added (with a prior), so a candidate as novel as a typical addition
+        is always added, however sparse or dense the scope, and a NOOP means
+        "less than gamma times as novel as what this scope usually takes in".
+        The first memory of a scope (novelty +inf) contributes nothing.
+        """
+        if not math.isfinite(s.novelty):
+            return math.nan
+        return min(1.0, max(-1.0, 1.0 - s.novelty))
+
     def nearest(self, vector: np.ndarray, k: int) -> tuple[np.ndarray, np.ndarray]:
         if self.index is not None:
             return self.index.knn(vector, k)

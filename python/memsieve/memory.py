@@ -276,8 +276,7 @@ class Memory:
         scope = Scope.from_key(scope_key)
         vec = self.embed([rejection.text])[0]
         with self._scope_write(scope, vec.shape[0]) as (tx, gate):
-            _, cos = gate.nearest(vec, 1)
-            nn = float(cos[0]) if len(cos) else math.nan
+            nn = gate.share(gate.score(vec)) if len(gate) else math.nan
             now = now_iso()
             seq, memory_id = tx.insert_memory(
                 scope, text=rejection.text, text_hash=text_hash(rejection.text), embedding=vec, nn_cos=nn,

@@ -93,12 +93,12 @@ class WritePath:
         )
 
     def _add(self, cand: Candidate, s: GateScore | None, *, layer: str, reason: str) -> tuple[int, str]:
-        nn_cos = s.nearest_cos if s is not None else math.nan
+        share = self.gate.share(s) if s is not None else math.nan
         seq, memory_id = self.store.insert_memory(
-            self.scope, text=cand.text, text_hash=cand.hash, embedding=cand.vector, nn_cos=nn_cos,
+            self.scope, text=cand.text, text_hash=cand.hash, embedding=cand.vector, nn_cos=share,
             metadata=cand.metadata, sources=cand.sources, valid_from=cand.valid_from, now=self.now)
         self._ids[seq] = memory_id
-        self.gate.add(seq, cand.vector, nn_cos)
+        self.gate.add(seq, cand.vector, share)
         self.store.add_history(memory_id, self.scope, event="ADD", old_text=None, new_text=cand.text,
                                layer=layer, reason=reason, now=self.now)
         return seq, memory_id
@@ -106,6 +106,12 @@ class WritePath:
     def _reject(self, cand: Candidate, s: GateScore | None, *, layer: str, reason: str,
                 into_seq: int | None, nearest_cos: float) -> Decision:
         """NOOP: keep the candidate as a rejection and fold its source into the memory it matched."""
+        if s is not None:
+            # A refused candidate still tells the threshold how novel this scope's
+            # input is. Counting additions alone would bias tau upward (only the
+            # novel get in, so the mean novelty rises, so tau rises) and the
+            # gate would feed on itself.
+            self.gate.threshold.on_add(self.gate.share(s))
         into_id = self._id(into_seq)
         rejection_id = self.store.add_rejection(
             self.scope, text=cand.text, sources=cand.sources, metadata=cand.metadata, layer=layer,

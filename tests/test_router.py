@@ -431,7 +431,8 @@ def test_routed_search_end_to_end(embedder, tmp_path):
 
     results, decision = routed.search("What pet does Ana have?", user_id="ana", limit=2)
     assert (decision.category, decision.backend) == ("single-hop", "dense")
-    assert [r.id for r in results] == [r.id for r in mem.search("What pet does Ana have?", user_id="ana", limit=2)]
+    assert [r.id for r in results] == [r.id for r in mem.search("What pet does Ana have?", user_id="ana", limit=2,
+                                                                mode="dense")]
 
     # Saved and loaded, the router decides the same way.
     path = tmp_path / "router.json"
@@ -439,6 +440,14 @@ def test_routed_search_end_to_end(embedder, tmp_path):
     loaded = RoutedSearch.from_router(mem, QueryRouter.load(path))
     for q in ["When did Ana get the cello?", "What pet does Ana have?"]:
         assert loaded.decide(q) == routed.decide(q)
+
+    # Memory.search(mode="auto") takes the same route.
+    mem.router = routed.router
+    auto = mem.search("When did Ana get the cello?", user_id="ana", limit=3, mode="auto")
+    assert [r.id for r in auto] == [r.id for r in direct]
+    mem.router = None
+    with pytest.raises(ConfigError, match="needs a router"):
+        mem.search("When did Ana get the cello?", user_id="ana", mode="auto")
 
     # An unsure classifier takes the pooled default route: keyword and hybrid tie at 0.9, keyword is cheaper.
     unsure = RoutedSearch(mem, table, NearestCentroidClassifier(min_margin=2.0).fit(mem.embed(texts), labels))

@@ -16,7 +16,7 @@ if TYPE_CHECKING:
     from memsieve.gate import ScopeGate
     from memsieve.memory import Memory
 
-SearchMode = Literal["dense", "keyword", "hybrid"]
+SearchMode = Literal["dense", "keyword", "hybrid", "auto"]
 _MODES = ("dense", "keyword", "hybrid")
 _WORD = re.compile(r"\w+", re.UNICODE)
 #: Reciprocal-rank fusion constant: 60 is the value from the original RRF paper,
@@ -41,17 +41,20 @@ class Searcher:
             gate.save_index()
 
     def search(self, scope: Scope, query: str, *, limit: int, filters: dict[str, Any], as_of: str | None,
-               mode: str) -> list[SearchResult]:
+               mode: str, vector: np.ndarray | None = None) -> list[SearchResult]:
+        """Search one scope; ``vector`` is the query's (d,) float32 embedding if already known."""
         if mode not in _MODES:
-            raise ConfigError(f"unknown search mode {mode!r}; use one of {', '.join(_MODES)}")
+            raise ConfigError(f"unknown search mode {mode!r}; use one of {', '.join(_MODES)} (or 'auto' with a router)")
+        if mode != "keyword" and vector is None:
+            vector = self.memory.embed([query])[0]
         if mode == "keyword":
-            hits = self._keyword(scope, query, limit, filters, as_of)
+            hits = self._keyword(scope, query, vector, limit, filters, as_of)
         elif mode == "dense":
-            hits = self._dense(scope, query, limit, filters, as_of)
+            hits = self._dense(scope, vector, limit, filters, as_of)
         else:
             wide = max(3 * limit, 30)
-            hits = _fuse([self._dense(scope, query, wide, filters, as_of),
-                          self._keyword(scope, query, wide, filters, as_of)], limit)
+            hits = _fuse([self._dense(scope, vector, wide, filters, as_of),
+                          self._keyword(scope, query, vector, wide, filters, as_of)], limit)
         items = self.memory.store.items_for_seqs([s for s, _ in hits])
         return [
             SearchResult(id=it.id, text=it.text, score=float(score), source=it.source, sources=it.sources,
@@ -59,9 +62,8 @@ class Searcher:
             for s, score in hits if (it := items.get(s)) is not None
         ]
 
-    def _dense(self, scope: Scope, query: str, limit: int, filters: dict[str, Any],
+    def _dense(self, scope: Scope, q: np.ndarray, limit: int, filters: dict[str, Any],
                as_of: str | None) -> list[tuple[int, float]]:
-        q = self.memory.embed([query])[0]
         if not filters and as_of is None:
             gate = self._gate(scope, q.shape[0])
             if gate is None or len(gate) == 0:
@@ -78,7 +80,7 @@ class Searcher:
         top = np.argsort(-sims, kind="stable")[:limit]
         return [(int(seqs[i]), float(sims[i])) for i in top]
 
-    def _keyword(self, scope: Scope, query: str, limit: int, filters: dict[str, Any],
+    def _keyword(self, scope: Scope, query: str, vector: np.ndarray | None, limit: int, filters: dict[str, Any],
                  as_of: str | None) -> list[tuple[int, float]]:
         words = _WORD.findall(query)
         if not words:
@@ -92,7 +94,8 @@ class Searcher:
         if as_of is not None:
             # FTS holds only active memories; a point-in-time keyword search is
             # answered from the candidates known then, ranked densely.
-            return self._dense(scope, query, limit, filters, as_of)
+            return self._dense(scope, vector if vector is not None else self.memory.embed([query])[0],
+                               limit, filters, as_of)
         return hits[:limit]
 
     def _gate(self, scope: Scope, dim: int) -> "ScopeGate | None":

@@ -198,6 +198,7 @@ def narrative(summary: dict[str, Any], sweep: Sequence[dict[str, Any]], meta: di
             out.append(f"No arm loses to add-all in any cell of {key}.")
     out += _goal_sentences(goal_checks(summary, sweep, k))
     out += _micro_macro_sentences(summary, key)
+    out += _provenance_sentences(summary, k)
     out += _recommend_sentences(recommend(sweep, k))
     out += _sage_sentences(summary, key)
     cc = meta.get("category_check")
@@ -281,6 +282,27 @@ def _recommend_sentences(rec: dict[str, Any]) -> list[str]:
         if not win["meets_store_cap"] and any(c["within_loss"] and c["meets_store_cap"] for c in picks.values()):
             cap = f"but it stores {_pc(win['max_stored'])} on its fullest stream, over the 75% goal"
         out.append(f"By the rule stated first ({rec['rule']}), the recommended default is {rec['winner_label']}, {cap}.")
+    return out
+
+
+def _provenance_sentences(summary: dict[str, Any], k: int) -> list[str]:
+    out = []
+    for stream, arms in summary.items():
+        ms, base = arms.get("memsieve"), arms.get("add-all")
+        if ms is None or base is None or ms["noops"] == 0:
+            continue
+        b = base["micro"][f"evidence_recall@{k}"]
+        strict = ms["micro"][f"evidence_recall@{k}"] - b
+        prov = ms["micro"][f"provenance_recall@{k}"] - b
+        if strict >= -0.0005:
+            continue
+        if prov >= -0.0005:
+            out.append(f"On {stream}, memsieve's strict evidence recall@{k} drops {_pts(strict)} points, but counting "
+                       f"the sources its NOOPs attached to the memories that absorbed them it is {_pts(prov)} against "
+                       f"add-all: the dropped turns are still traceable.")
+        else:
+            out.append(f"On {stream}, memsieve's strict evidence recall@{k} drops {_pts(strict)} points and "
+                       f"provenance recovers only part of it ({_pts(prov)}).")
     return out
 
 

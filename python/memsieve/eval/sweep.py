@@ -68,5 +68,7 @@ def sweep_specs(level: str, *, memsieve_base: Mapping[str, Any] | None = None
 
 
 def _fixed(base: Mapping[str, Any], tau: float) -> ArmSpec:
-    spec = memsieve_spec(**{**base, "tau": tau})
+    # gamma, tau_min and tau_max only shape the adaptive tau: leave them out.
+    kept = {k: v for k, v in base.items() if k not in ("gamma", "tau_min", "tau_max")}
+    spec = memsieve_spec(**{**kept, "tau": tau})
     return ArmSpec(arm="memsieve-fixed", label=spec.label, gate=spec.gate, params=spec.params)

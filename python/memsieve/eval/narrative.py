@@ -297,12 +297,12 @@ def _provenance_sentences(summary: dict[str, Any], k: int) -> list[str]:
         if strict >= -0.0005:
             continue
         if prov >= -0.0005:
-            out.append(f"On {stream}, memsieve's strict evidence recall@{k} drops {_pts(strict)} points, but counting "
-                       f"the sources its NOOPs attached to the memories that absorbed them it is {_pts(prov)} against "
-                       f"add-all: the dropped turns are still traceable.")
+            out.append(f"On {stream}, memsieve's strict evidence recall@{k} is {100 * -strict:.1f} points below "
+                       f"add-all's, but counting the sources its NOOPs attached to the memories that absorbed them "
+                       f"it is {_pts(prov)} against add-all: what the gate dropped is still traceable to its source.")
         else:
-            out.append(f"On {stream}, memsieve's strict evidence recall@{k} drops {_pts(strict)} points and "
-                       f"provenance recovers only part of it ({_pts(prov)}).")
+            out.append(f"On {stream}, memsieve's strict evidence recall@{k} is {100 * -strict:.1f} points below "
+                       f"add-all's and provenance recovers only part of it ({_pts(prov)}).")
     return out
 
 

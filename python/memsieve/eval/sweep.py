@@ -3,7 +3,7 @@
 Every gated family is swept over the parameter that moves its store size:
 maxcos over its cosine threshold, sage over its floor ``tau_min`` (its
 "adaptive" tau decays to that floor, so the floor is its real threshold), and
-memsieve over ``gamma`` (adaptive tau = gamma * (1 - m~)), its kernel
+memsieve over ``gamma`` (adaptive tau = gamma * the scope's mean novelty), its kernel
 concentration ``kappa_c``, and a fixed-tau variant that keeps the kNN kernel
 score but no adaptation. Random dropping is swept over its rate, 3 seeds each.
 """
@@ -23,17 +23,17 @@ GRIDS: dict[str, dict[str, Sequence[Any]]] = {
         # stream only (312 calls) and turns get the headline point alone.
         "sage_tau_min": (0.1, 0.15, 0.2, 0.3),
         "sage_streams": ("observations",),
-        "memsieve_gamma": (0.25, 0.3, 0.32, 0.33, 0.34, 0.36, 0.4, 0.5),
-        "memsieve_kappa": ((3.0, 0.22), (8.0, 0.5)),
-        "memsieve_k": ((5, 0.36), (20, 0.3)),
-        "memsieve_tau": (0.1, 0.125, 0.15, 0.2),
+        "memsieve_gamma": (0.3, 0.4, 0.5, 0.55, 0.6, 0.62, 0.64, 0.66, 0.7, 0.8),
+        "memsieve_kappa": ((3.0, 0.6), (6.0, 0.7)),
+        "memsieve_k": ((5, 0.7), (20, 0.6)),
+        "memsieve_tau": (0.1, 0.15, 0.175, 0.2),
         "random": (0.1, 0.2, 0.3, 0.5),
     },
     "quick": {
         "maxcos": (0.8, 0.7),
         "sage_tau_min": (0.15,),
         "sage_streams": ("observations",),
-        "memsieve_gamma": (0.3, 0.4),
+        "memsieve_gamma": (0.5, 0.7),
         "memsieve_tau": (0.15,),
         "random": (0.25,),
     },

@@ -158,3 +158,31 @@ def test_a_second_writer_catches_up_incrementally(tmp_path, table_embedder):
     assert gate_b.nearest(q, 3)[0].tolist() == gate_f.nearest(q, 3)[0].tolist()
     for m in (a, b, fresh):
         m.close()
+
+
+def test_searching_while_writing_the_same_scope(tmp_path, table_embedder):
+    m = Memory(tmp_path / "rw.db", embedder=table_embedder)
+    m.add([f"seed {i}" for i in range(50)], user_id="u")
+    errors: list = []
+    stop = threading.Event()
+
+    def reader() -> None:
+        try:
+            while not stop.is_set():
+                m.search("seed 3", user_id="u", limit=5)
+        except Exception as exc:
+            errors.append(exc)
+
+    threads = [threading.Thread(target=reader) for _ in range(3)]
+    for t in threads:
+        t.start()
+    try:
+        for i in range(200):
+            m.add(f"new fact {i}", user_id="u")
+    finally:
+        stop.set()
+        for t in threads:
+            t.join()
+    assert errors == []
+    assert len(m.get_all(user_id="u")) + len(m.rejections(user_id="u")) == 250
+    m.close()

@@ -10,7 +10,10 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+import functools
+import threading
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any, TypeVar
 
 import numpy as np
 
@@ -22,6 +25,7 @@ if TYPE_CHECKING:
     from memsieve.store.base import ChangesRow
 
 SAGE_KAPPA_CLIP = (1e-3, 50.0)
+_T = TypeVar("_T")
 
 
 @dataclass(frozen=True)
@@ -35,6 +39,18 @@ class GateScore:
     nearest_seq: int | None
     nearest_cos: float
     route: str  # "ADD" | "BAND" | "NOOP"
+
+
+def _locked(method: Callable[..., _T]) -> Callable[..., _T]:
+    """Serialize access to the Rust state: it releases the GIL while it scans, and
+    a search on one thread must not meet an add on another mid-borrow."""
+
+    @functools.wraps(method)
+    def wrapper(self: "ScopeGate", *args: Any, **kwargs: Any) -> _T:
+        with self.lock:
+            return method(self, *args, **kwargs)
+
+    return wrapper
 
 
 def new_threshold(config: GateConfig) -> _core.ThresholdState:
@@ -73,6 +89,7 @@ class ScopeGate:
         self.revision = revision
         self.nn_cos: dict[int, float] = {}
         self.trace: list[tuple[int, float, float]] = []
+        self.lock = threading.RLock()
         self.dirty: set[int] = set()
         self.index: ScopeIndex | None = None
         self.index_min_size = index_min_size
@@ -81,6 +98,7 @@ class ScopeGate:
     def __len__(self) -> int:
         return len(self.state)
 
+    @_locked
     def load(self, seqs: np.ndarray, matrix: np.ndarray, nn_cos: np.ndarray) -> None:
         """Bulk-load a scope's active memories (hydration), leaving the threshold as persisted."""
         if len(seqs):
@@ -92,12 +110,14 @@ class ScopeGate:
             if self.index is None:
                 self.index = ScopeIndex.build(self.state.ids(), self.state.vectors())
 
+    @_locked
     def save_index(self) -> None:
         if self.index is not None and self.index_path is not None:
             self.index.save(self.index_path, self.revision)
 
     # ---- per call ------------------------------------------------------------
 
+    @_locked
     def begin_call(self) -> None:
         """SAGE updates its threshold once per add() call, from the scope's density."""
         if self.config.profile != "sage":
@@ -107,6 +127,7 @@ class ScopeGate:
         tau_star = _core.sage_tau_star(rho, tau0=c.sage_tau0, tau_min=c.sage_tau_min, lam=c.sage_lambda)
         self.sage_tau = _core.sage_ema(self.sage_tau, tau_star, alpha=c.sage_alpha)
 
+    @_locked
     def end_call(self) -> None:
         self.trace.append((len(self.state), self.current_tau(), self.current_kappa()))
 
@@ -120,6 +141,7 @@ class ScopeGate:
             return c.tau
         return self.threshold.tau
 
+    @_locked
     def current_kappa(self) -> float:
         if self.config.profile == "sage":
             return self.state.kappa_banerjee(clip=SAGE_KAPPA_CLIP) if len(self.state) else SAGE_KAPPA_CLIP[1]
@@ -129,6 +151,7 @@ class ScopeGate:
 
     # ---- scoring -------------------------------------------------------------
 
+    @_locked
     def score(self, vector: np.ndarray) -> GateScore:
         """Score one (d,) float32 unit vector against the scope and route it."""
         c = self.config
@@ -177,6 +200,7 @@ class ScopeGate:
             return math.nan
         return min(1.0, max(-1.0, 1.0 - s.novelty))
 
+    @_locked
     def nearest(self, vector: np.ndarray, k: int) -> tuple[np.ndarray, np.ndarray]:
         if self.index is not None:
             return self.index.knn(vector, k)
@@ -186,16 +210,19 @@ class ScopeGate:
 
     # ---- changes -------------------------------------------------------------
 
+    @_locked
     def add(self, seq: int, vector: np.ndarray, nn_cos: float) -> None:
         self._put(seq, vector, nn_cos)
         self.threshold.on_add(nn_cos)
         self.dirty.add(seq)
 
+    @_locked
     def replace(self, seq: int, vector: np.ndarray) -> None:
         """An UPDATE changed this memory's text: swap its vector, keep its threshold share."""
         self._put(seq, vector, self.nn_cos.get(seq, math.nan))
         self.dirty.add(seq)
 
+    @_locked
     def remove(self, seq: int) -> None:
         if not self.state.contains(seq):
             return
@@ -203,6 +230,7 @@ class ScopeGate:
         self._drop(seq)
         self.dirty.add(seq)
 
+    @_locked
     def sync(self, changes: "ChangesRow", *, threshold: _core.ThresholdState, sage_tau: float | None,
              revision: int) -> None:
         """Catch up with another writer's commits: apply the changed rows, take its threshold."""
@@ -238,5 +266,6 @@ class ScopeGate:
         if self.index is not None:
             self.index.remove(seq)
 
+    @_locked
     def threshold_bytes(self) -> bytes:
         return self.threshold.to_bytes()

@@ -62,7 +62,10 @@ class Memory:
         self._embedder_lock = threading.Lock()
         self.max_text_chars = max_text_chars
         self._gates: dict[str, ScopeGate] = {}
-        self._gates_lock = threading.RLock()
+        # One lock for the store's connection and the gate cache: taking them
+        # separately, a reader hydrating a scope and a writer inside its
+        # transaction would wait on each other.
+        self._gates_lock = self.store.lock
         self.router = router
         self._llm_config = llm
         self._llm: Any = None

@@ -55,3 +55,19 @@ def test_cli_entry_runs_one_stream(tmp_path, capsys):
     summary = json.loads((tmp_path / "o" / "summary.json").read_text())
     assert list(summary) == ["observations"] and set(summary["observations"]) == {"add-all", "maxcos"}
     assert "LoCoMo evaluation" in capsys.readouterr().out
+
+
+def test_llm_arm_counts_its_calls_and_tokens(tmp_path, llama_server):
+    """The LLM arm against the real llama.cpp server: a band wide enough that
+    every candidate after the first goes to the LLM, so calls must be counted."""
+    data = write_synthetic(tmp_path, [synthetic_sample("conv-z")])
+    out = tmp_path / "llm"
+    summary = run_locomo(EvalOptions(data=str(data), out=str(out), streams=("turns",), arms=("add-all",),
+                                     ks=(1,), sweep="none", jobs=1, progress=False,
+                                     memsieve_gate={"delta": 2.0}, llm_base_url=llama_server.base_url,
+                                     llm_model=llama_server.model_id or "local"))
+    llm = summary["turns"]["llm"]
+    assert llm["llm_calls"] >= 1 and llm["llm_tokens"] > 0
+    assert llm["stored"] >= 1
+    rows = [json.loads(line) for line in (out / "questions.jsonl").read_text().splitlines()]
+    assert {r["arm"] for r in rows} == {"add-all", "llm"}

@@ -63,7 +63,7 @@ def goal_checks(summary: dict[str, Any], sweep: Sequence[dict[str, Any]], k: int
         for avg in ("micro", "macro"):
             d = ms[avg][key] - base[avg][key]
             out.append({"stream": stream, "goal": f"{key} {avg} within 1 point of add-all", "ok": d >= -MAX_LOSS,
-                        "detail": f"{_pts(d)} points"})
+                        "detail": f"{100 * d:+.2f} points"})
         if rnd is not None:
             loss_m = base["micro"][key] - ms["micro"][key]
             loss_r = base["micro"][key] - rnd["micro"][key]

@@ -35,13 +35,13 @@ def _frontier_plot(path: Path, summary: dict[str, Any], sweep: Sequence[dict[str
     streams = list(summary)
     fig, axes = plt.subplots(1, len(streams), figsize=(6.2 * len(streams), 4.8), squeeze=False)
     for ax, stream in zip(axes[0], streams):
+        head_gate = summary[stream].get("memsieve", {}).get("gate", {"profile": "memsieve"})
         for fam, style in STYLE.items():
             if fam == "memsieve":
-                # gamma sweep at the base kappa_c only, so the line is one parameter.
-                base_kc = summary[stream].get("memsieve", {}).get("gate", {}).get("kappa_c")
+                # One line for gamma alone; other k / kappa_c settings are dots.
                 pts = [(p["stored_fraction"], p[avg][key]) for p in sweep
                        if p["stream"] == stream and p["arm"] == fam and p[avg].get(key) is not None
-                       and p["gate"].get("kappa_c") == base_kc]
+                       and _without_gamma(p["gate"]) == _without_gamma(head_gate)]
             else:
                 pts = frontier(sweep, stream, fam, key, avg)
             if not pts:
@@ -49,10 +49,10 @@ def _frontier_plot(path: Path, summary: dict[str, Any], sweep: Sequence[dict[str
             xs, ys = zip(*sorted(pts))
             ax.plot([100 * x for x in xs], [100 * y for y in ys], label=fam, alpha=0.85, **style)
         others = [p for p in sweep if p["stream"] == stream and p["arm"] == "memsieve"
-                  and p["gate"].get("kappa_c") is not None and p[avg].get(key) is not None]
+                  and _without_gamma(p["gate"]) != _without_gamma(head_gate) and p[avg].get(key) is not None]
         if others:
             ax.scatter([100 * p["stored_fraction"] for p in others], [100 * p[avg][key] for p in others],
-                       s=14, color="tab:green", alpha=0.35, label="memsieve, other kappa_c")
+                       s=16, color="tab:green", alpha=0.4, label="memsieve, other k or kappa_c")
         for arm, e in summary[stream].items():
             y = e[avg].get(key)
             if y is None or e.get("stored_fraction") is None:
@@ -74,6 +74,10 @@ def _frontier_plot(path: Path, summary: dict[str, Any], sweep: Sequence[dict[str
     fig.tight_layout()
     fig.savefig(path, dpi=110)
     plt.close(fig)
+
+
+def _without_gamma(gate: dict[str, Any]) -> dict[str, Any]:
+    return {k: v for k, v in gate.items() if k != "gamma"}
 
 
 def _novelty_plot(path: Path, results: Sequence[dict[str, Any]]) -> None:

@@ -237,6 +237,7 @@ def run_locomo(opts: EvalOptions) -> dict[str, Any]:
     if not opts.ks or any(k < 1 for k in opts.ks):
         raise ConfigError(f"--k needs positive integers, got {opts.ks}; e.g. --k 5,10,20")
     wall0 = time.perf_counter()
+    code = _code_version()  # before any job: the tree the arms actually ran
     out = Path(opts.out)
     out.mkdir(parents=True, exist_ok=True)
     ds = load_locomo(opts.data, conversations=opts.conversations)
@@ -278,7 +279,7 @@ def run_locomo(opts: EvalOptions) -> dict[str, Any]:
         "data": str(opts.data), "conversations": [c.sample_id for c in ds.conversations],
         "questions": len(ds.questions), "streams": list(opts.streams), "arms": list(arms),
         "ks": list(_STATE["ks"]), "sweep": opts.sweep, "jobs": opts.jobs, "cpu_count": os.cpu_count(),
-        "python": platform.python_version(), "memsieve_gate": opts.memsieve_gate, "code": _code_version(),
+        "python": platform.python_version(), "memsieve_gate": opts.memsieve_gate, "code": code,
         "trace_scope": _STATE["trace_scope"], "loader": asdict(ds.counts),
         "category_check": check_category_labels(ds.questions),
         "embedding": {**embed_info, "hits_in_arms": sum(r["embed_hits"] for r in results),

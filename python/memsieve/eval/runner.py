@@ -342,6 +342,8 @@ def write_questions(out: Path, results: list[dict[str, Any]]) -> Path:
 def _llm_config(opts: EvalOptions) -> Any:
     from memsieve.llm.client import LLMConfig
 
+    if not opts.llm_base_url:
+        raise ConfigError("the llm arm needs an endpoint; pass --llm-base-url http://127.0.0.1:8080/v1")
     return LLMConfig(base_url=opts.llm_base_url, model=opts.llm_model, api_key=opts.llm_api_key)
 
 

@@ -5,6 +5,7 @@ pub mod eigen;
 pub mod error;
 pub mod kappa;
 pub mod novelty;
+pub mod par;
 pub mod projection;
 pub mod rng;
 pub mod route;

@@ -2,51 +2,97 @@
 //! N-sized temporaries: a streaming log-sum-exp and a small top-k buffer.
 
 use crate::error::{CoreError, Result};
-use crate::simd;
+pub use crate::par::Plan;
+use crate::{par, simd};
 
-/// The k best (cosine, row) pairs seen so far, best first. k is small (8-16),
-/// so an insertion buffer beats a heap.
+/// The k best (cosine, row) pairs seen so far, best first, ties to the lower
+/// row. k is small (8-16), so an insertion buffer beats a heap.
 #[derive(Clone, Debug)]
 pub struct TopK {
     k: usize,
+    /// The cosine a row must beat to enter: -inf until k rows are held.
+    bar: f32,
     pub sims: Vec<f32>,
     pub rows: Vec<usize>,
 }
 
 impl TopK {
     pub fn new(k: usize) -> Self {
-        TopK { k, sims: Vec::with_capacity(k + 1), rows: Vec::with_capacity(k + 1) }
+        TopK { k, bar: f32::NEG_INFINITY, sims: Vec::with_capacity(k + 1), rows: Vec::with_capacity(k + 1) }
     }
 
-    #[inline]
-    pub fn push(&mut self, s: f32, row: usize) {
+    /// Insert a row known to beat the bar (or any row while fewer than k are held).
+    #[cold]
+    fn insert(&mut self, s: f32, row: usize) {
         if self.sims.len() == self.k {
-            // Ties keep the earlier row, so the result is stable in row order.
-            if s <= self.sims[self.k - 1] {
-                return;
-            }
             self.sims.pop();
             self.rows.pop();
         }
+        // Equal cosines stay ahead: rows arrive in increasing order, so ties keep the lower row.
         let mut i = self.sims.len();
         while i > 0 && self.sims[i - 1] < s {
             i -= 1;
         }
         self.sims.insert(i, s);
         self.rows.insert(i, row);
+        if self.sims.len() == self.k {
+            self.bar = self.sims[self.k - 1];
+        }
     }
 
     #[inline]
+    pub fn push(&mut self, s: f32, row: usize) {
+        if s > self.bar || (self.sims.len() < self.k && !s.is_nan()) {
+            self.insert(s, row);
+        }
+    }
+
+    /// Offer a block of finite cosines whose first row is `row0`. The hot loop
+    /// is one compare per row; rows fill the buffer on the cold path.
+    #[inline]
     pub fn push_block(&mut self, row0: usize, sims: &[f32]) {
-        for (i, &s) in sims.iter().enumerate() {
-            if self.sims.len() < self.k || s > self.sims[self.k - 1] {
-                self.push(s, row0 + i);
+        let mut i = 0;
+        while self.sims.len() < self.k && i < sims.len() {
+            self.insert(sims[i], row0 + i);
+            i += 1;
+        }
+        for (j, &s) in sims.iter().enumerate().skip(i) {
+            if s > self.bar {
+                self.insert(s, row0 + j);
             }
         }
     }
+
+    /// Merge top-k lists of disjoint row ranges given in row order: the result
+    /// is the list one scan over all rows would give (ties to the lower row).
+    pub fn merge(k: usize, parts: impl IntoIterator<Item = TopK>) -> TopK {
+        let mut all: Vec<(f32, usize)> = Vec::new();
+        for p in parts {
+            all.extend(p.sims.into_iter().zip(p.rows));
+        }
+        all.sort_by(|a, b| b.0.total_cmp(&a.0).then(a.1.cmp(&b.1)));
+        all.truncate(k);
+        let mut top = TopK::new(k);
+        for (s, r) in all {
+            top.sims.push(s);
+            top.rows.push(r);
+        }
+        if top.sims.len() == k {
+            top.bar = top.sims[k - 1];
+        }
+        top
+    }
 }
 
+/// Exponents below this (relative to the largest seen) add less than e^-50 of
+/// the sum each: they cannot change an f64 sum even over 1e9 rows, so the exp is skipped.
+const LSE_CUTOFF: f64 = 50.0;
+
 /// Running log-sum-exp of kappa * s: a running max and a rescaled sum.
+///
+/// Each row block is summed against its own maximum and then folded in, so a
+/// block contributes the same partial wherever a scan starts: chunked and
+/// serial scans differ only in the order of the final f64 folds.
 #[derive(Clone, Debug)]
 pub struct StreamLse {
     kappa: f64,
@@ -60,25 +106,51 @@ impl StreamLse {
         StreamLse { kappa, max: f64::NEG_INFINITY, sum: 0.0, n: 0 }
     }
 
+    fn fold(&mut self, max: f64, sum: f64) {
+        if max == f64::NEG_INFINITY {
+            return;
+        }
+        if max > self.max {
+            self.sum = self.sum * (self.max - max).exp() + sum;
+            self.max = max;
+        } else {
+            self.sum += sum * (max - self.max).exp();
+        }
+    }
+
     #[inline]
     pub fn push_block(&mut self, sims: &[f32]) {
-        let bmax = sims.iter().fold(f32::NEG_INFINITY, |a, &b| a.max(b));
-        let m = self.kappa * bmax as f64;
-        if m > self.max {
-            self.sum *= (self.max - m).exp();
-            self.max = m;
-        }
-        let (k, mx) = (self.kappa as f32, self.max as f32);
-        let mut s = 0f64;
-        for &x in sims {
-            s += (k * x - mx).exp() as f64;
-        }
-        self.sum += s;
         self.n += sims.len();
+        let bmax = simd::max(sims);
+        let m = self.kappa * bmax as f64;
+        // A whole block far below the running max adds nothing an f64 can hold.
+        if sims.is_empty() || m < self.max - LSE_CUTOFF {
+            return;
+        }
+        let (k, mx) = (self.kappa as f32, m as f32);
+        let floor = -LSE_CUTOFF as f32;
+        let mut acc = [0f64; 4];
+        for (i, &x) in sims.iter().enumerate() {
+            let t = k * x - mx;
+            if t > floor {
+                acc[i & 3] += t.exp() as f64;
+            }
+        }
+        self.fold(m, (acc[0] + acc[1]) + (acc[2] + acc[3]));
+    }
+
+    /// Fold in the partial of a later, disjoint range of rows.
+    pub fn merge(&mut self, other: &StreamLse) {
+        self.fold(other.max, other.sum);
+        self.n += other.n;
     }
 
     pub fn value(&self) -> f64 {
         self.max + self.sum.ln()
+    }
+
+    pub fn rows(&self) -> usize {
+        self.n
     }
 }
 
@@ -99,6 +171,10 @@ pub fn check_k(k: usize) -> Result<()> {
 }
 
 fn nonfinite(sims: &[f32], row0: usize) -> Result<()> {
+    // One vectorized test per block; the position is only looked for on failure.
+    if simd::all_finite(sims) {
+        return Ok(());
+    }
     if let Some(i) = sims.iter().position(|s| !s.is_finite()) {
         return Err(CoreError::InvalidVector(format!(
             "matrix row {} holds NaN or inf (its similarity is {}); drop or re-embed that row",
@@ -129,19 +205,109 @@ pub fn knn_from_sims(top: &[f32], kappa: f64) -> f64 {
     1.0 - smax - tail.ln() / kappa
 }
 
+/// What one scan of a query collects: a top-k list, a log-sum-exp, or both.
+#[derive(Clone, Copy, Debug)]
+pub struct Want {
+    pub k: Option<usize>,
+    pub kappa: Option<f64>,
+    /// Check every similarity for NaN/inf (off for rows validated on insertion).
+    pub check: bool,
+}
+
+/// The partial (or, merged, final) result of a scan.
+#[derive(Clone, Debug)]
+pub struct Scan {
+    pub top: Option<TopK>,
+    pub lse: Option<StreamLse>,
+}
+
+impl Scan {
+    fn new(w: Want) -> Self {
+        Scan { top: w.k.map(TopK::new), lse: w.kappa.map(StreamLse::new) }
+    }
+
+    fn push(&mut self, w: Want, row0: usize, s: &[f32]) -> Result<()> {
+        if w.check {
+            nonfinite(s, row0)?;
+        }
+        if let Some(t) = &mut self.top {
+            t.push_block(row0, s);
+        }
+        if let Some(l) = &mut self.lse {
+            l.push_block(s);
+        }
+        Ok(())
+    }
+
+    /// Merge partials of consecutive row ranges; the first error in row order wins.
+    fn merge(w: Want, parts: Vec<Result<Scan>>) -> Result<Scan> {
+        let parts: Vec<Scan> = parts.into_iter().collect::<Result<_>>()?;
+        if parts.len() == 1 {
+            return Ok(parts.into_iter().next().expect("one part"));
+        }
+        let mut out = Scan::new(w);
+        if let Some(l) = &mut out.lse {
+            for p in &parts {
+                l.merge(p.lse.as_ref().expect("lse wanted"));
+            }
+        }
+        if let Some(k) = w.k {
+            out.top = Some(TopK::merge(k, parts.into_iter().map(|p| p.top.expect("top-k wanted"))));
+        }
+        Ok(out)
+    }
+}
+
+/// One query against every row, in one pass, serial or chunked per `plan`.
+pub fn scan_query(matrix: &[f32], d: usize, q: &[f32], w: Want, plan: Plan) -> Result<Scan> {
+    let n = matrix.len() / d.max(1);
+    let parts = par::map_rows(plan, n, d, |rows| {
+        let mut acc = Scan::new(w);
+        let mut res = Ok(());
+        simd::scan(&matrix[rows.start * d..rows.end * d], d, q, |r0, s| {
+            if res.is_ok() {
+                res = acc.push(w, rows.start + r0, s);
+            }
+        });
+        res.map(|_| acc)
+    });
+    Scan::merge(w, parts)
+}
+
+/// A batch of queries against every row; the matrix is read once per chunk.
+pub fn scan_queries(matrix: &[f32], d: usize, queries: &[f32], w: Want, plan: Plan) -> Result<Vec<Scan>> {
+    let n = matrix.len() / d.max(1);
+    let nq = queries.len() / d.max(1);
+    let parts = par::map_rows(plan, n, d, |rows| {
+        let mut acc = vec![Scan::new(w); nq];
+        let mut res = Ok(());
+        simd::scan_batch(&matrix[rows.start * d..rows.end * d], d, queries, |j, r0, s| {
+            if res.is_ok() {
+                res = acc[j].push(w, rows.start + r0, s);
+            }
+        });
+        res.map(|_| acc)
+    });
+    let parts: Vec<Vec<Scan>> = parts.into_iter().collect::<Result<_>>()?;
+    let mut per_query: Vec<Vec<Result<Scan>>> = (0..nq).map(|_| Vec::with_capacity(parts.len())).collect();
+    for part in parts {
+        for (j, s) in part.into_iter().enumerate() {
+            per_query[j].push(Ok(s));
+        }
+    }
+    per_query.into_iter().map(|p| Scan::merge(w, p)).collect()
+}
+
 /// SAGE's novelty of one query over all n rows; empty -> +inf.
 pub fn sage(matrix: &[f32], d: usize, q: &[f32], kappa: f64) -> Result<f64> {
+    sage_with(matrix, d, q, kappa, Plan::Auto)
+}
+
+pub fn sage_with(matrix: &[f32], d: usize, q: &[f32], kappa: f64, plan: Plan) -> Result<f64> {
     check_kappa(kappa)?;
-    let mut lse = StreamLse::new(kappa);
-    let mut err = Ok(());
-    simd::scan(matrix, d, q, |r0, s| {
-        if err.is_ok() {
-            err = nonfinite(s, r0);
-        }
-        lse.push_block(s);
-    });
-    err?;
-    Ok(sage_from_lse(lse.value(), lse.n, kappa))
+    let w = Want { k: None, kappa: Some(kappa), check: true };
+    let lse = scan_query(matrix, d, q, w, plan)?.lse.expect("lse wanted");
+    Ok(sage_from_lse(lse.value(), lse.rows(), kappa))
 }
 
 /// Result of a top-k scan: novelty, the k best (cosine, row) pairs.
@@ -159,80 +325,119 @@ impl KnnScore {
 
 /// The k nearest rows of one query.
 pub fn topk(matrix: &[f32], d: usize, q: &[f32], k: usize) -> Result<TopK> {
+    topk_with(matrix, d, q, k, Plan::Auto)
+}
+
+pub fn topk_with(matrix: &[f32], d: usize, q: &[f32], k: usize, plan: Plan) -> Result<TopK> {
     check_k(k)?;
-    let mut top = TopK::new(k);
-    let mut err = Ok(());
-    simd::scan(matrix, d, q, |r0, s| {
-        if err.is_ok() {
-            err = nonfinite(s, r0);
-        }
-        top.push_block(r0, s);
-    });
-    err?;
-    Ok(top)
+    let w = Want { k: Some(k), kappa: None, check: true };
+    Ok(scan_query(matrix, d, q, w, plan)?.top.expect("top-k wanted"))
 }
 
 /// memsieve's novelty over the k nearest rows; empty -> +inf.
 pub fn knn(matrix: &[f32], d: usize, q: &[f32], kappa: f64, k: usize) -> Result<KnnScore> {
+    knn_with(matrix, d, q, kappa, k, Plan::Auto)
+}
+
+pub fn knn_with(matrix: &[f32], d: usize, q: &[f32], kappa: f64, k: usize, plan: Plan) -> Result<KnnScore> {
     check_kappa(kappa)?;
-    let top = topk(matrix, d, q, k)?;
+    let top = topk_with(matrix, d, q, k, plan)?;
     Ok(KnnScore { novelty: knn_from_sims(&top.sims, kappa), top })
+}
+
+fn maxcos_of(top: TopK) -> KnnScore {
+    let novelty = top.sims.first().map_or(f64::INFINITY, |&s| 1.0 - s as f64);
+    KnnScore { novelty, top }
 }
 
 /// 1 - max cosine; empty -> +inf.
 pub fn maxcos(matrix: &[f32], d: usize, q: &[f32]) -> Result<KnnScore> {
-    let top = topk(matrix, d, q, 1)?;
-    let novelty = top.sims.first().map_or(f64::INFINITY, |&s| 1.0 - s as f64);
-    Ok(KnnScore { novelty, top })
+    Ok(maxcos_of(topk(matrix, d, q, 1)?))
 }
 
 /// Top-k lists of a batch of queries, each block of rows read once per query block.
 pub fn topk_batch(matrix: &[f32], d: usize, queries: &[f32], k: usize) -> Result<Vec<TopK>> {
+    topk_batch_with(matrix, d, queries, k, Plan::Auto)
+}
+
+pub fn topk_batch_with(matrix: &[f32], d: usize, queries: &[f32], k: usize, plan: Plan) -> Result<Vec<TopK>> {
     check_k(k)?;
-    let nq = queries.len() / d.max(1);
-    let mut tops = vec![TopK::new(k); nq];
-    let mut err = Ok(());
-    simd::scan_batch(matrix, d, queries, |j, r0, s| {
-        if err.is_ok() {
-            err = nonfinite(s, r0);
-        }
-        tops[j].push_block(r0, s);
-    });
-    err?;
-    Ok(tops)
+    let w = Want { k: Some(k), kappa: None, check: true };
+    Ok(scan_queries(matrix, d, queries, w, plan)?.into_iter().map(|s| s.top.expect("top-k wanted")).collect())
 }
 
 pub fn knn_batch(matrix: &[f32], d: usize, queries: &[f32], kappa: f64, k: usize) -> Result<Vec<KnnScore>> {
+    knn_batch_with(matrix, d, queries, kappa, k, Plan::Auto)
+}
+
+pub fn knn_batch_with(matrix: &[f32], d: usize, queries: &[f32], kappa: f64, k: usize, plan: Plan) -> Result<Vec<KnnScore>> {
     check_kappa(kappa)?;
-    Ok(topk_batch(matrix, d, queries, k)?
+    Ok(topk_batch_with(matrix, d, queries, k, plan)?
         .into_iter()
         .map(|top| KnnScore { novelty: knn_from_sims(&top.sims, kappa), top })
         .collect())
 }
 
 pub fn maxcos_batch(matrix: &[f32], d: usize, queries: &[f32]) -> Result<Vec<KnnScore>> {
-    Ok(topk_batch(matrix, d, queries, 1)?
+    Ok(topk_batch(matrix, d, queries, 1)?.into_iter().map(maxcos_of).collect())
+}
+
+pub fn sage_batch(matrix: &[f32], d: usize, queries: &[f32], kappa: f64) -> Result<Vec<f64>> {
+    sage_batch_with(matrix, d, queries, kappa, Plan::Auto)
+}
+
+pub fn sage_batch_with(matrix: &[f32], d: usize, queries: &[f32], kappa: f64, plan: Plan) -> Result<Vec<f64>> {
+    check_kappa(kappa)?;
+    let w = Want { k: None, kappa: Some(kappa), check: true };
+    Ok(scan_queries(matrix, d, queries, w, plan)?
         .into_iter()
-        .map(|top| {
-            let novelty = top.sims.first().map_or(f64::INFINITY, |&s| 1.0 - s as f64);
-            KnnScore { novelty, top }
+        .map(|s| {
+            let l = s.lse.expect("lse wanted");
+            sage_from_lse(l.value(), l.rows(), kappa)
         })
         .collect())
 }
 
-pub fn sage_batch(matrix: &[f32], d: usize, queries: &[f32], kappa: f64) -> Result<Vec<f64>> {
-    check_kappa(kappa)?;
-    let nq = queries.len() / d.max(1);
-    let mut lses = vec![StreamLse::new(kappa); nq];
-    let mut err = Ok(());
-    simd::scan_batch(matrix, d, queries, |j, r0, s| {
-        if err.is_ok() {
-            err = nonfinite(s, r0);
-        }
-        lses[j].push_block(s);
+/// `out[i] = rows[i] . q` for every row (the chunks of a large matrix in parallel).
+pub fn similarities(matrix: &[f32], d: usize, q: &[f32], plan: Plan) -> Vec<f32> {
+    let n = matrix.len() / d.max(1);
+    let parts = par::map_rows(plan, n, d, |rows| {
+        let mut out = vec![0f32; rows.len()];
+        simd::scan(&matrix[rows.start * d..rows.end * d], d, q, |r0, s| out[r0..r0 + s.len()].copy_from_slice(s));
+        out
     });
-    err?;
-    Ok(lses.iter().map(|l| sage_from_lse(l.value(), l.n, kappa)).collect())
+    if parts.len() == 1 {
+        return parts.into_iter().next().expect("one part");
+    }
+    parts.concat()
+}
+
+/// `out[j * n + i] = rows[i] . queries[j]`, row-major (b, n).
+pub fn similarities_batch(matrix: &[f32], d: usize, queries: &[f32], plan: Plan) -> Vec<f32> {
+    let n = matrix.len() / d.max(1);
+    let nq = queries.len() / d.max(1);
+    let parts = par::map_rows(plan, n, d, |rows| {
+        let len = rows.len();
+        let mut out = vec![0f32; nq * len];
+        simd::scan_batch(&matrix[rows.start * d..rows.end * d], d, queries, |j, r0, s| {
+            out[j * len + r0..j * len + r0 + s.len()].copy_from_slice(s)
+        });
+        (rows, out)
+    });
+    let mut out = vec![0f32; nq * n];
+    for (rows, part) in parts {
+        let len = rows.len();
+        for j in 0..nq {
+            out[j * n + rows.start..j * n + rows.end].copy_from_slice(&part[j * len..(j + 1) * len]);
+        }
+    }
+    out
+}
+
+/// The read-only pass over the same chunks (the parallel bandwidth floor).
+pub fn read_floor(matrix: &[f32], d: usize, plan: Plan) -> f64 {
+    let n = matrix.len() / d.max(1);
+    par::map_rows(plan, n, d, |rows| simd::sum(&matrix[rows.start * d..rows.end * d])).into_iter().sum()
 }
 
 #[cfg(test)]
@@ -313,5 +518,94 @@ mod tests {
         bad[17] = f32::NAN;
         assert!(matches!(knn(&bad, 8, &q, 1.0, 3), Err(CoreError::InvalidVector(_))));
         assert!(matches!(sage(&bad, 8, &q, 1.0), Err(CoreError::InvalidVector(_))));
+    }
+
+    /// Rows above the parallel threshold, with exact duplicates of row 3 placed
+    /// in later chunks so that ties straddle chunk boundaries.
+    fn big(d: usize) -> Vec<f32> {
+        let n = par::PAR_MIN_ELEMENTS / d + 3 * par::chunk_rows(d) + 77;
+        let mut m = unit_rows(n, d, 21);
+        let dup = m[3 * d..4 * d].to_vec();
+        for r in [par::chunk_rows(d) - 1, par::chunk_rows(d), 2 * par::chunk_rows(d) + 5, n - 1] {
+            m[r * d..(r + 1) * d].copy_from_slice(&dup);
+        }
+        m
+    }
+
+    fn close(a: f64, b: f64) -> bool {
+        a == b || (a - b).abs() <= 1e-12 * a.abs().max(b.abs())
+    }
+
+    #[test]
+    fn chunked_scans_equal_serial_ones() {
+        let d = 37;
+        let m = big(d);
+        let n = m.len() / d;
+        assert!(n * d >= par::PAR_MIN_ELEMENTS && par::row_chunks(n, d).len() >= 4);
+        let mut qs = m[3 * d..4 * d].to_vec();
+        qs.extend(unit_rows(10, d, 22));
+        for plan in [Plan::Chunked, Plan::Auto] {
+            for q in qs.chunks(d) {
+                let (a, b) = (knn_with(&m, d, q, 20.0, 10, Plan::Serial).unwrap(), knn_with(&m, d, q, 20.0, 10, plan).unwrap());
+                assert_eq!(a.top.rows, b.top.rows);
+                assert_eq!(a.top.sims, b.top.sims);
+                assert!(close(a.novelty, b.novelty), "{} {}", a.novelty, b.novelty);
+                let (a, b) = (sage_with(&m, d, q, 50.0, Plan::Serial).unwrap(), sage_with(&m, d, q, 50.0, plan).unwrap());
+                assert!(close(a, b), "{a} {b}");
+                assert_eq!(similarities(&m, d, q, Plan::Serial), similarities(&m, d, q, plan));
+            }
+            let (a, b) = (knn_batch_with(&m, d, &qs, 20.0, 7, Plan::Serial).unwrap(), knn_batch_with(&m, d, &qs, 20.0, 7, plan).unwrap());
+            for (x, y) in a.iter().zip(&b) {
+                assert_eq!(x.top.rows, y.top.rows);
+                assert!(close(x.novelty, y.novelty));
+            }
+            let (a, b) = (sage_batch_with(&m, d, &qs, 50.0, Plan::Serial).unwrap(), sage_batch_with(&m, d, &qs, 50.0, plan).unwrap());
+            assert!(a.iter().zip(&b).all(|(x, y)| close(*x, *y)), "{a:?} {b:?}");
+            assert_eq!(similarities_batch(&m, d, &qs, Plan::Serial), similarities_batch(&m, d, &qs, plan));
+            // The read floor sums in f32 lanes, so chunking only moves its rounding.
+            assert!((read_floor(&m, d, Plan::Serial) - read_floor(&m, d, plan)).abs() < 1e-2);
+        }
+        // The duplicates of row 3 tie at the top and come out in row order.
+        let top = topk_with(&m, d, &qs[..d], 5, Plan::Chunked).unwrap();
+        let c = par::chunk_rows(d);
+        assert_eq!(top.rows, vec![3, c - 1, c, 2 * c + 5, n - 1]);
+    }
+
+    #[test]
+    fn chunked_scans_are_deterministic_and_report_the_first_bad_row() {
+        let d = 37;
+        let mut m = big(d);
+        let q = unit_rows(1, d, 23);
+        let a = sage_with(&m, d, &q, 50.0, Plan::Chunked).unwrap();
+        for _ in 0..5 {
+            assert_eq!(a.to_bits(), sage_with(&m, d, &q, 50.0, Plan::Chunked).unwrap().to_bits());
+        }
+        let c = par::chunk_rows(d);
+        m[(3 * c + 2) * d] = f32::INFINITY;
+        m[(c + 9) * d + 4] = f32::NAN;
+        for plan in [Plan::Serial, Plan::Chunked] {
+            let msg = match knn_with(&m, d, &q, 20.0, 3, plan) {
+                Err(CoreError::InvalidVector(msg)) => msg,
+                other => panic!("{other:?}"),
+            };
+            assert!(msg.contains(&format!("matrix row {} ", c + 9)), "{msg}");
+            assert!(matches!(sage_batch_with(&m, d, &q, 5.0, plan), Err(CoreError::InvalidVector(_))));
+        }
+    }
+
+    #[test]
+    fn lse_skips_only_what_cannot_count() {
+        // Far-below rows are skipped, yet the sum matches a float64 reference.
+        let (n, d) = (5000, 16);
+        let m = unit_rows(n, d, 24);
+        let q = m[..d].to_vec();
+        for kappa in [1.0, 50.0, 2000.0] {
+            let s = sims64(&m, d, &q);
+            let mx = s.iter().cloned().fold(f64::MIN, f64::max) * kappa;
+            let lse = mx + s.iter().map(|x| (kappa * x - mx).exp()).sum::<f64>().ln();
+            let want = 1.0 - ((lse - (n as f64).ln()) / kappa).clamp(-1.0, 1.0);
+            let got = sage(&m, d, &q, kappa).unwrap();
+            assert!((got - want).abs() < 1e-5 * want.abs().max(1e-3), "kappa {kappa}: {got} {want}");
+        }
     }
 }

@@ -167,14 +167,11 @@ impl ScopeState {
         self.check_query(q)?;
         novelty::check_kappa(kappa)?;
         novelty::check_k(k)?;
-        let mut lse = novelty::StreamLse::new(kappa);
-        let mut top = TopK::new(k);
-        crate::simd::scan(&self.data, self.dim, q, |r0, s| {
-            lse.push_block(s);
-            top.push_block(r0, s);
-        });
         // Rows were validated on insertion, so every similarity is finite.
-        Ok(KnnScore { novelty: novelty::sage_from_lse(lse.value(), self.len(), kappa), top })
+        let w = novelty::Want { k: Some(k), kappa: Some(kappa), check: false };
+        let s = novelty::scan_query(&self.data, self.dim, q, w, novelty::Plan::Auto)?;
+        let lse = s.lse.expect("lse wanted");
+        Ok(KnnScore { novelty: novelty::sage_from_lse(lse.value(), self.len(), kappa), top: s.top.expect("top-k wanted") })
     }
 
     pub fn nearest(&self, q: &[f32], k: usize) -> Result<TopK> {

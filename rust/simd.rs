@@ -347,6 +347,39 @@ pub fn sum(a: &[f32]) -> f64 {
     }
 }
 
+/// Largest element (-inf for an empty slice; NaN elements are ignored).
+/// Eight lanes let LLVM keep the fold in vector registers.
+#[inline]
+pub fn max(a: &[f32]) -> f32 {
+    let mut acc = [f32::NEG_INFINITY; 8];
+    let mut c = a.chunks_exact(8);
+    for x in &mut c {
+        for l in 0..8 {
+            acc[l] = if x[l] > acc[l] { x[l] } else { acc[l] };
+        }
+    }
+    let mut m = c.remainder().iter().fold(f32::NEG_INFINITY, |m, &x| if x > m { x } else { m });
+    for v in acc {
+        m = if v > m { v } else { m };
+    }
+    m
+}
+
+/// Whether every element is finite: `x - x` is 0 for finite x and NaN for
+/// NaN or inf, so one vectorized sum answers for the whole slice.
+#[inline]
+pub fn all_finite(a: &[f32]) -> bool {
+    let mut acc = [0f32; 8];
+    let mut c = a.chunks_exact(8);
+    for x in &mut c {
+        for l in 0..8 {
+            acc[l] += x[l] - x[l];
+        }
+    }
+    let tail = c.remainder().iter().fold(0f32, |s, &x| s + (x - x));
+    (acc.iter().sum::<f32>() + tail) == 0.0
+}
+
 /// Visit the similarities of `q` with every row, one stack block at a time:
 /// `f(first_row, sims)`.
 pub fn scan<F: FnMut(usize, &[f32])>(matrix: &[f32], d: usize, q: &[f32], mut f: F) {

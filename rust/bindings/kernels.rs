@@ -6,7 +6,7 @@ use pyo3::prelude::*;
 
 use super::validate::{core, count, dims, finite_rows, non_empty, queries_against, query_against, slice, vector};
 use crate::error::CoreError;
-use crate::{kappa, novelty, projection, route as routing, simd, threshold, vmf};
+use crate::{kappa, novelty, projection, route as routing, threshold, vmf};
 
 type F32Array<'py> = Bound<'py, PyArray1<f32>>;
 type Batch<'py> = (Bound<'py, PyArray1<f32>>, Bound<'py, PyArray1<i64>>, Bound<'py, PyArray1<f32>>);
@@ -19,15 +19,11 @@ fn seed_u64(seed: i128) -> u64 {
 #[pyfunction]
 fn similarities<'py>(py: Python<'py>, matrix: &Bound<'py, PyAny>, query: &Bound<'py, PyAny>) -> PyResult<F32Array<'py>> {
     let m = super::validate::matrix(matrix, "matrix")?;
-    let (n, d) = dims(py, &m, "matrix")?;
+    let (_, d) = dims(py, &m, "matrix")?;
     let q = vector(query, "query")?;
     let (ms, qs) = (slice(py, &m)?, slice(py, &q)?);
     query_against(py, qs, d, "query")?;
-    let out = py.detach(|| {
-        let mut out = vec![0f32; n];
-        simd::scan(ms, d, qs, |r0, s| out[r0..r0 + s.len()].copy_from_slice(s));
-        out
-    });
+    let out = py.detach(|| novelty::similarities(ms, d, qs, novelty::Plan::Auto));
     Ok(PyArray1::from_vec(py, out))
 }
 
@@ -39,11 +35,7 @@ fn similarities_batch<'py>(py: Python<'py>, matrix: &Bound<'py, PyAny>, queries:
     let (b, qd) = (q.shape()[0], q.shape()[1]);
     let (ms, qs) = (slice(py, &m)?, slice(py, &q)?);
     queries_against(py, qs, b, qd, d)?;
-    let out = py.detach(|| {
-        let mut out = vec![0f32; b * n];
-        simd::scan_batch(ms, d, qs, |j, r0, s| out[j * n + r0..j * n + r0 + s.len()].copy_from_slice(s));
-        out
-    });
+    let out = py.detach(|| novelty::similarities_batch(ms, d, qs, novelty::Plan::Auto));
     let arr = Array2::from_shape_vec((b, n), out).map_err(|e| super::to_py(py, CoreError::Shape(e.to_string())))?;
     Ok(arr.into_pyarray(py))
 }
@@ -225,10 +217,18 @@ fn sage_density(py: Python<'_>, matrix: &Bound<'_, PyAny>, n_components: i64) ->
 }
 
 #[pyfunction]
-fn _read_floor(py: Python<'_>, matrix: &Bound<'_, PyAny>) -> PyResult<f64> {
+#[pyo3(signature = (matrix, *, parallel=false))]
+fn _read_floor(py: Python<'_>, matrix: &Bound<'_, PyAny>, parallel: bool) -> PyResult<f64> {
     let m = super::validate::matrix(matrix, "matrix")?;
+    let (_, d) = dims(py, &m, "matrix")?;
     let ms = slice(py, &m)?;
-    Ok(py.detach(|| simd::sum(ms)))
+    let plan = if parallel { novelty::Plan::Chunked } else { novelty::Plan::Serial };
+    Ok(py.detach(|| novelty::read_floor(ms, d, plan)))
+}
+
+#[pyfunction]
+fn _parallel_config() -> (usize, usize) {
+    (crate::par::threads(), crate::par::PAR_MIN_ELEMENTS)
 }
 
 pub(crate) fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
@@ -250,5 +250,6 @@ pub(crate) fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(sage_ema, m)?)?;
     m.add_function(wrap_pyfunction!(sage_density, m)?)?;
     m.add_function(wrap_pyfunction!(_read_floor, m)?)?;
+    m.add_function(wrap_pyfunction!(_parallel_config, m)?)?;
     Ok(())
 }

@@ -1,11 +1,13 @@
 //! Criterion benchmarks of the pure-Rust kernels (no Python involved).
 //! Run with `cargo bench`; `MEMSIEVE_PORTABLE=1 cargo bench` measures the
-//! portable path that the AVX2+FMA dispatch replaces.
+//! portable path that the AVX2+FMA dispatch replaces. The `_par` rows force the
+//! chunked path on every thread (`MEMSIEVE_THREADS` sets how many).
 
 use std::hint::black_box;
 
 use criterion::{criterion_group, criterion_main, BenchmarkId, Criterion, Throughput};
-use memsieve_core::{novelty, rng::Rng, scope, simd, threshold};
+use memsieve_core::novelty::{self, Plan};
+use memsieve_core::{rng::Rng, scope, simd, threshold};
 
 const D: usize = 384;
 
@@ -36,11 +38,20 @@ fn scoring(c: &mut Criterion) {
         let q = unit_rows(1, D, 4);
         g.throughput(Throughput::Bytes((n * D * 4) as u64));
         g.bench_with_input(BenchmarkId::new("read", n), &n, |b, _| b.iter(|| simd::sum(black_box(&m))));
+        g.bench_with_input(BenchmarkId::new("read_par", n), &n, |b, _| {
+            b.iter(|| novelty::read_floor(black_box(&m), D, Plan::Chunked))
+        });
         g.bench_with_input(BenchmarkId::new("knn_k10", n), &n, |b, _| {
-            b.iter(|| novelty::knn(black_box(&m), D, black_box(&q), 20.0, 10).map(|r| r.novelty))
+            b.iter(|| novelty::knn_with(black_box(&m), D, black_box(&q), 20.0, 10, Plan::Serial).map(|r| r.novelty))
+        });
+        g.bench_with_input(BenchmarkId::new("knn_k10_par", n), &n, |b, _| {
+            b.iter(|| novelty::knn_with(black_box(&m), D, black_box(&q), 20.0, 10, Plan::Chunked).map(|r| r.novelty))
         });
         g.bench_with_input(BenchmarkId::new("sage", n), &n, |b, _| {
-            b.iter(|| novelty::sage(black_box(&m), D, black_box(&q), 50.0))
+            b.iter(|| novelty::sage_with(black_box(&m), D, black_box(&q), 50.0, Plan::Serial))
+        });
+        g.bench_with_input(BenchmarkId::new("sage_par", n), &n, |b, _| {
+            b.iter(|| novelty::sage_with(black_box(&m), D, black_box(&q), 50.0, Plan::Chunked))
         });
         let qs = unit_rows(64, D, 5);
         g.bench_with_input(BenchmarkId::new("knn_batch64", n), &n, |b, _| {

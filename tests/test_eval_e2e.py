@@ -59,8 +59,12 @@ def test_cli_entry_runs_one_stream(tmp_path, capsys):
 
 def test_llm_arm_counts_its_calls_and_tokens(tmp_path, llama_server):
     """The LLM arm against the real llama.cpp server: a band wide enough that
-    every candidate after the first goes to the LLM, so calls must be counted."""
-    data = write_synthetic(tmp_path, [synthetic_sample("conv-z")])
+    the candidate after the first goes to the LLM, so a call must be counted."""
+    sample = synthetic_sample("conv-z")
+    # Two turns only: the second is the one candidate the LLM must see (keeps the test fast).
+    sample["conversation"]["session_1"] = sample["conversation"]["session_1"][:2]
+    sample["conversation"]["session_2"] = []
+    data = write_synthetic(tmp_path, [sample])
     out = tmp_path / "llm"
     summary = run_locomo(EvalOptions(data=str(data), out=str(out), streams=("turns",), arms=("add-all",),
                                      ks=(1,), sweep="none", jobs=1, progress=False,

@@ -17,13 +17,15 @@ use crate::simd::ROW_BLOCK;
 
 /// Matrix elements (rows x d) from which a scan is split across threads.
 ///
-/// Measured on the 2-vCPU Sapphire Rapids VM of benches/RESULTS.md (d = 384,
-/// k = 10 top-k scan, serial against 2 threads, criterion-style medians): the
-/// parallel scan ties the serial one at about 1.5k rows (0.6 M elements, 2.2 MiB,
-/// where the wake-up of a second thread costs as much as the half scan it saves)
-/// and wins from 3k rows on (serial 64 us, parallel 50 us at 3k; 2.1 ms against
-/// 1.1 ms at 50k). The threshold sits at 4k rows of d = 384 to stay clear of
-/// the tie on a loaded machine.
+/// Measured 2026-12-01 on the 2-vCPU VM of benches/RESULTS.md, idle (load 0.1),
+/// d = 384, median of 5 round-robin rounds, serial against 2 threads (k = 10
+/// top-k / SAGE log-sum-exp): 1k rows 51/43 us and 78/58 us, 1.5k rows 81/76 us
+/// (about a tie: waking the second thread costs what half the scan saves), 2k
+/// rows 154/97 us, 3k rows 252/190 us, 10k rows 1.89/0.73 ms, 50k rows
+/// 11.6/6.9 ms. With the other vCPU busy (load 4.5) the split never paid (50k
+/// rows 36/45 ms), so `MEMSIEVE_THREADS=1` suits a loaded host. The threshold
+/// sits at 4k rows of d = 384, twice the measured crossover, so that the
+/// split is not taken where a little load would turn the gain into a loss.
 pub const PAR_MIN_ELEMENTS: usize = 4096 * 384;
 
 /// Elements per chunk (about 1 MiB of float32), rounded down to whole row blocks

@@ -103,11 +103,15 @@ def score_rows(rng: np.random.Generator, n: int) -> list[dict]:
     budget = 3.0 if n <= 100_000 else 20.0
     single = interleaved_medians(
         {
+            # numpy runs last in each round: OpenBLAS's worker threads spin on
+            # the other core for a while after a matmul, and would slow whichever
+            # parallel scan came right after it (measured: knn at 1M, 155 ms
+            # right after a matmul against 110 ms otherwise).
             "read": lambda: _core._read_floor(m),
             "read_par": lambda: _core._read_floor(m, parallel=True),
-            "numpy_score": lambda: numpy_score(m, q),
             "memsieve_score": lambda: _core.novelty_knn(m, q, KAPPA_KNN, K),
             "sage_score": lambda: _core.novelty_sage(m, q, KAPPA_SAGE),
+            "numpy_score": lambda: numpy_score(m, q),
         },
         budget=budget,
     )

@@ -365,7 +365,7 @@ pub fn max(a: &[f32]) -> f32 {
     m
 }
 
-/// Whether every element is finite: `x - x` is 0 for finite x and NaN for
+/// Whether every element is finite: `0 * x` is 0 for finite x and NaN for
 /// NaN or inf, so one vectorized sum answers for the whole slice.
 #[inline]
 pub fn all_finite(a: &[f32]) -> bool {
@@ -373,10 +373,10 @@ pub fn all_finite(a: &[f32]) -> bool {
     let mut c = a.chunks_exact(8);
     for x in &mut c {
         for l in 0..8 {
-            acc[l] += x[l] - x[l];
+            acc[l] += x[l] * 0.0;
         }
     }
-    let tail = c.remainder().iter().fold(0f32, |s, &x| s + (x - x));
+    let tail = c.remainder().iter().fold(0f32, |s, &x| s + x * 0.0);
     (acc.iter().sum::<f32>() + tail) == 0.0
 }
 

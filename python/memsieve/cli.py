@@ -215,14 +215,17 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
-def main(argv: list[str] | None = None) -> int:
-    parser = build_parser()
-    ns = parser.parse_args(argv)
+def run(ns: argparse.Namespace) -> int:
+    """Run a parsed command; a MemsieveError becomes its message on stderr and exit code 2."""
     try:
         return int(ns.func(ns) or 0)
     except MemsieveError as exc:
         print(f"memsieve: error: {exc}", file=sys.stderr)
         return 2
+
+
+def main(argv: list[str] | None = None) -> int:
+    return run(build_parser().parse_args(argv))
 
 
 if __name__ == "__main__":

@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 import sys
 
-from memsieve.errors import MemsieveError
+from memsieve.cli import run
 from memsieve.eval.runner import add_eval_arguments
 
 
@@ -17,12 +17,7 @@ def main(argv: list[str] | None = None) -> int:
     args = list(sys.argv[1:] if argv is None else argv)
     if args[:1] != ["eval"]:
         args = ["eval", *args]
-    ns = parser.parse_args(args)
-    try:
-        return int(ns.func(ns) or 0)
-    except MemsieveError as exc:
-        print(f"memsieve: error: {exc}", file=sys.stderr)
-        return 2
+    return run(parser.parse_args(args))
 
 
 if __name__ == "__main__":

@@ -314,21 +314,6 @@ class PostgresStore(SqlRecords):
                        ([int(s) for s in seqs],))
         return {int(r[0]): memory_item(r[1:]) for r in rows}
 
-    def get(self, memory_id: str) -> MemoryItem:
-        row = self._q(f"SELECT {MEMORY_COLUMNS} FROM memories m WHERE m.id = %s", (memory_id,)).fetchone()
-        if row is None:
-            raise NotFoundError(f"no memory with id {memory_id!r}; list ids with get_all()")
-        return memory_item(row)
-
-    def get_all(self, scope: Scope, *, include_inactive: bool, limit: int | None) -> list[MemoryItem]:
-        sql = f"SELECT {MEMORY_COLUMNS} FROM memories m WHERE m.scope_key = %s"
-        if not include_inactive:
-            sql += " AND m.is_active"
-        sql += " ORDER BY m.seq"
-        if limit is not None:
-            sql += f" LIMIT {int(limit)}"
-        return [memory_item(r) for r in self._q(sql, (scope.key,))]
-
     def candidates(self, scope: Scope, *, as_of: str | None) -> tuple[np.ndarray, np.ndarray, list[dict[str, Any]]]:
         """seqs, embeddings and metadata of the memories visible at ``as_of`` (or active now)."""
         if as_of is None:

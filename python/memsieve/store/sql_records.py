@@ -13,9 +13,9 @@ from collections.abc import Sequence
 from typing import Any
 
 from memsieve.errors import NotFoundError
-from memsieve.records import HistoryEntry, Rejection
+from memsieve.records import HistoryEntry, MemoryItem, Rejection
 from memsieve.scope import Scope
-from memsieve.store.base import REJECTION_COLUMNS, nan_to_none, rejection_record
+from memsieve.store.base import MEMORY_COLUMNS, REJECTION_COLUMNS, memory_item, nan_to_none, rejection_record
 
 
 class SqlRecords:
@@ -23,6 +23,23 @@ class SqlRecords:
 
     def _q(self, sql: str, params: Sequence[Any] = (), *, binary: bool = False) -> Any:  # pragma: no cover
         raise NotImplementedError
+
+    # ---- memories as records --------------------------------------------------
+
+    def get(self, memory_id: str) -> MemoryItem:
+        row = self._q(f"SELECT {MEMORY_COLUMNS} FROM memories m WHERE m.id = %s", (memory_id,)).fetchone()
+        if row is None:
+            raise NotFoundError(f"no memory with id {memory_id!r}; list ids with get_all()")
+        return memory_item(row)
+
+    def get_all(self, scope: Scope, *, include_inactive: bool, limit: int | None) -> list[MemoryItem]:
+        sql = f"SELECT {MEMORY_COLUMNS} FROM memories m WHERE m.scope_key = %s"
+        if not include_inactive:
+            sql += " AND m.is_active"
+        sql += " ORDER BY m.seq"
+        if limit is not None:
+            sql += f" LIMIT {int(limit)}"
+        return [memory_item(r) for r in self._q(sql, (scope.key,))]
 
     # ---- history -------------------------------------------------------------
 

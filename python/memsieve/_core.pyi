@@ -198,9 +198,12 @@ def sage_density(matrix: F32, *, n_components: int = 16) -> float:
 class ThresholdState:
     """memsieve's per-scope threshold state: O(1) update per add and per delete.
 
-    Tracks the nearest-neighbour cosine of each added memory (sum and count, with
-    a prior of weight ``prior_weight`` at ``prior_nn_cos``), from which
-    ``mean_nn_cos``, ``kappa`` and ``tau`` follow."""
+    Tracks a similarity per recorded item (sum and count, with a prior of weight
+    ``prior_weight`` at ``prior_nn_cos``), from which ``mean_nn_cos``, ``kappa``
+    and ``tau`` follow. The values are cosine-like, in [-1, 1]. memsieve's gate
+    (python/memsieve/gate.py) records ``1 - novelty`` for every candidate it
+    scores and removes a memory's value when the memory is deleted, so
+    ``1 - mean_nn_cos`` is the scope's mean candidate novelty (docs/GATE.md)."""
 
     def __new__(
         cls,

@@ -380,9 +380,19 @@ class Memory:
             "tau": gate.current_tau() if gate else None,
             "delta": self.gate_config.delta,
             "kappa": gate.current_kappa() if gate else None,
+            "embedder": self._embedder_info(),
             "llm": llm.usage_dict() if llm is not None and hasattr(llm, "usage_dict") else
             {"calls": 0, "prompt_tokens": 0, "completion_tokens": 0, "faults": 0},
         }
+
+    def _embedder_info(self) -> dict[str, Any] | None:
+        """Name, width and the ONNX provider that actually ran (None until the embedder is loaded)."""
+        emb = self._embedder
+        if emb is None:
+            return None
+        inner = getattr(emb, "inner", emb)
+        provider = getattr(inner, "_provider", None) or None  # reading .provider would load the model
+        return {"name": getattr(emb, "name", type(emb).__name__), "dim": int(emb.dim), "provider": provider}
 
     def _scope_dim(self, scope: Scope) -> int | None:
         row = self.store.read_scope(scope)

@@ -71,7 +71,7 @@ class Memory:
         self._llm_config = llm
         self._llm: Any = None
         self._index_min_size = index_min_size
-        self._searcher = Searcher(self, index_min_size=index_min_size)
+        self._searcher = Searcher(self)
 
     # ---- parts loaded lazily -------------------------------------------------
 

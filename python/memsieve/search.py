@@ -28,13 +28,12 @@ class Searcher:
     """Runs searches for a Memory, and keeps per-scope indexes persisted.
 
     Args:
-        memory: the owning Memory.
-        index_min_size: scopes at least this large search through hnswlib.
+        memory: the owning Memory (its gates decide between the exact scan and
+            a scope's hnswlib index).
     """
 
-    def __init__(self, memory: "Memory", *, index_min_size: int) -> None:
+    def __init__(self, memory: "Memory") -> None:
         self.memory = memory
-        self.index_min_size = index_min_size
 
     def close(self) -> None:
         for gate in list(self.memory._gates.values()):
@@ -45,16 +44,16 @@ class Searcher:
         """Search one scope; ``vector`` is the query's (d,) float32 embedding if already known."""
         if mode not in _MODES:
             raise ConfigError(f"unknown search mode {mode!r}; use one of {', '.join(_MODES)} (or 'auto' with a router)")
-        if mode != "keyword" and vector is None:
-            vector = self.memory.embed([query])[0]
         if mode == "keyword":
             hits = self._keyword(scope, query, vector, limit, filters, as_of)
-        elif mode == "dense":
-            hits = self._dense(scope, vector, limit, filters, as_of)
         else:
-            wide = max(3 * limit, 30)
-            hits = _fuse([self._dense(scope, vector, wide, filters, as_of),
-                          self._keyword(scope, query, vector, wide, filters, as_of)], limit)
+            q = self.memory.embed([query])[0] if vector is None else vector
+            if mode == "dense":
+                hits = self._dense(scope, q, limit, filters, as_of)
+            else:
+                wide = max(3 * limit, 30)
+                hits = _fuse([self._dense(scope, q, wide, filters, as_of),
+                              self._keyword(scope, query, q, wide, filters, as_of)], limit)
         items = self.memory.store.items_for_seqs([s for s, _ in hits])
         return [
             SearchResult(id=it.id, text=it.text, score=float(score), source=it.source, sources=it.sources,

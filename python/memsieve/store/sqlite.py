@@ -89,8 +89,9 @@ class SQLiteStore(SqlRecords):
             finally:
                 self._in_tx = False
 
-    def _q(self, sql: str, params: Sequence[Any] = ()) -> sqlite3.Cursor:
-        # The shared SQL (sql_records.py) uses psycopg's %s; no statement holds a literal '%'.
+    def _q(self, sql: str, params: Sequence[Any] = (), *, binary: bool = False) -> sqlite3.Cursor:
+        # The shared SQL (sql_records.py) uses psycopg's %s; no statement holds a
+        # literal '%'. ``binary`` is psycopg's wire format, meaningless here.
         with self.lock:
             return self._conn.execute(sql.replace("%s", "?"), params)
 

@@ -1,10 +1,10 @@
 //! Stateless kernels: similarities, concentration, novelty, projection, SAGE's threshold, routing.
 
 use numpy::ndarray::Array2;
-use numpy::{IntoPyArray, PyArray1, PyArray2, PyUntypedArrayMethods};
+use numpy::{IntoPyArray, PyArray1, PyArray2};
 use pyo3::prelude::*;
 
-use super::validate::{core, count, dims, finite_rows, non_empty, queries_against, query_against, slice, vector};
+use super::validate::{core, count, dims, finite_rows, matrix_and_queries, non_empty, query_against, slice, vector};
 use crate::error::CoreError;
 use crate::{kappa, novelty, projection, route as routing, threshold, vmf};
 
@@ -29,12 +29,9 @@ fn similarities<'py>(py: Python<'py>, matrix: &Bound<'py, PyAny>, query: &Bound<
 
 #[pyfunction]
 fn similarities_batch<'py>(py: Python<'py>, matrix: &Bound<'py, PyAny>, queries: &Bound<'py, PyAny>) -> PyResult<Bound<'py, PyArray2<f32>>> {
-    let m = super::validate::matrix(matrix, "matrix")?;
-    let (n, d) = dims(py, &m, "matrix")?;
-    let q = super::validate::matrix(queries, "queries")?;
-    let (b, qd) = (q.shape()[0], q.shape()[1]);
-    let (ms, qs) = (slice(py, &m)?, slice(py, &q)?);
-    queries_against(py, qs, b, qd, d)?;
+    let mq = matrix_and_queries(py, matrix, queries)?;
+    let (n, d, b) = (mq.n, mq.d, mq.b);
+    let (ms, qs) = (slice(py, &mq.m)?, slice(py, &mq.q)?);
     let out = py.detach(|| novelty::similarities_batch(ms, d, qs, novelty::Plan::Auto));
     let arr = Array2::from_shape_vec((b, n), out).map_err(|e| super::to_py(py, CoreError::Shape(e.to_string())))?;
     Ok(arr.into_pyarray(py))
@@ -82,12 +79,9 @@ fn novelty_sage(py: Python<'_>, matrix: &Bound<'_, PyAny>, query: &Bound<'_, PyA
 
 #[pyfunction]
 fn novelty_sage_batch<'py>(py: Python<'py>, matrix: &Bound<'py, PyAny>, queries: &Bound<'py, PyAny>, kappa: f64) -> PyResult<F32Array<'py>> {
-    let m = super::validate::matrix(matrix, "matrix")?;
-    let (_, d) = dims(py, &m, "matrix")?;
-    let q = super::validate::matrix(queries, "queries")?;
-    let (b, qd) = (q.shape()[0], q.shape()[1]);
-    let (ms, qs) = (slice(py, &m)?, slice(py, &q)?);
-    queries_against(py, qs, b, qd, d)?;
+    let mq = matrix_and_queries(py, matrix, queries)?;
+    let d = mq.d;
+    let (ms, qs) = (slice(py, &mq.m)?, slice(py, &mq.q)?);
     let v = core(py, py.detach(|| novelty::sage_batch(ms, d, qs, kappa)))?;
     Ok(PyArray1::from_vec(py, v.into_iter().map(|x| x as f32).collect()))
 }
@@ -124,12 +118,9 @@ fn novelty_knn(py: Python<'_>, matrix: &Bound<'_, PyAny>, query: &Bound<'_, PyAn
 
 #[pyfunction]
 fn novelty_knn_batch<'py>(py: Python<'py>, matrix: &Bound<'py, PyAny>, queries: &Bound<'py, PyAny>, kappa: f64, k: i64) -> PyResult<Batch<'py>> {
-    let m = super::validate::matrix(matrix, "matrix")?;
-    let (_, d) = dims(py, &m, "matrix")?;
-    let q = super::validate::matrix(queries, "queries")?;
-    let (b, qd) = (q.shape()[0], q.shape()[1]);
-    let (ms, qs) = (slice(py, &m)?, slice(py, &q)?);
-    queries_against(py, qs, b, qd, d)?;
+    let mq = matrix_and_queries(py, matrix, queries)?;
+    let d = mq.d;
+    let (ms, qs) = (slice(py, &mq.m)?, slice(py, &mq.q)?);
     let k = count(py, k, "k", 1, "the default is k=10")?;
     let rs = core(py, py.detach(|| novelty::knn_batch(ms, d, qs, kappa, k)))?;
     Ok(batch_out(py, rs))
@@ -162,12 +153,9 @@ fn novelty_maxcos(py: Python<'_>, matrix: &Bound<'_, PyAny>, query: &Bound<'_, P
 
 #[pyfunction]
 fn novelty_maxcos_batch<'py>(py: Python<'py>, matrix: &Bound<'py, PyAny>, queries: &Bound<'py, PyAny>) -> PyResult<Batch<'py>> {
-    let m = super::validate::matrix(matrix, "matrix")?;
-    let (_, d) = dims(py, &m, "matrix")?;
-    let q = super::validate::matrix(queries, "queries")?;
-    let (b, qd) = (q.shape()[0], q.shape()[1]);
-    let (ms, qs) = (slice(py, &m)?, slice(py, &q)?);
-    queries_against(py, qs, b, qd, d)?;
+    let mq = matrix_and_queries(py, matrix, queries)?;
+    let d = mq.d;
+    let (ms, qs) = (slice(py, &mq.m)?, slice(py, &mq.q)?);
     let rs = core(py, py.detach(|| novelty::maxcos_batch(ms, d, qs)))?;
     Ok(batch_out(py, rs))
 }

@@ -139,6 +139,28 @@ pub(crate) fn queries_against(py: Python<'_>, qs: &[f32], b: usize, qd: usize, d
     Ok(())
 }
 
+/// A scope matrix and a block of queries, each validated and checked against the other.
+pub(crate) struct MatrixQueries<'py> {
+    pub m: PyReadonlyArray2<'py, f32>,
+    pub q: PyReadonlyArray2<'py, f32>,
+    pub n: usize,
+    pub d: usize,
+    pub b: usize,
+}
+
+pub(crate) fn matrix_and_queries<'py>(
+    py: Python<'py>,
+    matrix_obj: &Bound<'py, PyAny>,
+    queries_obj: &Bound<'py, PyAny>,
+) -> PyResult<MatrixQueries<'py>> {
+    let m = matrix(matrix_obj, "matrix")?;
+    let (n, d) = dims(py, &m, "matrix")?;
+    let q = matrix(queries_obj, "queries")?;
+    let (b, qd) = (q.shape()[0], q.shape()[1]);
+    queries_against(py, slice(py, &q)?, b, qd, d)?;
+    Ok(MatrixQueries { m, q, n, d, b })
+}
+
 /// A count-like integer argument that must be >= `min`.
 pub(crate) fn count(py: Python<'_>, v: i64, name: &str, min: i64, example: &str) -> PyResult<usize> {
     if v < min {

@@ -14,6 +14,8 @@ answer.
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+
 import json
 import re
 
@@ -96,6 +98,30 @@ def strip_noise(text: str) -> str:
     return cleaned
 
 
+def _scan(text: str, start: int = 0) -> Iterator[tuple[int, str, bool]]:
+    """Yield (index, char, inside_string) from ``start``, tracking JSON string literals.
+
+    A string's opening quote is reported as outside it and its closing quote as
+    inside, so callers see every structural character exactly once.
+    """
+    in_string = False
+    escaped = False
+    for i in range(start, len(text)):
+        ch = text[i]
+        if in_string:
+            yield i, ch, True
+            if escaped:
+                escaped = False
+            elif ch == "\\":
+                escaped = True
+            elif ch == '"':
+                in_string = False
+        else:
+            yield i, ch, False
+            if ch == '"':
+                in_string = True
+
+
 def _balanced_object_end(text: str, start: int) -> int | None:
     """Find the index just past the ``}`` that closes the ``{`` at ``start``.
 
@@ -105,20 +131,10 @@ def _balanced_object_end(text: str, start: int) -> int | None:
         The end index, or ``None`` if the object never closes.
     """
     depth = 0
-    in_string = False
-    escaped = False
-    for i in range(start, len(text)):
-        ch = text[i]
-        if in_string:
-            if escaped:
-                escaped = False
-            elif ch == "\\":
-                escaped = True
-            elif ch == '"':
-                in_string = False
-        elif ch == '"':
-            in_string = True
-        elif ch == "{":
+    for i, ch, inside in _scan(text, start):
+        if inside:
+            continue
+        if ch == "{":
             depth += 1
         elif ch == "}":
             depth -= 1
@@ -134,18 +150,10 @@ def _drop_trailing_commas(text: str) -> str:
     this one repair is made rather than discarding an otherwise valid answer.
     """
     out: list[str] = []
-    in_string = False
-    escaped = False
     pending_comma: list[str] = []  # a comma plus the whitespace after it
-    for ch in text:
-        if in_string:
+    for _, ch, inside in _scan(text):
+        if inside:
             out.append(ch)
-            if escaped:
-                escaped = False
-            elif ch == "\\":
-                escaped = True
-            elif ch == '"':
-                in_string = False
             continue
         if pending_comma:
             if ch.isspace():
@@ -160,8 +168,6 @@ def _drop_trailing_commas(text: str) -> str:
             pending_comma = [ch]
             continue
         out.append(ch)
-        if ch == '"':
-            in_string = True
     out.extend(pending_comma)
     return "".join(out)
 

@@ -293,3 +293,12 @@ def _best_cost_per_accuracy(eligible: Mapping[str, Cell]) -> Choice:
     return Choice(pick, True, LOWEST_COST_PER_ACCURACY,
                   f"lowest cost per unit accuracy {cell.mean_cost / cell.mean_accuracy:.4g}: "
                   f"{_fmt(pick, cell)}{note}")
+
+
+def check_saved(raw: object, *, fmt: str, version: int, what: str, load_hint: str, rebuild_hint: str) -> Mapping:
+    """Check the format tag and version of a saved router part; ConfigError names what it is and the fix."""
+    if not isinstance(raw, Mapping) or raw.get("format") != fmt:
+        raise ConfigError(f"not a {what} (expected format {fmt!r}); {load_hint}")
+    if raw.get("version") != version:
+        raise ConfigError(f"{what} version {raw.get('version')!r} is not supported (expected {version}); {rebuild_hint}")
+    return raw

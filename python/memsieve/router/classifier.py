@@ -9,13 +9,14 @@ router can tell a clear call from a coin toss and fall back on the latter.
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any, Protocol, runtime_checkable
 
 import numpy as np
 
 from memsieve.errors import ConfigError, DtypeError, InvalidVectorError, ShapeError, StateError
+from memsieve.router.calibration import check_saved
 
 _FORMAT = "memsieve-nearest-centroid"
 _VERSION = 1
@@ -211,12 +212,8 @@ class NearestCentroidClassifier:
 
     @classmethod
     def from_dict(cls, raw: Any) -> "NearestCentroidClassifier":
-        if not isinstance(raw, Mapping) or raw.get("format") != _FORMAT:
-            raise ConfigError(f"not a nearest-centroid classifier (expected format {_FORMAT!r}); "
-                              "load what to_dict() wrote")
-        if raw.get("version") != _VERSION:
-            raise ConfigError(f"classifier version {raw.get('version')!r} is not supported (expected {_VERSION}); "
-                              "fit it again")
+        raw = check_saved(raw, fmt=_FORMAT, version=_VERSION, what="nearest-centroid classifier",
+                          load_hint="load what to_dict() wrote", rebuild_hint="fit it again")
         cats = raw.get("categories")
         try:
             cents = np.asarray(raw.get("centroids"), dtype=np.float32)

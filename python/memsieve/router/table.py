@@ -9,7 +9,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from memsieve.errors import ConfigError
-from memsieve.router.calibration import (REASONS, STATIC_DEFAULT, STATIC_TABLE, CalibrationSample, Cell, Choice,
+from memsieve.router.calibration import (REASONS, check_saved, STATIC_DEFAULT, STATIC_TABLE, CalibrationSample, Cell, Choice,
                                          aggregate_calibration, check_fallback, check_options, choose)
 
 #: The pseudo-category of the default route: all samples pooled.
@@ -135,12 +135,9 @@ class RoutingTable:
     @classmethod
     def from_dict(cls, raw: Any) -> "RoutingTable":
         """Rebuild a table from :meth:`to_dict` output; ConfigError if it is not one."""
-        if not isinstance(raw, Mapping) or raw.get("format") != _FORMAT:
-            raise ConfigError(f"not a routing table (expected format {_FORMAT!r}); "
-                              "load what RoutingTable.to_json() wrote")
-        if raw.get("version") != _VERSION:
-            raise ConfigError(f"routing table version {raw.get('version')!r} is not supported (expected "
-                              f"{_VERSION}); rebuild it with build_routing_table")
+        raw = check_saved(raw, fmt=_FORMAT, version=_VERSION, what="routing table",
+                          load_hint="load what RoutingTable.to_json() wrote",
+                          rebuild_hint="rebuild it with build_routing_table")
         routes = raw.get("routes")
         if not isinstance(routes, list):
             raise ConfigError(f"routing table 'routes' must be a list, got {type(routes).__name__}")

@@ -264,8 +264,9 @@ class Memory:
         scope = Scope(item.user_id, item.agent_id, item.run_id)
         if not item.is_active:
             return item
-        _, _, _, vec, _, _ = self.store.memory_row(memory_id)
-        with self._scope_write(scope, vec.shape[0]) as (tx, gate):
+        dim = self._scope_dim(scope)
+        assert dim is not None, "a scope with a memory has a width"
+        with self._scope_write(scope, dim) as (tx, gate):
             seq, _, old_text, _, _, active = tx.memory_row(memory_id)
             if active:
                 now = now_iso()

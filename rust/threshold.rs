@@ -343,3 +343,66 @@ mod tests {
         assert!(matches!(t.on_remove(0.5), Err(CoreError::State(_))));
     }
 }
+
+/// Bytes written by the ThresholdState of memsieve 0.1.0 (before the rename of
+/// nn_cos to share), with the values they held; stored databases carry them.
+#[cfg(test)]
+pub(crate) mod fixtures {
+    pub struct Stored {
+        pub hex: &'static str,
+        pub count: u64,
+        pub mean: f64,
+        pub kappa: f64,
+        pub tau: f64,
+    }
+
+    pub const STORED: [Stored; 3] = [
+        Stored {
+            // Default parameters, nothing recorded.
+            hex: "4d53545301000000000000e03f9a9999999999a93f000000000000e03f0000000000001040000000000000e03f000000000000204000000000000000000000000000000000000000000000000033b00260adb22980",
+            count: 0,
+            mean: 0.5,
+            kappa: 8.0,
+            tau: 0.25,
+        },
+        Stored {
+            // gamma 0.62; on_add 0.3, 0.71, -0.25, 0.123456789, 1.0, nan, 0.9, then on_remove 0.71.
+            hex: "4d53545301d7a3703d0ad7e33f9a9999999999a93f000000000000e03f0000000000001040000000000000e03f000000000000204005000000000000006c6a10ce120200000000000000000000ab3fd83eb9093421",
+            count: 5,
+            mean: 4.67188983769189603e-1,
+            kappa: 7.50735228467428151e0,
+            tau: 3.30342830063102444e-1,
+        },
+        Stored {
+            // gamma 0.7, tau 0.02..0.4, kappa_c 3, prior 0.3 x 5; 1000 values spread over [-1, 1].
+            hex: "4d53545301666666666666e63f7b14ae47e17a943f9a9999999999d93f0000000000000840333333333333d33f0000000000001440e8030000000000001e85eb51380400000000000000000000bb437218108b6b24",
+            count: 1000,
+            mean: 5.69154228855656228e-3,
+            kappa: 3.01717236410215195e0,
+            tau: 4.00000000000000022e-1,
+        },
+    ];
+
+    pub fn bytes(hex: &str) -> Vec<u8> {
+        (0..hex.len()).step_by(2).map(|i| u8::from_str_radix(&hex[i..i + 2], 16).unwrap()).collect()
+    }
+}
+
+#[cfg(test)]
+mod stored_tests {
+    use super::fixtures::{bytes, STORED};
+    use super::*;
+
+    #[test]
+    fn bytes_of_stored_databases_still_load() {
+        for s in STORED.iter() {
+            let b = bytes(s.hex);
+            let t = ThresholdState::from_bytes(&b).unwrap();
+            assert_eq!(t.count(), s.count);
+            assert_eq!(t.mean_nn_cos().to_bits(), s.mean.to_bits());
+            assert_eq!(t.kappa().to_bits(), s.kappa.to_bits());
+            assert_eq!(t.tau().to_bits(), s.tau.to_bits());
+            assert_eq!(t.to_bytes(), b);
+        }
+    }
+}

@@ -5,20 +5,18 @@ from __future__ import annotations
 import math
 import os
 import threading
-from collections.abc import Iterator, Sequence
-from contextlib import contextmanager
+from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
 
-from memsieve import _core
 from memsieve.config import GateConfig
 from memsieve.errors import ConfigError, EmbedderError, InvalidTextError, NotFoundError
-from memsieve.gate import ScopeGate, new_threshold
 from memsieve.inputs import (MAX_TEXT_CHARS, candidate_texts, check_metadata, check_sources, check_text,
                              iso_time, now_iso, text_hash)
 from memsieve.records import Decision, HistoryEntry, MemoryItem, Rejection, SearchResult
 from memsieve.scope import Scope
+from memsieve.scope_gates import DEFAULT_MAX_CACHE_BYTES, ScopeGates
 from memsieve.search import SearchMode, Searcher
 from memsieve.store import open_store
 from memsieve.writer import Candidate, WritePath
@@ -50,11 +48,15 @@ class Memory:
             in under a millisecond; the index is 3.6x faster at 20k with
             recall@10 0.996 and 12x at 50k with 0.93).
         router: a ``memsieve.router.QueryRouter`` for ``search(mode="auto")``.
+        max_cache_bytes: bound of the in-process cache of scopes' gate state
+            (vectors, thresholds, indexes); idle scopes are evicted least
+            recently used first and re-read from the store when next touched.
     """
 
     def __init__(self, path: str | os.PathLike[str] | None = None, *, embedder: Any = None, llm: Any = None,
                  gate: GateConfig | None = None, max_text_chars: int = MAX_TEXT_CHARS,
-                 index_min_size: int = 20_000, router: Any = None) -> None:
+                 index_min_size: int = 20_000, router: Any = None,
+                 max_cache_bytes: int = DEFAULT_MAX_CACHE_BYTES) -> None:
         self.gate_config = gate or GateConfig()
         if not isinstance(self.gate_config, GateConfig):
             raise ConfigError(f"gate must be a GateConfig, got {type(gate).__name__}")
@@ -62,16 +64,12 @@ class Memory:
         self._embedder = embedder
         self._embedder_lock = threading.Lock()
         self.max_text_chars = max_text_chars
-        self._gates: dict[str, ScopeGate] = {}
-        # One lock for the store's connection and the gate cache: taking them
-        # separately, a reader hydrating a scope and a writer inside its
-        # transaction would wait on each other.
-        self._gates_lock = self.store.lock
+        self._gates = ScopeGates(self.store, self.gate_config, index_min_size=index_min_size,
+                                 max_cache_bytes=max_cache_bytes)
         self.router = router
         self._llm_config = llm
         self._llm: Any = None
-        self._index_min_size = index_min_size
-        self._searcher = Searcher(self)
+        self._searcher = Searcher(self.store, self._gates, embed=self.embed)
 
     # ---- parts loaded lazily -------------------------------------------------
 
@@ -113,65 +111,10 @@ class Memory:
 
     # ---- gate state ----------------------------------------------------------
 
-    def _gate(self, scope: Scope, *, dim: int, in_tx: bool) -> ScopeGate:
-        """The scope's gate state, re-read from the store if another writer moved it."""
-        with self._gates_lock:
-            cached = self._gates.get(scope.key)
-            row = self.store.scope_row(scope, now=now_iso()) if in_tx else self.store.read_scope(scope)
-            revision = row.revision if row else 0
-            if cached is not None and cached.revision == revision:
-                return cached
-            gate_state = row.gate_state if row else None
-            if cached is not None and row is not None and cached.revision < revision and gate_state:
-                cached.sync(self.store.changes_since(scope, cached.revision, dim),
-                            threshold=_core.ThresholdState.from_bytes(gate_state), sage_tau=row.sage_tau,
-                            revision=revision)
-                return cached
-            if row is not None and row.dim is not None and row.dim != dim:
-                raise EmbedderError(
-                    f"this scope holds {row.dim}-d embeddings but the embedder gives {dim}-d; "
-                    "use the embedder the scope was written with, or a new database"
-                )
-            threshold = (_core.ThresholdState.from_bytes(gate_state) if gate_state
-                         else new_threshold(self.gate_config))
-            index_path = None
-            if self.store.index_dir is not None:
-                os.makedirs(self.store.index_dir, exist_ok=True)
-                index_path = os.path.join(self.store.index_dir, scope.slug + ".bin")
-            gate = ScopeGate(self.gate_config, dim, threshold=threshold,
-                             sage_tau=row.sage_tau if row else None, revision=revision,
-                             index_min_size=self._index_min_size, index_path=index_path)
-            vectors = self.store.scope_vectors(scope, dim)
-            gate.load(vectors.seqs, vectors.matrix, vectors.nn_cos)
-            if cached is not None:
-                gate.trace = cached.trace
-            self._gates[scope.key] = gate
-            return gate
-
-    def _drop_gate(self, scope: Scope) -> None:
-        with self._gates_lock:
-            self._gates.pop(scope.key, None)
-
-    @contextmanager
-    def _scope_write(self, scope: Scope, dim: int) -> Iterator[tuple[Any, ScopeGate]]:
-        """One write transaction on a scope, with its gate state in hand.
-
-        On commit the scope's revision moves on and its threshold is saved with
-        the data; on any error the in-process gate (which already saw the
-        rolled-back changes) is dropped, to be re-read from the store.
-        """
-        try:
-            with self.store.transaction(scope) as tx:
-                gate = self._gate(scope, dim=dim, in_tx=True)
-                yield tx, gate
-                gate.revision += 1
-                tx.mark_changed(scope, sorted(gate.dirty), gate.revision)
-                gate.dirty.clear()
-                tx.save_scope(scope, revision=gate.revision, dim=dim, gate_state=gate.threshold_bytes(),
-                              sage_tau=gate.sage_tau)
-        except BaseException:
-            self._drop_gate(scope)
-            raise
+    @property
+    def gates(self) -> ScopeGates:
+        """The cache of every scope's gate state (bounded by ``max_cache_bytes``)."""
+        return self._gates
 
     # ---- writing -------------------------------------------------------------
 
@@ -223,7 +166,7 @@ class Memory:
     def _write(self, scope: Scope, cands: list[Candidate]) -> list[Decision]:
         dim = cands[0].vector.shape[0]
         crud, guard = self._crud_step()
-        with self._scope_write(scope, dim) as (tx, gate):
+        with self._gates.write(scope, dim=dim) as (tx, gate):
             gate.begin_call()
             path = WritePath(tx, scope, gate, self.gate_config, crud=crud, guard=guard,
                              embed_one=lambda t: self.embed([t])[0], now=now_iso())
@@ -246,7 +189,7 @@ class Memory:
         vec = self.embed([text])[0]
         item = self.get(memory_id)
         scope = Scope(item.user_id, item.agent_id, item.run_id)
-        with self._scope_write(scope, vec.shape[0]) as (tx, gate):
+        with self._gates.write(scope, dim=vec.shape[0]) as (tx, gate):
             seq, _, old_text, _, _, active = tx.memory_row(memory_id)
             if not active:
                 raise NotFoundError(f"memory {memory_id!r} is deleted; restore it from history or add it anew")
@@ -264,9 +207,9 @@ class Memory:
         scope = Scope(item.user_id, item.agent_id, item.run_id)
         if not item.is_active:
             return item
-        dim = self._scope_dim(scope)
+        dim = self._gates.scope_dim(scope)
         assert dim is not None, "a scope with a memory has a width"
-        with self._scope_write(scope, dim) as (tx, gate):
+        with self._gates.write(scope, dim=dim) as (tx, gate):
             seq, _, old_text, _, _, active = tx.memory_row(memory_id)
             if active:
                 now = now_iso()
@@ -284,7 +227,7 @@ class Memory:
             return self.get(rejection.restored_memory_id)
         scope = Scope.from_key(scope_key)
         vec = self.embed([rejection.text])[0]
-        with self._scope_write(scope, vec.shape[0]) as (tx, gate):
+        with self._gates.write(scope, dim=vec.shape[0]) as (tx, gate):
             nn = gate.share(gate.score(vec)) if len(gate) else math.nan
             now = now_iso()
             seq, memory_id = tx.insert_memory(
@@ -365,10 +308,10 @@ class Memory:
         for event, layer, n in self.store.counters(scope):
             events[event] = events.get(event, 0) + n
             layers[layer] = layers.get(layer, 0) + n
-        gate = self._gates.get(scope.key)
-        if gate is None and self.store.peek_revision(scope) is not None:
-            dim = self._scope_dim(scope)
-            gate = self._gate(scope, dim=dim, in_tx=False) if dim else None
+        gate = self._gates.peek(scope)
+        if gate is None:
+            dim = self._gates.scope_dim(scope)
+            gate = self._gates.for_read(scope, dim=dim) if dim else None
         llm = self._llm
         return {
             "scope": scope.as_dict(),
@@ -395,19 +338,15 @@ class Memory:
         provider = getattr(inner, "_provider", None) or None  # reading .provider would load the model
         return {"name": getattr(emb, "name", type(emb).__name__), "dim": int(emb.dim), "provider": provider}
 
-    def _scope_dim(self, scope: Scope) -> int | None:
-        row = self.store.read_scope(scope)
-        return row.dim if row is not None else None
-
     def gate_trace(self, *, user_id: str | None = None, agent_id: str | None = None,
                    run_id: str | None = None) -> list[tuple[int, float, float]]:
         """(memories, tau, kappa) after each add() call of this process, for plotting tau over time."""
-        gate = self._gates.get(Scope.of(user_id, agent_id, run_id).key)
+        gate = self._gates.peek(Scope.of(user_id, agent_id, run_id))
         return list(gate.trace) if gate else []
 
     def close(self) -> None:
         """Persist search indexes and close the database."""
-        self._searcher.close()
+        self._gates.close()
         self.store.close()
 
     def __enter__(self) -> "Memory":

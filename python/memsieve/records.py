@@ -29,7 +29,11 @@ class Decision:
         nearest_id: the nearest active memory, if any.
         nearest_cos: its cosine to the candidate (nan if none).
         rejection_id: the rejection record of a NOOP.
-        link_id: the memory a band ADD was linked to.
+        linked_to: the memory the new one was linked to (a band ADD links
+            to the nearest memory), if any.
+        link_kind: the kind of that link (``near``, ``supersedes``).
+        added_id: on a DELETE, the memory stored in place of the deleted one
+            (``memory_id`` is the deleted memory).
         reason: a sentence saying why.
         fault: an LLM fault code, if the LLM step misbehaved.
     """
@@ -45,7 +49,9 @@ class Decision:
     nearest_id: str | None
     nearest_cos: float
     rejection_id: str | None = None
-    link_id: str | None = None
+    linked_to: str | None = None
+    link_kind: str | None = None
+    added_id: str | None = None
     reason: str = ""
     fault: str | None = None
 

@@ -1,8 +1,14 @@
-"""Reading: dense, keyword and hybrid search within one scope."""
+"""Reading: dense, keyword and hybrid search within one scope.
+
+Filters and ``as_of`` restrict the candidates *before* anything is ranked, in
+every mode, so a filtered search returns min(limit, number of matches) and a
+point-in-time search ranks the text and the vector that held at that time.
+"""
 
 from __future__ import annotations
 
 import re
+from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any, Literal
 
 import numpy as np
@@ -13,8 +19,7 @@ from memsieve.records import SearchResult
 from memsieve.scope import Scope
 
 if TYPE_CHECKING:
-    from memsieve.gate import ScopeGate
-    from memsieve.memory import Memory
+    from memsieve.scope_gates import ScopeGates
 
 SearchMode = Literal["dense", "keyword", "hybrid", "auto"]
 _MODES = ("dense", "keyword", "hybrid")
@@ -23,91 +28,114 @@ _WORD = re.compile(r"\w+", re.UNICODE)
 #: large enough that one list's top rank cannot drown the other list.
 RRF_K = 60
 
+Hits = list[tuple[int, float]]
+
 
 class Searcher:
-    """Runs searches for a Memory, and keeps per-scope indexes persisted.
+    """Runs searches over a store, with the scopes' gates for the unfiltered dense path.
 
     Args:
-        memory: the owning Memory (its gates decide between the exact scan and
-            a scope's hnswlib index).
+        store: the store (rows, keyword search, point-in-time candidates).
+        gates: the scopes' cached gate state (exact scan or hnswlib index).
+        embed: embeds a list of texts to (n, d) float32 unit rows.
     """
 
-    def __init__(self, memory: "Memory") -> None:
-        self.memory = memory
-
-    def close(self) -> None:
-        for gate in list(self.memory._gates.values()):
-            gate.save_index()
+    def __init__(self, store: Any, gates: "ScopeGates", *, embed: Callable[[Sequence[str]], np.ndarray]) -> None:
+        self._store = store
+        self._gates = gates
+        self._embed = embed
 
     def search(self, scope: Scope, query: str, *, limit: int, filters: dict[str, Any], as_of: str | None,
                mode: str, vector: np.ndarray | None = None) -> list[SearchResult]:
         """Search one scope; ``vector`` is the query's (d,) float32 embedding if already known."""
         if mode not in _MODES:
             raise ConfigError(f"unknown search mode {mode!r}; use one of {', '.join(_MODES)} (or 'auto' with a router)")
+        restricted = bool(filters) or as_of is not None
+        view = _Candidates.load(self._store, scope, filters=filters, as_of=as_of) if restricted else None
+        if view is not None and not len(view.seqs):
+            return []
         if mode == "keyword":
-            hits = self._keyword(scope, query, vector, limit, filters, as_of)
+            hits = self._keyword(scope, query, limit, view)
         else:
-            q = self.memory.embed([query])[0] if vector is None else vector
+            q = self._embed([query])[0] if vector is None else vector
             if mode == "dense":
-                hits = self._dense(scope, q, limit, filters, as_of)
+                hits = self._dense(scope, q, limit, view)
             else:
                 wide = max(3 * limit, 30)
-                hits = _fuse([self._dense(scope, q, wide, filters, as_of),
-                              self._keyword(scope, query, q, wide, filters, as_of)], limit)
-        items = self.memory.store.items_for_seqs([s for s, _ in hits])
+                hits = _fuse([self._dense(scope, q, wide, view), self._keyword(scope, query, wide, view)], limit)
+        seqs = [s for s, _ in hits]
+        items = self._store.items_for_seqs(seqs) if as_of is None else self._store.items_at(seqs, as_of)
         return [
             SearchResult(id=it.id, text=it.text, score=float(score), source=it.source, sources=it.sources,
                          metadata=it.metadata, valid_from=it.valid_from, created_at=it.created_at)
             for s, score in hits if (it := items.get(s)) is not None
         ]
 
-    def _dense(self, scope: Scope, q: np.ndarray, limit: int, filters: dict[str, Any],
-               as_of: str | None) -> list[tuple[int, float]]:
-        if not filters and as_of is None:
-            gate = self._gate(scope, q.shape[0])
+    def _dense(self, scope: Scope, q: np.ndarray, limit: int, view: "_Candidates | None") -> Hits:
+        if view is None:
+            gate = self._gates.for_read(scope, dim=q.shape[0])
             if gate is None or len(gate) == 0:
                 return []
             seqs, cos = gate.nearest(q, limit)
             return [(int(s), float(c)) for s, c in zip(seqs, cos)]
-        seqs, matrix, metas = self.memory.store.candidates(scope, as_of=as_of)
-        keep = [i for i, m in enumerate(metas) if _matches(m, filters)]
-        if not keep:
-            return []
-        matrix = np.ascontiguousarray(matrix[keep])
-        seqs = seqs[keep]
-        sims = _core.similarities(matrix, q)
+        sims = _core.similarities(view.matrix, q)
         top = np.argsort(-sims, kind="stable")[:limit]
-        return [(int(seqs[i]), float(sims[i])) for i in top]
+        return [(int(view.seqs[i]), float(sims[i])) for i in top]
 
-    def _keyword(self, scope: Scope, query: str, vector: np.ndarray | None, limit: int, filters: dict[str, Any],
-                 as_of: str | None) -> list[tuple[int, float]]:
+    def _keyword(self, scope: Scope, query: str, limit: int, view: "_Candidates | None") -> Hits:
         words = _WORD.findall(query)
         if not words:
             return []
         # Each word quoted, so FTS5 operators in user text (AND, NEAR, *) stay literal.
         match = " OR ".join('"' + w.replace('"', '""') + '"' for w in words)
-        hits = self.memory.store.keyword_search(scope, match, limit * (4 if filters else 1))
-        if filters:
-            items = self.memory.store.items_for_seqs([s for s, _ in hits])
-            hits = [(s, sc) for s, sc in hits if s in items and _matches(items[s].metadata, filters)]
-        if as_of is not None:
-            # FTS holds only active memories; a point-in-time keyword search is
-            # answered from the candidates known then, ranked densely.
-            return self._dense(scope, vector if vector is not None else self.memory.embed([query])[0],
-                               limit, filters, as_of)
-        return hits[:limit]
+        if view is None:
+            return self._store.keyword_search(scope, match, limit)
+        if view.as_of is not None:
+            # The full-text table holds today's texts only; a point-in-time
+            # keyword search ranks the texts that held then by word overlap.
+            return _overlap_rank(view, words, limit)
+        # Filters apply inside the ranking: every match of the scope is ranked,
+        # then only the allowed ones are kept, so none is cut off early.
+        allowed = set(int(s) for s in view.seqs)
+        hits = self._store.keyword_search(scope, match, self._store.count_active(scope))
+        return [(s, sc) for s, sc in hits if s in allowed][:limit]
 
-    def _gate(self, scope: Scope, dim: int) -> "ScopeGate | None":
-        if self.memory.store.peek_revision(scope) is None:
-            return None
-        return self.memory._gate(scope, dim=dim, in_tx=False)
+
+class _Candidates:
+    """The memories a restricted search may return: seqs (n,) int64, matrix (n, d) float32, texts."""
+
+    def __init__(self, seqs: np.ndarray, matrix: np.ndarray, texts: list[str], as_of: str | None) -> None:
+        self.seqs = seqs
+        self.matrix = matrix
+        self.texts = texts
+        self.as_of = as_of
+
+    @classmethod
+    def load(cls, store: Any, scope: Scope, *, filters: dict[str, Any], as_of: str | None) -> "_Candidates":
+        found = store.candidates(scope, as_of=as_of)
+        keep = [i for i, m in enumerate(found.metadata) if _matches(m, filters)]
+        if not keep:
+            return cls(np.empty(0, np.int64), np.empty((0, 0), np.float32), [], as_of)
+        return cls(np.ascontiguousarray(found.seqs[keep]), np.ascontiguousarray(found.matrix[keep]),
+                   [found.texts[i] for i in keep], as_of)
 
 
 def _matches(metadata: dict[str, Any], filters: dict[str, Any]) -> bool:
-    return all(metadata.get(k) == v for k, v in filters.items())
+    return all(k in metadata and metadata[k] == v for k, v in filters.items())
 
 
-def _fuse(rankings: list[list[tuple[int, float]]], limit: int) -> list[tuple[int, float]]:
+def _overlap_rank(view: _Candidates, words: list[str], limit: int) -> Hits:
+    query = {w.casefold() for w in words}
+    scored = []
+    for seq, text in zip(view.seqs, view.texts):
+        n = len(query & {w.casefold() for w in _WORD.findall(text)})
+        if n:
+            scored.append((int(seq), float(n)))
+    scored.sort(key=lambda h: (-h[1], h[0]))
+    return scored[:limit]
+
+
+def _fuse(rankings: list[Hits], limit: int) -> Hits:
     """Reciprocal-rank fusion: sum of 1 / (RRF_K + rank) over the lists a memory appears in."""
     scores: dict[int, float] = {}
     for ranking in rankings:

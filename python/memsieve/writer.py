@@ -78,7 +78,8 @@ class WritePath:
 
     def _decision(self, cand: Candidate, s: GateScore | None, *, event: str, layer: str,
                   memory_id: str | None, reason: str, nearest: tuple[str | None, float] | None = None,
-                  rejection_id: str | None = None, link_id: str | None = None,
+                  rejection_id: str | None = None, linked_to: str | None = None,
+                  link_kind: str | None = None, added_id: str | None = None,
                   fault: str | None = None) -> Decision:
         """Count the decision and explain it; ``nearest`` overrides the gate's nearest memory."""
         self.store.bump(self.scope, event, layer)
@@ -89,7 +90,7 @@ class WritePath:
             novelty=s.novelty if s else math.nan, tau=s.tau if s else math.nan,
             delta=s.delta if s else math.nan, kappa=s.kappa if s else math.nan,
             nearest_id=nearest[0], nearest_cos=nearest[1], reason=reason,
-            rejection_id=rejection_id, link_id=link_id, fault=fault,
+            rejection_id=rejection_id, linked_to=linked_to, link_kind=link_kind, added_id=added_id, fault=fault,
         )
 
     def _add(self, cand: Candidate, s: GateScore | None, *, layer: str, reason: str) -> tuple[int, str]:
@@ -155,14 +156,14 @@ class WritePath:
                                 reason=f"{where}; band policy 'noop' keeps it as a rejection")
         reason = f"{where}; band policy '{policy}' adds it"
         _, memory_id = self._add(cand, s, layer="band", reason=reason)
-        link_id = None
+        linked_to = None
         if policy == "add_link" and s.nearest_seq is not None:
-            link_id = self._id(s.nearest_seq)
-            if link_id is not None:
-                self.store.add_link(memory_id, link_id, kind="near", cosine=s.nearest_cos, now=self.now)
+            linked_to = self._id(s.nearest_seq)
+            if linked_to is not None:
+                self.store.add_link(memory_id, linked_to, kind="near", cosine=s.nearest_cos, now=self.now)
                 reason += f" and links it to the nearest memory (cosine {s.nearest_cos:.3f})"
         return self._decision(cand, s, event="ADD", layer="band", memory_id=memory_id, reason=reason,
-                              link_id=link_id)
+                              linked_to=linked_to, link_kind="near" if linked_to else None)
 
     def _band_llm(self, cand: Candidate, s: GateScore) -> Decision:
         assert self.crud is not None and self.guard is not None
@@ -211,7 +212,7 @@ class WritePath:
             _, new_id = self._add(cand, s, layer="llm", reason=f"supersedes {decision.target_id}: {why}")
             self.store.add_link(new_id, decision.target_id, kind="supersedes", cosine=s.nearest_cos, now=self.now)
             return self._decision(cand, s, event="DELETE", layer="llm", memory_id=decision.target_id,
-                                  reason=why, fault=fault, link_id=new_id)
+                                  reason=why, fault=fault, added_id=new_id)
         _, memory_id = self._add(cand, s, layer="llm", reason=why)
         return self._decision(cand, s, event="ADD", layer="llm", memory_id=memory_id, reason=why, fault=fault)
 

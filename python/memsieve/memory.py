@@ -12,10 +12,11 @@ import numpy as np
 
 from memsieve.config import GateConfig
 from memsieve.errors import ConfigError, EmbedderError, InvalidTextError, NotFoundError
-from memsieve.inputs import (MAX_TEXT_CHARS, candidate_texts, check_metadata, check_sources, check_text,
+from memsieve.inputs import (MAX_TEXT_CHARS, candidate_texts, check_limit, check_metadata, check_sources, check_text,
                              iso_time, now_iso, text_hash)
 from memsieve.records import Decision, HistoryEntry, MemoryItem, Rejection, SearchResult
 from memsieve.scope import Scope
+from memsieve.rerank import DEFAULT_RERANK_DEPTH, check_reranker
 from memsieve.scope_gates import DEFAULT_MAX_CACHE_BYTES, ScopeGates
 from memsieve.search import SearchMode, Searcher
 from memsieve.store import open_store
@@ -51,25 +52,37 @@ class Memory:
         max_cache_bytes: bound of the in-process cache of scopes' gate state
             (vectors, thresholds, indexes); idle scopes are evicted least
             recently used first and re-read from the store when next touched.
+        reranker: an optional ``memsieve.rerank.Reranker`` (for example a local
+            cross-encoder) that rescores the first ``rerank_depth`` results of
+            every search.
+        rerank_depth: how many first-stage results the reranker rescores.
     """
 
     def __init__(self, path: str | os.PathLike[str] | None = None, *, embedder: Any = None, llm: Any = None,
                  gate: GateConfig | None = None, max_text_chars: int = MAX_TEXT_CHARS,
                  index_min_size: int = 20_000, router: Any = None,
-                 max_cache_bytes: int = DEFAULT_MAX_CACHE_BYTES) -> None:
+                 max_cache_bytes: int = DEFAULT_MAX_CACHE_BYTES, reranker: Any = None,
+                 rerank_depth: int = DEFAULT_RERANK_DEPTH) -> None:
         self.gate_config = gate or GateConfig()
         if not isinstance(self.gate_config, GateConfig):
             raise ConfigError(f"gate must be a GateConfig, got {type(gate).__name__}")
-        self.store = open_store(default_path() if path is None else path)
+        reranker = check_reranker(reranker)
+        depth = check_limit(rerank_depth, where="rerank_depth")
         self._embedder = embedder
         self._embedder_lock = threading.Lock()
         self.max_text_chars = max_text_chars
-        self._gates = ScopeGates(self.store, self.gate_config, index_min_size=index_min_size,
-                                 max_cache_bytes=max_cache_bytes)
         self.router = router
         self._llm_config = llm
         self._llm: Any = None
-        self._searcher = Searcher(self.store, self._gates, embed=self.embed)
+        self.store = open_store(default_path() if path is None else path)
+        try:
+            self._gates = ScopeGates(self.store, self.gate_config, index_min_size=index_min_size,
+                                     max_cache_bytes=max_cache_bytes)
+        except BaseException:
+            self.store.close()  # a refused option leaves no open file behind
+            raise
+        self._searcher = Searcher(self.store, self._gates, embed=self.embed, reranker=reranker,
+                                  rerank_depth=depth or DEFAULT_RERANK_DEPTH)
 
     # ---- parts loaded lazily -------------------------------------------------
 

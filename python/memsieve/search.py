@@ -16,6 +16,7 @@ import numpy as np
 from memsieve import _core
 from memsieve.errors import ConfigError
 from memsieve.records import SearchResult
+from memsieve.rerank import DEFAULT_RERANK_DEPTH, Reranker, rerank_order
 from memsieve.scope import Scope
 
 if TYPE_CHECKING:
@@ -40,10 +41,13 @@ class Searcher:
         embed: embeds a list of texts to (n, d) float32 unit rows.
     """
 
-    def __init__(self, store: Any, gates: "ScopeGates", *, embed: Callable[[Sequence[str]], np.ndarray]) -> None:
+    def __init__(self, store: Any, gates: "ScopeGates", *, embed: Callable[[Sequence[str]], np.ndarray],
+                 reranker: Reranker | None = None, rerank_depth: int = DEFAULT_RERANK_DEPTH) -> None:
         self._store = store
         self._gates = gates
         self._embed = embed
+        self._reranker = reranker
+        self._rerank_depth = rerank_depth
 
     def search(self, scope: Scope, query: str, *, limit: int, filters: dict[str, Any], as_of: str | None,
                mode: str, vector: np.ndarray | None = None) -> list[SearchResult]:
@@ -54,6 +58,9 @@ class Searcher:
         view = _Candidates.load(self._store, scope, filters=filters, as_of=as_of) if restricted else None
         if view is not None and not len(view.seqs):
             return []
+        wanted = limit
+        if self._reranker is not None:
+            limit = max(limit, self._rerank_depth)
         if mode == "keyword":
             hits = self._keyword(scope, query, limit, view)
         else:
@@ -65,10 +72,14 @@ class Searcher:
                 hits = _fuse([self._dense(scope, q, wide, view), self._keyword(scope, query, wide, view)], limit)
         seqs = [s for s, _ in hits]
         items = self._store.items_for_seqs(seqs) if as_of is None else self._store.items_at(seqs, as_of)
+        found = [(items[s], score) for s, score in hits if s in items]
+        if self._reranker is not None:
+            order = rerank_order(self._reranker, query, [it.text for it, _ in found])
+            found = [(found[i][0], score) for i, score in order]
         return [
             SearchResult(id=it.id, text=it.text, score=float(score), source=it.source, sources=it.sources,
                          metadata=it.metadata, valid_from=it.valid_from, created_at=it.created_at)
-            for s, score in hits if (it := items.get(s)) is not None
+            for it, score in found[:wanted]
         ]
 
     def _dense(self, scope: Scope, q: np.ndarray, limit: int, view: "_Candidates | None") -> Hits:

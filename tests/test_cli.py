@@ -26,23 +26,38 @@ def run(capsys, *argv: str) -> str:
     return capsys.readouterr().out
 
 
+def _no_constant(name: str):
+    raise ValueError(f"{name} is not JSON")
+
+
+def strict_loads(text: str):
+    """json.loads that refuses NaN, Infinity and -Infinity (Python's default accepts them)."""
+    return json.loads(text, parse_constant=_no_constant)
+
+
+def test_strict_loads_refuses_what_python_accepts():
+    assert json.loads("[NaN]")[0] != json.loads("[NaN]")[0]
+    with pytest.raises(ValueError, match="NaN is not JSON"):
+        strict_loads("[NaN]")
+
+
 def test_add_search_get_history_stats_restore(capsys, db):
-    out = json.loads(run(capsys, "add", "I am allergic to peanuts.", "--user", "ana", "--db", db, "--json"))
+    out = strict_loads(run(capsys, "add", "I am allergic to peanuts.", "--user", "ana", "--db", db, "--json"))
     assert out[0]["event"] == "ADD"
     mid = out[0]["memory_id"]
-    out = json.loads(run(capsys, "add", "I am allergic to peanuts.", "--user", "ana", "--db", db, "--json"))
+    out = strict_loads(run(capsys, "add", "I am allergic to peanuts.", "--user", "ana", "--db", db, "--json"))
     assert out[0]["event"] == "NOOP" and out[0]["layer"] == "exact"
     rid = out[0]["rejection_id"]
-    hits = json.loads(run(capsys, "search", "what food to avoid", "--user", "ana", "--db", db, "--json"))
+    hits = strict_loads(run(capsys, "search", "what food to avoid", "--user", "ana", "--db", db, "--json"))
     assert hits[0]["id"] == mid
-    assert json.loads(run(capsys, "get", mid, "--db", db, "--json"))["text"] == "I am allergic to peanuts."
-    hist = json.loads(run(capsys, "history", mid, "--db", db, "--json"))
+    assert strict_loads(run(capsys, "get", mid, "--db", db, "--json"))["text"] == "I am allergic to peanuts."
+    hist = strict_loads(run(capsys, "history", mid, "--db", db, "--json"))
     assert [h["event"] for h in hist] == ["ADD", "NOOP"]
-    rej = json.loads(run(capsys, "rejections", "--user", "ana", "--db", db, "--json"))
+    rej = strict_loads(run(capsys, "rejections", "--user", "ana", "--db", db, "--json"))
     assert [r["id"] for r in rej] == [rid]
-    restored = json.loads(run(capsys, "restore", rid, "--db", db, "--json"))
+    restored = strict_loads(run(capsys, "restore", rid, "--db", db, "--json"))
     assert restored["text"] == "I am allergic to peanuts."
-    stats = json.loads(run(capsys, "stats", "--user", "ana", "--db", db, "--json"))
+    stats = strict_loads(run(capsys, "stats", "--user", "ana", "--db", db, "--json"))
     assert stats["events"] == {"ADD": 1, "NOOP": 1, "RESTORE": 1}
 
 
@@ -69,7 +84,7 @@ def test_ingest_locomo_format(tmp_path, capsys, db):
     (cid, turns), = conversations(path)
     assert cid == "c1" and turns[1].text == "B: Lovely! [image: a small dog]"
     assert turns[0].valid_from == "2023-05-08T13:56:00" and turns[2].source == "D2:1"
-    out = json.loads(run(capsys, "ingest", str(path), "--db", db, "--json"))
+    out = strict_loads(run(capsys, "ingest", str(path), "--db", db, "--json"))
     assert out == {"conversations": 1, "turns": 3, "events": {"ADD": 2, "NOOP": 1}}
 
 
@@ -77,7 +92,7 @@ def test_ingest_jsonl_messages(tmp_path, capsys, db):
     path = tmp_path / "c.jsonl"
     path.write_text("\n".join(json.dumps({"id": f"u{i}", "messages": [{"role": "user", "content": f"fact {i}"}]})
                               for i in range(2)))
-    out = json.loads(run(capsys, "ingest", str(path), "--db", db, "--json"))
+    out = strict_loads(run(capsys, "ingest", str(path), "--db", db, "--json"))
     assert out["conversations"] == 2 and out["events"] == {"ADD": 2}
 
 
@@ -94,8 +109,9 @@ def test_locomo_date_parsing():
 
 
 def test_demo_runs_end_to_end_as_a_subprocess():
-    proc = subprocess.run([sys.executable, "-m", "memsieve.cli", "demo"], capture_output=True, text=True,
-                          timeout=300)
+    # The demo runs the whole write path and search: the eval package must stay unloaded throughout.
+    proc = _python("import sys\nfrom memsieve.cli import main\nrc = main(['demo'])\n" + _NO_EVAL
+                   + "sys.exit(rc or (3 if leaked else 0))\n")
     assert proc.returncode == 0, proc.stderr
     out = proc.stdout
     assert "NOOP   [exact" in out and "NOOP   [novelty]" in out and "ADD    [novelty]" in out
@@ -103,3 +119,121 @@ def test_demo_runs_end_to_end_as_a_subprocess():
     # the allergy fact answers the demo's question
     search_block = out.split("search:")[1].split("rejections")[0]
     assert "peanuts" in search_block.splitlines()[1]
+
+
+def test_json_is_strict_with_null_for_missing_numbers(capsys, db):
+    first = strict_loads(run(capsys, "add", "I am allergic to peanuts.", "--user", "ana", "--db", db, "--json"))
+    # The first memory of a scope has no neighbour: its novelty is missing, so null (it was NaN).
+    assert first[0]["novelty"] is None and first[0]["nearest_cos"] is None
+    dup = strict_loads(run(capsys, "add", "I am allergic to peanuts.", "--user", "ana", "--db", db, "--json"))
+    assert dup[0]["layer"] == "exact"
+    rej = strict_loads(run(capsys, "rejections", "--user", "ana", "--db", db, "--json"))
+    assert len(rej) == 1 and all(v is None or v == v for v in rej[0].values())
+    for argv in (("stats", "--user", "ana"), ("search", "peanuts", "--user", "ana", "--mode", "keyword")):
+        strict_loads(run(capsys, *argv, "--db", db, "--json"))
+
+
+def test_search_mode_is_checked_by_memory(capsys, db):
+    run(capsys, "add", "I am allergic to peanuts.", "--user", "ana", "--db", db)
+    assert main(["search", "food", "--user", "ana", "--mode", "bogus", "--db", db]) == 2
+    err = capsys.readouterr().err
+    assert "'bogus'" in err and err.count("\n") == 1
+
+
+@pytest.mark.parametrize("argv", [("search", "q", "--user", "ana"), ("get", "some-id"), ("history", "some-id"),
+                                  ("rejections", "--user", "ana"), ("stats", "--user", "ana")])
+def test_read_commands_refuse_a_missing_database(tmp_path, capsys, argv):
+    path = tmp_path / "no" / "such" / "folder" / "m.db"
+    assert main([*argv, "--db", str(path)]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and str(path) in err and "--db" in err
+    assert not (tmp_path / "no").exists()  # neither the file nor its folders were created
+
+
+def test_read_command_refuses_a_missing_default_database(tmp_path, capsys, monkeypatch):
+    path = tmp_path / "m.db"  # its folder exists: only the file is missing
+    monkeypatch.setenv("MEMSIEVE_DB", str(path))
+    assert main(["stats", "--user", "ana"]) == 2
+    assert str(path) in capsys.readouterr().err and not path.exists()
+
+
+@pytest.mark.parametrize("content", [b"garbage, not a database", b"SQLite format 3\x00" + b"\xff" * 200])
+def test_a_bad_database_file_is_one_error_line(tmp_path, capsys, content):
+    path = tmp_path / "bad.db"
+    path.write_bytes(content)
+    for argv in (("stats", "--user", "ana"), ("add", "text", "--user", "ana")):
+        assert main([*argv, "--db", str(path)]) == 2
+        err = capsys.readouterr().err
+        assert err.startswith("memsieve: error: ") and err.count("\n") == 1 and str(path) in err
+    assert path.read_bytes() == content
+
+
+def test_ingest_errors_are_one_line(tmp_path, capsys, db):
+    deep = tmp_path / "deep.json"
+    deep.write_text("[" * 50_000)
+    binary = tmp_path / "bin.json"
+    binary.write_bytes(b"\xff\xfe\x00garbage")
+    for path in (tmp_path / "missing.json", tmp_path, deep, binary):
+        assert main(["ingest", str(path), "--db", db]) == 2
+        err = capsys.readouterr().err
+        assert err.startswith("memsieve: error: ") and err.count("\n") == 1 and str(path) in err
+
+
+def test_ingest_skips_turns_that_are_not_objects(tmp_path, capsys, db):
+    path = tmp_path / "odd.json"
+    path.write_text(json.dumps([{"sample_id": "x", "conversation": {
+        "session_1": "not a list", "session_2_date_time": "9:05 am on 3 June, 2023",
+        "session_2": [1, None, {"speaker": "A", "text": "I moved to Porto."}]}}]))
+    (cid, turns), = conversations(path)
+    assert [t.text for t in turns] == ["A: I moved to Porto."] and turns[0].valid_from == "2023-06-03T09:05:00"
+    assert strict_loads(run(capsys, "ingest", str(path), "--db", db, "--json"))["events"] == {"ADD": 1}
+
+
+def _python(code: str, *, timeout: int = 300) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=timeout)
+
+
+_NO_EVAL = ("leaked = sorted(m for m in sys.modules if m.startswith('memsieve.eval'))\n"
+            "print('LEAKED', leaked, file=sys.stderr) if leaked else None\n")
+
+
+def test_runtime_never_imports_the_eval_package(tmp_path):
+    db = tmp_path / "m.db"
+    code = ("import sys, memsieve, memsieve.cli\n"
+            "memsieve.cli.build_parser()\n"
+            f"assert memsieve.cli.main(['add', 'I like tea.', '--user', 'u', '--db', {str(db)!r}]) == 0\n"
+            f"assert memsieve.cli.main(['search', 'tea', '--user', 'u', '--db', {str(db)!r}]) == 0\n"
+            + _NO_EVAL + "sys.exit(3 if leaked else 0)\n")
+    proc = _python(code)
+    assert proc.returncode == 0, proc.stderr
+    assert "LEAKED" not in proc.stderr and "I like tea." in proc.stdout
+
+
+def test_eval_without_its_extra_names_the_install_command(tmp_path):
+    # A None entry in sys.modules makes "import matplotlib" raise ImportError, as if it were not installed.
+    code = ("import sys\nsys.modules['matplotlib'] = None\nfrom memsieve.cli import main\n"
+            f"sys.exit(main(['eval', 'locomo', 'data.json', '--out', {str(tmp_path / 'o')!r}]))\n")
+    proc = _python(code, timeout=120)
+    assert proc.returncode == 2
+    assert proc.stderr.count("\n") == 1 and 'pip install "memsieve[eval]"' in proc.stderr
+    assert "Traceback" not in proc.stderr and not (tmp_path / "o").exists()
+
+
+def test_eval_subcommands_come_from_the_registry(capsys):
+    from memsieve.eval.commands import BENCHMARKS
+
+    with pytest.raises(SystemExit) as exit_:
+        main(["eval", "--help"])
+    assert exit_.value.code == 0
+    out = capsys.readouterr().out
+    assert BENCHMARKS and all(name in out for name in BENCHMARKS)
+
+
+def test_demo_json_is_one_strict_object_with_prose_on_stderr():
+    proc = subprocess.run([sys.executable, "-m", "memsieve.cli", "demo", "--json"], capture_output=True, text=True,
+                          timeout=300)
+    assert proc.returncode == 0, proc.stderr
+    out = strict_loads(proc.stdout)
+    assert {d["event"] for d in out["decisions"]} >= {"ADD", "NOOP"}
+    assert "peanuts" in out["search"][0]["text"] and out["stats"]["active_memories"] >= 1
+    assert "memsieve demo:" in proc.stderr and "rejections (" in proc.stderr

@@ -41,14 +41,10 @@ def test_run_writes_every_output_file(tmp_path):
 
 
 def test_cli_entry_runs_one_stream(tmp_path, capsys):
-    import argparse
-
-    from memsieve.eval.runner import add_eval_arguments
+    from memsieve.eval.commands import build_parser
 
     data = write_synthetic(tmp_path, [synthetic_sample("conv-y")])
-    parser = argparse.ArgumentParser()
-    add_eval_arguments(parser.add_subparsers(dest="cmd"))
-    ns = parser.parse_args(["eval", "locomo", str(data), "--out", str(tmp_path / "o"), "--stream", "observations",
+    ns = build_parser().parse_args(["locomo", str(data), "--out", str(tmp_path / "o"), "--stream", "observations",
                             "--arms", "add-all,maxcos", "--sweep", "none", "--k", "1,2", "--jobs", "1",
                             "--no-progress"])
     assert main_locomo(ns) == 0

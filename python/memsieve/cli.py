@@ -1,15 +1,26 @@
-"""The ``memsieve`` command line."""
+"""The ``memsieve`` command line.
+
+Runtime commands (add, search, ...) never import the evaluation harness:
+``memsieve eval ...`` is handed to :mod:`memsieve.eval.commands` only when it
+is the command asked for, after checking that the ``memsieve[eval]`` extra is
+installed.
+"""
 
 from __future__ import annotations
 
 import argparse
 import json
 import math
+import os
 import sys
+from collections.abc import Callable
 from importlib import resources
 from typing import Any
 
-from memsieve.errors import MemsieveError
+from memsieve.errors import MemsieveError, StoreError
+
+# Commands that only read: they must find an existing database, never create one.
+READ_COMMANDS = ("search", "get", "history", "rejections", "stats")
 
 
 def _scope_args(p: argparse.ArgumentParser) -> None:
@@ -27,10 +38,28 @@ def _scope(ns: argparse.Namespace) -> dict[str, Any]:
     return {"user_id": ns.user_id, "agent_id": ns.agent_id, "run_id": ns.run_id}
 
 
-def _memory(ns: argparse.Namespace, path: str | None = None) -> Any:
+def _db_target(ns: argparse.Namespace) -> str:
+    from memsieve.memory import default_path
+
+    return str(ns.db) if ns.db is not None else default_path()
+
+
+def _check_exists(target: str) -> None:
+    """A read command on a missing SQLite file fails instead of creating it (and its folders)."""
+    if target == ":memory:" or target.startswith(("postgresql://", "postgres://")):
+        return
+    if not os.path.exists(target):
+        raise StoreError(f"no database at {target!r}; pass --db with the path of an existing database "
+                         f"(or write to this one first, e.g. `memsieve add TEXT --user ID --db {target}`)")
+
+
+def _memory(ns: argparse.Namespace) -> Any:
     from memsieve import Memory
 
-    return Memory(path if path is not None else ns.db)
+    target = _db_target(ns)
+    if ns.command in READ_COMMANDS:
+        _check_exists(target)
+    return Memory(target)
 
 
 def _num(x: float | None) -> str:
@@ -41,18 +70,36 @@ def _num(x: float | None) -> str:
     return f"{x:.3f}"
 
 
+def _finite(x: Any) -> Any:
+    """``x`` with every NaN or infinite float replaced by None (recursively), numpy scalars as Python."""
+    if isinstance(x, float):
+        return x if math.isfinite(x) else None
+    if isinstance(x, dict):
+        return {str(k): _finite(v) for k, v in x.items()}
+    if isinstance(x, (list, tuple)):
+        return [_finite(v) for v in x]
+    if hasattr(x, "item") and callable(x.item) and not isinstance(x, (str, bytes)):
+        try:
+            return _finite(x.item())  # numpy scalar
+        except (TypeError, ValueError):
+            return str(x)
+    return x
+
+
+def strict_json(obj: Any) -> str:
+    """Strict JSON (RFC 8259): a missing or non-finite number is ``null``, never ``NaN``."""
+    return json.dumps(_finite(obj), indent=2, default=str, allow_nan=False, ensure_ascii=False)
+
+
 def _out(ns: argparse.Namespace, rows: Any, text: str) -> None:
-    if ns.json:
-        print(json.dumps(rows, indent=2, default=str, allow_nan=True))
-    else:
-        print(text)
+    print(strict_json(rows) if ns.json else text)
 
 
-def print_decisions(decisions: list[Any]) -> None:
+def print_decisions(decisions: list[Any], *, file: Any = None) -> None:
     for d in decisions:
         print(f"  {d.event:<6} [{d.layer:<7}] novelty {_num(d.novelty):>6}  tau {_num(d.tau)}  "
-              f"nearest cos {_num(d.nearest_cos)}  {d.text[:60]!r}")
-        print(f"         why: {d.reason}")
+              f"nearest cos {_num(d.nearest_cos)}  {d.text[:60]!r}", file=file)
+        print(f"         why: {d.reason}", file=file)
 
 
 def cmd_add(ns: argparse.Namespace) -> int:
@@ -67,7 +114,8 @@ def cmd_add(ns: argparse.Namespace) -> int:
 
 def cmd_search(ns: argparse.Namespace) -> int:
     with _memory(ns) as mem:
-        hits = mem.search(ns.query, **_scope(ns), limit=ns.limit, mode=ns.mode)
+        mode = {} if ns.mode is None else {"mode": ns.mode}
+        hits = mem.search(ns.query, **_scope(ns), limit=ns.limit, **mode)
         _out(ns, [h.to_dict() for h in hits],
              "\n".join(f"{h.score:8.4f}  {h.id}  {h.text}" for h in hits) or "(no results)")
     return 0
@@ -136,37 +184,62 @@ def cmd_ingest(ns: argparse.Namespace) -> int:
 
 
 def cmd_demo(ns: argparse.Namespace) -> int:
-    """Run the whole write path on a small packaged conversation, in a throwaway store."""
+    """Run the whole write path on a small packaged conversation, in a throwaway store.
+
+    With ``--json`` the prose goes to stderr and stdout carries one JSON object
+    (decisions, search hits, rejections, stats).
+    """
     from memsieve import Memory
     from memsieve.ingest import conversations
 
+    say = sys.stderr if ns.json else sys.stdout
     path = resources.files("memsieve") / "data" / "demo_conversation.json"
     with resources.as_file(path) as p:
         (conv_id, turns), = conversations(p)
         question = json.loads(p.read_text())["question"]
-    mem = Memory(ns.db or ":memory:")
-    print(f"memsieve demo: {len(turns)} turns of conversation '{conv_id}', gate profile "
-          f"'{mem.gate_config.profile}', no LLM (the band adds and links)\n")
-    print(f"embedder: {type(mem.embedder).__name__}, provider {getattr(mem.embedder, 'provider', '?')}\n")
-    all_decisions = []
-    for t in turns:
-        decisions = mem.add(t.text, user_id="ana", source=t.source, valid_from=t.valid_from)
-        all_decisions += decisions
-        print_decisions(decisions)
-    print(f"\nsearch: {question!r}")
-    for h in mem.search(question, user_id="ana", limit=3):
-        print(f"  {h.score:.3f}  {h.text}   sources {h.sources}")
-    rejections = mem.rejections(user_id="ana")
-    print(f"\nrejections ({len(rejections)}), each restorable with `memsieve restore ID`:")
-    for r in rejections:
-        print(f"  [{r.layer}] {r.text!r}\n      {r.reason}; folded into {r.nearest_id}")
-    st = mem.stats(user_id="ana")
-    print(f"\nstats: events {st['events']}, layers {st['layers']}, tau {_num(st['tau'])}, "
-          f"kappa {_num(st['kappa'])}, active memories {st['active_memories']}")
+    with Memory(ns.db or ":memory:") as mem:
+        print(f"memsieve demo: {len(turns)} turns of conversation '{conv_id}', gate profile "
+              f"'{mem.gate_config.profile}', no LLM (the band adds and links)\n", file=say)
+        print(f"embedder: {type(mem.embedder).__name__}, provider {getattr(mem.embedder, 'provider', '?')}\n",
+              file=say)
+        all_decisions = []
+        for t in turns:
+            decisions = mem.add(t.text, user_id="ana", source=t.source, valid_from=t.valid_from)
+            all_decisions += decisions
+            print_decisions(decisions, file=say)
+        print(f"\nsearch: {question!r}", file=say)
+        hits = mem.search(question, user_id="ana", limit=3)
+        for h in hits:
+            print(f"  {h.score:.3f}  {h.text}   sources {h.sources}", file=say)
+        rejections = mem.rejections(user_id="ana")
+        print(f"\nrejections ({len(rejections)}), each restorable with `memsieve restore ID`:", file=say)
+        for r in rejections:
+            print(f"  [{r.layer}] {r.text!r}\n      {r.reason}; folded into {r.nearest_id}", file=say)
+        st = mem.stats(user_id="ana")
+        print(f"\nstats: events {st['events']}, layers {st['layers']}, tau {_num(st['tau'])}, "
+              f"kappa {_num(st['kappa'])}, active memories {st['active_memories']}", file=say)
     if ns.json:
-        print(json.dumps([d.to_dict() for d in all_decisions], default=str))
-    mem.close()
+        print(strict_json({"decisions": [d.to_dict() for d in all_decisions], "question": question,
+                           "search": [h.to_dict() for h in hits], "rejections": [r.to_dict() for r in rejections],
+                           "stats": st}))
     return 0
+
+
+def cmd_eval(ns: argparse.Namespace) -> int:
+    return run_eval(list(ns.args))
+
+
+def run_eval(argv: list[str], *, prog: str = "memsieve eval") -> int:
+    """Parse and run ``memsieve eval ...``; needs the ``memsieve[eval]`` extra.
+
+    The evaluation package is imported here and only here, so no runtime
+    command pays for it (or needs its dependencies).
+    """
+    from memsieve.eval.commands import build_parser as build_eval_parser, require_extra
+
+    require_extra()
+    ns = build_eval_parser(prog=prog).parse_args(argv)
+    return int(ns.func(ns) or 0)
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -181,7 +254,8 @@ def build_parser() -> argparse.ArgumentParser:
     p = sub.add_parser("search", help="search a scope")
     p.add_argument("query")
     p.add_argument("--limit", type=int, default=10)
-    p.add_argument("--mode", choices=["dense", "keyword", "hybrid"], default="dense")
+    # No choices and no default here: Memory.search owns both (an unknown mode is its ConfigError).
+    p.add_argument("--mode", help="search mode, e.g. dense, keyword or hybrid (default: Memory.search's)")
     _scope_args(p); _common(p); p.set_defaults(func=cmd_search)  # noqa: E702
 
     for name, func, helptext in (("get", cmd_get, "show one memory"), ("history", cmd_history, "a memory's history"),
@@ -206,26 +280,36 @@ def build_parser() -> argparse.ArgumentParser:
     p = sub.add_parser("demo", help="run the write path on a small sample conversation")
     _common(p); p.set_defaults(func=cmd_demo)  # noqa: E702
 
-    try:
-        from memsieve.eval.runner import add_eval_arguments
-    except ImportError:
-        pass
-    else:
-        add_eval_arguments(sub)
+    # A placeholder, so `memsieve --help` lists eval; main() hands "eval ..." to run_eval before parsing.
+    p = sub.add_parser("eval", help='evaluate on a benchmark (needs pip install "memsieve[eval]"); '
+                                    'see memsieve eval --help', add_help=False)
+    p.add_argument("args", nargs=argparse.REMAINDER)
+    p.set_defaults(func=cmd_eval)
     return parser
+
+
+def guarded(action: Callable[[], int]) -> int:
+    """Run ``action``; a MemsieveError becomes one line on stderr and exit code 2, never a traceback."""
+    try:
+        return int(action() or 0)
+    except MemsieveError as exc:
+        print(f"memsieve: error: {exc}", file=sys.stderr)
+        return 2
+    except KeyboardInterrupt:
+        print("memsieve: interrupted", file=sys.stderr)
+        return 130
 
 
 def run(ns: argparse.Namespace) -> int:
     """Run a parsed command; a MemsieveError becomes its message on stderr and exit code 2."""
-    try:
-        return int(ns.func(ns) or 0)
-    except MemsieveError as exc:
-        print(f"memsieve: error: {exc}", file=sys.stderr)
-        return 2
+    return guarded(lambda: ns.func(ns))
 
 
 def main(argv: list[str] | None = None) -> int:
-    return run(build_parser().parse_args(argv))
+    args = list(sys.argv[1:] if argv is None else argv)
+    if args[:1] == ["eval"]:
+        return guarded(lambda: run_eval(args[1:]))
+    return run(build_parser().parse_args(args))
 
 
 if __name__ == "__main__":

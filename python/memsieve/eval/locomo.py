@@ -21,11 +21,11 @@ from __future__ import annotations
 import json
 import re
 from dataclasses import dataclass, field
-from datetime import datetime
 from pathlib import Path
 from typing import Any
 
 from memsieve.errors import MemsieveError
+from memsieve.ingest import parse_locomo_date
 
 STREAMS = ("turns", "observations")
 
@@ -43,7 +43,6 @@ _STRICT_ID = re.compile(r"^D(\d+):(\d+)$")
 _LENIENT_ID = re.compile(r"^D\s*:?\s*(\d+)\s*:\s*(\d+)$")
 _ID_SEPARATORS = re.compile(r"[;,\s]+(?=D)")
 _SESSION_KEY = re.compile(r"^session_(\d+)$")
-_DATE_FORMATS = ("%I:%M %p on %d %B, %Y", "%I:%M %p on %d %b, %Y", "%H:%M on %d %B, %Y")
 
 
 class LocomoFormatError(MemsieveError, ValueError):
@@ -180,16 +179,11 @@ class Dataset:
 
 
 def parse_session_date(raw: object) -> str | None:
-    """``"1:56 pm on 8 May, 2023"`` -> ``"2023-05-08T13:56:00"``; None if it does not parse."""
-    if not isinstance(raw, str):
-        return None
-    text = " ".join(raw.split())
-    for fmt in _DATE_FORMATS:
-        try:
-            return datetime.strptime(text, fmt).isoformat()
-        except ValueError:
-            continue
-    return None
+    """``"1:56 pm on 8 May, 2023"`` -> ``"2023-05-08T13:56:00"``; None if it does not parse.
+
+    The same parser as ``memsieve ingest`` (:func:`memsieve.ingest.parse_locomo_date`).
+    """
+    return parse_locomo_date(raw)
 
 
 def parse_dia_ids(raw: object) -> tuple[list[str], int, int, int]:

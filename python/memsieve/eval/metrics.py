@@ -36,6 +36,15 @@ STOPWORDS = frozenset(
     """.split()
 )
 
+PRIMARY_K = 10
+
+
+def primary_key(ks: Sequence[int]) -> int:
+    """The headline cut-off: recall@10 when 10 is among ``ks``, else the middle one."""
+    ks = sorted(ks)
+    return PRIMARY_K if PRIMARY_K in ks else ks[len(ks) // 2]
+
+
 _NON_WORD = re.compile(r"[^\w\s]|_", re.UNICODE)
 
 

@@ -14,6 +14,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from memsieve.eval.locomo import CATEGORY_LABELS
+from memsieve.eval.metrics import primary_key
 
 GATED = ("maxcos", "sage", "memsieve", "llm")
 MAX_STORED = 0.75
@@ -171,8 +172,6 @@ def _describe(cell: dict[str, Any]) -> str:
 
 def narrative(summary: dict[str, Any], sweep: Sequence[dict[str, Any]], meta: dict[str, Any]) -> list[str]:
     """Sentences computed from the numbers; see the module docstring."""
-    from memsieve.eval.report import primary_key
-
     k = primary_key(meta["ks"])
     key = f"answer_recall@{k}"
     out: list[str] = []

@@ -19,6 +19,7 @@ import matplotlib
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 
+from memsieve.eval.metrics import primary_key  # noqa: E402
 from memsieve.eval.narrative import frontier  # noqa: E402
 
 STYLE = {
@@ -137,8 +138,6 @@ def _trace_plot(path: Path, results: Sequence[dict[str, Any]], scope: str) -> No
 def write_plots(out: Path, *, summary: dict[str, Any], sweep: Sequence[dict[str, Any]],
                 results: Sequence[dict[str, Any]], meta: dict[str, Any]) -> list[Path]:
     """Write every PNG into ``out``; returns their paths."""
-    from memsieve.eval.report import primary_key
-
     key = f"answer_recall@{primary_key(meta['ks'])}"
     paths = [out / "frontier.png", out / "frontier_macro.png", out / "novelty_hist.png", out / "tau_trace.png"]
     _frontier_plot(paths[0], summary, sweep, key, "micro")

@@ -11,14 +11,7 @@ from typing import Any
 
 from memsieve.eval import narrative
 from memsieve.eval.locomo import CATEGORY_LABELS
-
-PRIMARY_K = 10
-
-
-def primary_key(ks: Sequence[int]) -> int:
-    """recall@10 when 10 is among the cut-offs, else the middle one."""
-    ks = sorted(ks)
-    return PRIMARY_K if PRIMARY_K in ks else ks[len(ks) // 2]
+from memsieve.eval.metrics import primary_key
 
 
 def _mean_tree(trees: Sequence[Any]) -> Any:

@@ -362,11 +362,9 @@ def _gate_overrides(text: str | None) -> dict[str, Any]:
     return out
 
 
-def add_eval_arguments(subparsers: Any) -> argparse.ArgumentParser:
-    """Add ``eval locomo`` to a CLI's subparsers; returns the ``eval`` parser."""
-    ev = subparsers.add_parser("eval", help="evaluate the write gate on a benchmark")
-    sub = ev.add_subparsers(dest="benchmark", required=True)
-    p = sub.add_parser("locomo", help="LoCoMo: every arm on both write streams, with the sweep")
+def add_arguments(subparsers: Any) -> None:
+    """Add ``locomo`` to ``memsieve eval``'s subparsers (see memsieve.eval.commands)."""
+    p = subparsers.add_parser("locomo", help="LoCoMo: every arm on both write streams, with the sweep")
     p.add_argument("data", help="LoCoMo JSON file (e.g. locomo_dev.json), read in place")
     p.add_argument("--out", required=True, help="output directory")
     p.add_argument("--stream", choices=STREAMS, help="one write stream (both when omitted)")
@@ -384,7 +382,6 @@ def add_eval_arguments(subparsers: Any) -> argparse.ArgumentParser:
     p.add_argument("--embedding-cache", help="reuse vectors from/to this .npz across runs")
     p.add_argument("--no-progress", action="store_true", help="hide progress bars")
     p.set_defaults(func=main_locomo)
-    return ev
 
 
 def main_locomo(args: argparse.Namespace) -> int:

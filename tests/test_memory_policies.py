@@ -68,8 +68,15 @@ def test_the_sage_profile_through_memory(tmp_path):
     # SAGE's EMA decays once per add() call towards tau* (about tau_min in practice)
     assert taus[0] == taus[1] == pytest.approx(0.55)
     assert taus[-1] < taus[3] < taus[2] < taus[1]
+    kappa = m.stats(user_id="s")["kappa"]
     (dup,) = m.add("a copy of note 0", user_id="s")
-    assert dup.event == "NOOP" and dup.nearest_cos == pytest.approx(1.0, abs=1e-5)
+    # SAGE's score, computed here independently: log-mean-exp over all N, clipped
+    u = np.array([table[t] / np.linalg.norm(table[t]) for t in texts])
+    sims = u @ u[0]
+    lse = np.log(np.sum(np.exp(kappa * (sims - sims.max())))) + kappa * sims.max()
+    expected = 1.0 - np.clip((lse - np.log(len(texts))) / kappa, -1.0, 1.0)
+    assert dup.kappa == pytest.approx(kappa) and dup.novelty == pytest.approx(expected, abs=1e-4)
+    assert dup.nearest_cos == pytest.approx(1.0, abs=1e-5)
     assert m.stats(user_id="s")["profile"] == "sage"
     m.close()
 

@@ -16,11 +16,15 @@ from memsieve._core import (
 
 
 class ScopeError(MemsieveError, ValueError):
-    """No scope id was given, or an id is not a non-empty string."""
+    """No scope id was given, or an id is not a non-empty string without control characters."""
 
 
-class InvalidTextError(MemsieveError, ValueError):
-    """Text is empty, not a string, or over the documented length limit."""
+class InvalidInputError(MemsieveError, ValueError):
+    """An argument is malformed: metadata that is not JSON, a bad limit, time or source."""
+
+
+class InvalidTextError(InvalidInputError):
+    """Text is empty, not a string, holds characters no store can keep, or is over the length limit."""
 
 
 class EmbedderError(MemsieveError):
@@ -32,7 +36,28 @@ class StoreError(MemsieveError):
 
 
 class NotFoundError(MemsieveError, LookupError):
-    """No memory or rejection has the given id (in this scope)."""
+    """No memory or rejection has the given id (in this scope).
+
+    The message is the same whether the id does not exist or belongs to another
+    scope, so a caller holding one scope learns nothing about the others.
+    """
+
+    @classmethod
+    def no_memory(cls, memory_id: object) -> "NotFoundError":
+        """The error for a memory id that is unknown (or not in the scope asked for)."""
+        return cls(f"no memory with id {short_repr(memory_id)}; list ids with get_all()")
+
+    @classmethod
+    def no_rejection(cls, rejection_id: object) -> "NotFoundError":
+        """The error for a rejection id that is unknown (or not in the scope asked for)."""
+        return cls(f"no rejection with id {short_repr(rejection_id)}; list them with rejections()")
+
+
+class ClosedError(StoreError):
+    """The Memory (or its store) was closed; every later call raises this."""
+
+    def __init__(self, what: str = "this Memory") -> None:
+        super().__init__(f"{what} is closed; open a new one")
 
 
 class LLMError(MemsieveError):
@@ -49,10 +74,25 @@ class LLMResponseError(LLMError):
     raw: str | None = None
 
 
+def short_repr(value: object, limit: int = 80) -> str:
+    """``repr(value)`` cut to ``limit`` characters, for naming a bad value in a message.
+
+    Never raises: a value whose ``__repr__`` fails (or recurses too deep) is
+    named by its type.
+    """
+    try:
+        text = repr(value)
+    except Exception:  # a hostile __repr__, or a structure nested past the recursion limit
+        return f"<{type(value).__name__} object>"
+    return text if len(text) <= limit else text[: limit - 3] + "..."
+
+
 __all__ = [
+    "ClosedError",
     "ConfigError",
     "DtypeError",
     "EmbedderError",
+    "InvalidInputError",
     "InvalidTextError",
     "InvalidVectorError",
     "LLMError",

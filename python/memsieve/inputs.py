@@ -1,22 +1,54 @@
-"""Turning what a caller passes to ``add`` into validated candidate texts."""
+"""Validating what a caller passes to ``Memory``: texts, metadata, sources, times, limits and ids.
+
+Every check raises a typed ``MemsieveError`` before anything is embedded or
+written, with a message that names the bad value and says how to fix it. The
+rules are the ones no store can relax: SQLite and PostgreSQL take only valid
+UTF-8 (no lone surrogates), PostgreSQL text and JSONB hold no NUL, and JSON
+holds no NaN, no infinity and no Python object.
+"""
 
 from __future__ import annotations
 
 import hashlib
+import json
+import math
+import numbers
+import os
 import re
 import unicodedata
 from collections.abc import Mapping, Sequence
 from datetime import datetime, timezone
 from typing import Any
 
-from memsieve.errors import InvalidTextError
+from memsieve.errors import ConfigError, InvalidInputError, InvalidTextError, NotFoundError, short_repr
 
 #: Longest text one candidate may hold. The default embedder truncates at 256
 #: tokens (roughly 1,000 characters of English); longer texts are refused rather
 #: than silently cut, so the caller decides how to split them.
 MAX_TEXT_CHARS = 4000
 
+#: Deepest nesting of dicts and lists in metadata. JSON from real tools rarely
+#: passes 10 levels; the cap keeps encoding far below Python's recursion limit.
+MAX_METADATA_DEPTH = 64
+
+#: Metadata integers must fit in a signed 64-bit integer, the widest integer
+#: SQLite's JSON functions and most JSON readers keep exactly.
+_INT64_MIN, _INT64_MAX = -(2**63), 2**63 - 1
+
+#: Limits are ints in [1, 2**63 - 1] (the range of SQLite's LIMIT). Above
+#: LIMIT_CEILING a limit is treated as LIMIT_CEILING: no scope holds two billion
+#: memories, so the answer is the same, and derived sizes (3 * limit for the
+#: hybrid search's candidate lists) stay far from overflowing.
+LIMIT_CEILING = 2**31 - 1
+
+#: Longest memory or rejection id: ids are UUIDs (36 characters), so a longer
+#: string cannot name a record.
+MAX_RECORD_ID_CHARS = 128
+
 _SPACE = re.compile(r"\s+")
+# Lone surrogates are not Unicode text (they cannot be encoded as UTF-8); NUL is
+# refused by PostgreSQL in text and JSONB.
+_UNSTORABLE = re.compile("[\x00\ud800-\udfff]")
 
 
 def normalize_text(text: str) -> str:
@@ -28,7 +60,28 @@ def text_hash(text: str) -> str:
     return hashlib.sha256(normalize_text(text).encode("utf-8")).hexdigest()
 
 
+def check_storable(value: str, *, where: str, error: type[Exception] = InvalidInputError) -> str:
+    """Refuse a string that no store can hold: a lone surrogate or a NUL character.
+
+    Args:
+        value: the string to check.
+        where: how the message names it (``"text"``, ``"metadata['k']"``).
+        error: the MemsieveError subclass to raise.
+
+    Returns:
+        ``value`` unchanged.
+    """
+    bad = _UNSTORABLE.search(value)
+    if bad is not None:
+        ch = bad.group()
+        what = "a NUL character" if ch == "\x00" else f"a lone surrogate {ch!r}"
+        fix = "remove it" if ch == "\x00" else "decode the source bytes with errors='replace', or remove it"
+        raise error(f"{where} holds {what} at position {bad.start()}, which cannot be stored; {fix}")
+    return value
+
+
 def check_text(text: object, *, where: str, max_chars: int = MAX_TEXT_CHARS) -> str:
+    """A candidate text or query: a non-empty str within ``max_chars``, stripped of surrounding whitespace."""
     if not isinstance(text, str):
         raise InvalidTextError(f"{where} must be a string, got {type(text).__name__}; pass text as str")
     stripped = text.strip()
@@ -39,9 +92,16 @@ def check_text(text: object, *, where: str, max_chars: int = MAX_TEXT_CHARS) -> 
             f"{where} has {len(stripped)} characters, over the limit of {max_chars}; "
             f"split it into smaller chunks or raise max_text_chars"
         )
-    if "\x00" in stripped:
-        raise InvalidTextError(f"{where} contains a NUL byte; remove it")
-    return stripped
+    return check_storable(stripped, where=where, error=InvalidTextError)
+
+
+def _check_role(role: object, *, where: str) -> str | None:
+    if role is None:
+        return None
+    if not isinstance(role, str):
+        raise InvalidTextError(f"{where} role must be a string, got {type(role).__name__} {short_repr(role)}; "
+                               "pass e.g. 'user' or 'assistant'")
+    return check_storable(role, where=f"{where} role", error=InvalidTextError)
 
 
 def candidate_texts(messages_or_text: object, *, max_chars: int = MAX_TEXT_CHARS) -> list[tuple[str, str | None]]:
@@ -66,16 +126,30 @@ def candidate_texts(messages_or_text: object, *, max_chars: int = MAX_TEXT_CHARS
         if isinstance(item, Mapping):
             if "content" not in item:
                 raise InvalidTextError(f"message {i} has no 'content' key; pass {{'role': ..., 'content': ...}}")
-            role = item.get("role")
             out.append((check_text(item["content"], where=f"message {i} content", max_chars=max_chars),
-                        str(role) if role is not None else None))
+                        _check_role(item.get("role"), where=f"message {i}")))
         else:
             out.append((check_text(item, where=f"item {i}", max_chars=max_chars), None))
     return out
 
 
+# ---- times -------------------------------------------------------------------
+
+_MIN_UTC = datetime.min.replace(tzinfo=timezone.utc).isoformat()
+_MAX_UTC = datetime.max.replace(tzinfo=timezone.utc).isoformat()
+
+
 def iso_time(value: object, *, where: str) -> str | None:
-    """Accept None, a datetime or an ISO-8601 string; return an ISO string in UTC."""
+    """Accept None, a datetime or an ISO-8601 string; return an ISO string in UTC.
+
+    A time without a zone is taken as UTC. The time must lie between
+    0001-01-01T00:00:00 and 9999-12-31T23:59:59.999999 once converted to UTC
+    (Python's datetime range), so ``0001-01-01T00:00:00+05:00`` is refused
+    rather than clamped.
+
+    Raises:
+        InvalidInputError: not a time, not ISO-8601, or outside the range.
+    """
     if value is None:
         return None
     if isinstance(value, datetime):
@@ -84,34 +158,217 @@ def iso_time(value: object, *, where: str) -> str | None:
         try:
             dt = datetime.fromisoformat(value)
         except ValueError:
-            raise InvalidTextError(f"{where} {value!r} is not an ISO-8601 time; pass e.g. '2023-05-08T13:56:00'") from None
+            raise InvalidInputError(
+                f"{where} {short_repr(value)} is not an ISO-8601 time; pass e.g. '2023-05-08T13:56:00'"
+            ) from None
     else:
-        raise InvalidTextError(f"{where} must be a datetime or an ISO-8601 string, got {type(value).__name__}")
+        raise InvalidInputError(
+            f"{where} must be a datetime or an ISO-8601 string, got {type(value).__name__} {short_repr(value)}"
+        )
     if dt.tzinfo is None:
         dt = dt.replace(tzinfo=timezone.utc)
-    return dt.astimezone(timezone.utc).isoformat()
+    try:
+        return dt.astimezone(timezone.utc).isoformat()
+    except (OverflowError, ValueError):
+        raise InvalidInputError(
+            f"{where} {short_repr(value)} lies outside the supported range once converted to UTC "
+            f"({_MIN_UTC} to {_MAX_UTC}); pass a time inside it"
+        ) from None
 
 
 def now_iso() -> str:
     return datetime.now(timezone.utc).isoformat()
 
 
-def check_metadata(metadata: object) -> dict[str, Any]:
+# ---- metadata and sources ----------------------------------------------------
+
+
+def _check_json_leaf(value: object, where: str) -> None:
+    if value is None or isinstance(value, bool):
+        return
+    if isinstance(value, str):
+        check_storable(value, where=where)
+    elif isinstance(value, int):
+        if not _INT64_MIN <= value <= _INT64_MAX:
+            raise InvalidInputError(f"{where} is an integer outside the signed 64-bit range; store it as a string")
+    elif isinstance(value, float):
+        if not math.isfinite(value):
+            raise InvalidInputError(f"{where} is {value!r}, which JSON cannot hold; store None or a finite number")
+    else:
+        raise InvalidInputError(
+            f"{where} is {short_repr(value, 60)} of type {type(value).__name__}, which JSON cannot hold; "
+            "convert it to a str, int, float, bool, None, list or dict (e.g. float(x) for a numpy number)"
+        )
+
+
+def check_metadata(metadata: object, *, where: str = "metadata") -> dict[str, Any]:
+    """Validate metadata (or search filters) and return a JSON-clean deep copy.
+
+    Accepted: a dict with str keys whose values are str, int (64-bit), finite
+    float, bool, None, lists and dicts of these, nested at most
+    MAX_METADATA_DEPTH levels. The walk is iterative, so depth or a value that
+    contains itself cannot exhaust the stack.
+
+    Raises:
+        InvalidInputError: naming the first offending value by its path.
+    """
     if metadata is None:
         return {}
-    if not isinstance(metadata, Mapping):
-        raise InvalidTextError(f"metadata must be a dict, got {type(metadata).__name__}")
-    for key in metadata:
-        if not isinstance(key, str):
-            raise InvalidTextError(f"metadata keys must be strings, got {key!r}")
-    return dict(metadata)
+    if not isinstance(metadata, dict):
+        raise InvalidInputError(f"{where} must be a dict, got {type(metadata).__name__}; pass e.g. {{'role': 'user'}}")
+    stack: list[tuple[object, str, int]] = [(metadata, where, 1)]
+    while stack:
+        value, path, depth = stack.pop()
+        if isinstance(value, (dict, list)):
+            if depth > MAX_METADATA_DEPTH:
+                raise InvalidInputError(
+                    f"{where} is nested deeper than {MAX_METADATA_DEPTH} levels of dicts and lists, or refers "
+                    "to itself; flatten it"
+                )
+            if isinstance(value, dict):
+                for key, item in value.items():
+                    if not isinstance(key, str):
+                        raise InvalidInputError(
+                            f"{path} has the key {short_repr(key)} of type {type(key).__name__}; "
+                            "metadata keys must be strings"
+                        )
+                    check_storable(key, where=f"a key of {path}")
+                    stack.append((item, f"{path}[{short_repr(key, 40)}]", depth + 1))
+            else:
+                stack.extend((item, f"{path}[{i}]", depth + 1) for i, item in enumerate(value))
+        else:
+            _check_json_leaf(value, path)
+    # Round-tripping keeps what is stored identical to what filters compare
+    # against (int and str subclasses become plain int and str).
+    return json.loads(json.dumps(metadata, allow_nan=False))
 
 
 def check_sources(source: object) -> list[str]:
+    """``source`` of ``add``: None, a string, or a list of strings; returned as a list."""
     if source is None:
         return []
-    if isinstance(source, str):
-        return [source]
-    if isinstance(source, Sequence) and all(isinstance(s, str) for s in source):
-        return list(source)
-    raise InvalidTextError(f"source must be a string or a list of strings, got {source!r}")
+    items = [source] if isinstance(source, str) else source
+    if not isinstance(items, (list, tuple)) or not all(isinstance(s, str) for s in items):
+        raise InvalidInputError(
+            f"source must be a string or a list of strings, got {type(source).__name__} {short_repr(source)}"
+        )
+    return [check_storable(s, where=f"source {i}") for i, s in enumerate(items)]
+
+
+# ---- limits and ids ----------------------------------------------------------
+
+
+def check_limit(limit: object, *, where: str = "limit", optional: bool = False) -> int | None:
+    """A result limit: an int in [1, 2**63 - 1], capped at LIMIT_CEILING.
+
+    Args:
+        limit: the caller's value. ``bool`` is refused (``True`` is not 1 here),
+            and so are floats, even integral ones. numpy integers are accepted.
+        where: the argument's name in the message.
+        optional: whether None (no limit) is allowed; it is returned as None.
+
+    Returns:
+        ``min(limit, LIMIT_CEILING)``, or None.
+
+    Raises:
+        InvalidInputError: not an int, below 1, or 2**63 and above.
+    """
+    if limit is None and optional:
+        return None
+    if isinstance(limit, bool) or not isinstance(limit, numbers.Integral):
+        none = " or None for no limit" if optional else ""
+        raise InvalidInputError(
+            f"{where} must be a positive integer{none}, got {type(limit).__name__} {short_repr(limit)}"
+        )
+    value = int(limit)
+    if not 1 <= value <= _INT64_MAX:
+        raise InvalidInputError(f"{where} must be between 1 and 2**63 - 1, got {short_repr(value)}")
+    return min(value, LIMIT_CEILING)
+
+
+def check_record_id(record_id: object, *, kind: str = "memory") -> str:
+    """A memory or rejection id: a str that could name a record.
+
+    Anything else cannot name a record, so it gets the same NotFoundError as an
+    unknown id (not a TypeError from the database driver).
+
+    Args:
+        record_id: the caller's value.
+        kind: ``"memory"`` or ``"rejection"``.
+    """
+    missing = NotFoundError.no_rejection if kind == "rejection" else NotFoundError.no_memory
+    if not isinstance(record_id, str):
+        raise NotFoundError(
+            f"no {kind} with id {short_repr(record_id)}: {kind} ids are strings, got {type(record_id).__name__}; "
+            f"pass an id returned by add(), get_all() or rejections()"
+        )
+    if not record_id or len(record_id) > MAX_RECORD_ID_CHARS or _UNSTORABLE.search(record_id):
+        raise missing(record_id)
+    return record_id
+
+
+# ---- options of Memory(...) --------------------------------------------------
+
+
+def check_count(value: object, *, name: str, minimum: int = 1) -> int:
+    """An integer option such as ``max_text_chars``: an int (not bool) of at least ``minimum``.
+
+    Raises:
+        ConfigError: naming the option and the value.
+    """
+    if isinstance(value, bool) or not isinstance(value, numbers.Integral):
+        raise ConfigError(f"{name} must be an integer, got {type(value).__name__} {short_repr(value)}; "
+                          f"pass e.g. {name}={max(minimum, 1) * 1000}")
+    if int(value) < minimum:
+        raise ConfigError(f"{name} must be at least {minimum}, got {int(value)}")
+    return int(value)
+
+
+def check_path(path: object) -> str:
+    """The ``path`` of ``Memory``: a str or os.PathLike naming a file, ``":memory:"`` or a PostgreSQL URL.
+
+    Raises:
+        ConfigError: the wrong type, empty, or not encodable as a file name.
+    """
+    if not isinstance(path, (str, os.PathLike)):
+        raise ConfigError(f"path must be a str or os.PathLike, got {type(path).__name__} {short_repr(path)}; "
+                          "pass a file name, ':memory:' or a postgresql:// URL")
+    target = os.fspath(path)
+    if not isinstance(target, str):
+        raise ConfigError(f"path {short_repr(path)} is a bytes path; pass it as str (os.fsdecode(path))")
+    if not target.strip():
+        raise ConfigError("path is empty; pass a file name, ':memory:' or a postgresql:// URL")
+    try:
+        if "\x00" in target:
+            raise ValueError("embedded NUL")
+        os.fsencode(target)
+    except (UnicodeEncodeError, ValueError):
+        raise ConfigError(f"path {short_repr(target)} holds a NUL or a character the file system cannot encode; "
+                          "pass a plain file name") from None
+    return target
+
+
+def check_embedder(embedder: Any) -> Any:
+    """A custom embedder: an object with an int ``dim`` >= 1 and a callable ``embed(texts)``.
+
+    None (the default ONNX embedder, loaded lazily) passes unchanged. Reading
+    ``dim`` of an embedder whose width is known only from its model may load
+    the model; the packaged embedder knows its width without loading.
+
+    Raises:
+        ConfigError: ``dim`` or ``embed`` is missing or of the wrong kind.
+    """
+    if embedder is None:
+        return None
+    name = type(embedder).__name__
+    if not callable(getattr(embedder, "embed", None)):
+        raise ConfigError(f"the embedder {name} has no embed(texts) method; pass an object with `dim` and `embed`")
+    try:
+        dim = embedder.dim
+    except Exception as exc:  # a custom embedder's property may raise anything
+        raise ConfigError(f"the embedder {name} has no readable `dim` ({type(exc).__name__}: {exc}); "
+                          "give it an int attribute dim, the width of its vectors") from None
+    if isinstance(dim, bool) or not isinstance(dim, numbers.Integral) or int(dim) < 1:
+        raise ConfigError(f"the embedder {name} has dim={short_repr(dim)}; dim must be a positive int, "
+                          "the width of the vectors embed() returns")
+    return embedder

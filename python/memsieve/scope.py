@@ -1,19 +1,71 @@
-"""Scopes: the (user_id, agent_id, run_id) partition of memories, gate state and rejections."""
+"""Scopes: the (user_id, agent_id, run_id) partition of memories, gate state and rejections.
+
+A scope is the exact triple. ``user_id="u"`` names the scope ("u", None,
+None) and sees nothing written as ("u", agent "x"): there is no inheritance
+between scopes, each has its own memories, gate state and rejections.
+
+Ids are normalized before use: NFC, surrounding whitespace stripped. So
+``" u"``, ``"u"`` and ``"u\\n"`` are one scope, and so are the composed and the
+decomposed spellings of "José". Ids that hold a control character after
+stripping (a tab inside, NUL, ESC, ...) or a lone surrogate are refused.
+"""
 
 from __future__ import annotations
 
 import hashlib
 import json
+import re
+import unicodedata
+import warnings
+from collections.abc import Iterable
 from dataclasses import dataclass
 
-from memsieve.errors import ScopeError
+from memsieve.errors import NotFoundError, ScopeError, short_repr
 
 MAX_ID_CHARS = 256
+
+# C0 and C1 control characters, DEL, and lone surrogates (not Unicode text).
+_REFUSED = re.compile("[\x00-\x1f\x7f-\x9f\ud800-\udfff]")
+_NAMES = ("user_id", "agent_id", "run_id")
+
+
+def normalize_id(value: str) -> str:
+    """The canonical spelling of a scope id: NFC, surrounding whitespace stripped.
+
+    Idempotent: ``normalize_id(normalize_id(x)) == normalize_id(x)``.
+    """
+    return unicodedata.normalize("NFC", value).strip()
+
+
+def _check_id(name: str, value: object) -> str | None:
+    if value is None:
+        return None
+    if not isinstance(value, str):
+        raise ScopeError(f"{name} must be a string, got {type(value).__name__} {short_repr(value)}; "
+                         f"pass str({short_repr(value)})")
+    bad = _REFUSED.search(value)
+    if bad is not None and 0xD800 <= ord(bad.group()) <= 0xDFFF:
+        raise ScopeError(f"{name} {short_repr(value)} holds a lone surrogate at position {bad.start()}, "
+                         "which is not Unicode text; decode the id with errors='replace' or remove it")
+    norm = normalize_id(value)
+    if not norm:
+        raise ScopeError(f"{name} is empty; pass a non-empty id or leave it out")
+    bad = _REFUSED.search(norm)
+    if bad is not None:
+        raise ScopeError(f"{name} {short_repr(value)} holds the control character {bad.group()!r}; "
+                         "remove it (ids may hold any printable text)")
+    if len(norm) > MAX_ID_CHARS:
+        raise ScopeError(f"{name} has {len(norm)} characters, over the limit of {MAX_ID_CHARS}; "
+                         "pass a shorter id (a hash of a long one, for instance)")
+    return norm
 
 
 @dataclass(frozen=True)
 class Scope:
     """Who a memory belongs to. At least one id is set.
+
+    Build scopes with ``Scope.of`` (which validates and normalizes); the plain
+    constructor keeps ids as given and serves keys read back from a store.
 
     The key is the JSON encoding of the three ids, so no choice of ids can make
     two scopes collide (a separator-joined key would let ``("a|b", "")`` meet
@@ -26,26 +78,24 @@ class Scope:
 
     @classmethod
     def of(cls, user_id: object = None, agent_id: object = None, run_id: object = None) -> "Scope":
-        """Validate and build a scope.
+        """Validate, normalize (NFC, stripped) and build a scope.
 
         Raises:
-            ScopeError: no id is given, or an id is not a non-empty string.
+            ScopeError: no id is given, or an id is not a string, is empty after
+                stripping, is over MAX_ID_CHARS, or holds a control character
+                or a lone surrogate.
         """
-        ids = {"user_id": user_id, "agent_id": agent_id, "run_id": run_id}
-        for name, value in ids.items():
-            if value is None:
-                continue
-            if not isinstance(value, str):
-                raise ScopeError(f"{name} must be a string, got {type(value).__name__} {value!r}; pass str({value!r})")
-            if not value.strip():
-                raise ScopeError(f"{name} is empty; pass a non-empty id or leave it out")
-            if len(value) > MAX_ID_CHARS or "\x00" in value:
-                raise ScopeError(
-                    f"{name} must be at most {MAX_ID_CHARS} characters with no NUL byte, got {len(value)} characters"
-                )
-        if user_id is None and agent_id is None and run_id is None:
+        ids = [_check_id(name, value) for name, value in zip(_NAMES, (user_id, agent_id, run_id))]
+        if ids == [None, None, None]:
             raise ScopeError("no scope given; pass at least one of user_id=, agent_id= or run_id=")
-        return cls(user_id, agent_id, run_id)  # type: ignore[arg-type]
+        return cls(*ids)
+
+    @classmethod
+    def optional(cls, user_id: object = None, agent_id: object = None, run_id: object = None) -> "Scope | None":
+        """``Scope.of`` when any id is given, None when none is (a by-id call with no scope)."""
+        if user_id is None and agent_id is None and run_id is None:
+            return None
+        return cls.of(user_id, agent_id, run_id)
 
     @property
     def key(self) -> str:
@@ -63,3 +113,50 @@ class Scope:
 
     def as_dict(self) -> dict[str, str | None]:
         return {"user_id": self.user_id, "agent_id": self.agent_id, "run_id": self.run_id}
+
+    @property
+    def is_normalized(self) -> bool:
+        """Whether ``Scope.of`` of these ids gives this very scope (false for keys older versions wrote)."""
+        try:
+            return Scope.of(self.user_id, self.agent_id, self.run_id) == self
+        except ScopeError:
+            return False
+
+
+def check_owner(found: Scope, wanted: Scope | None, *, missing: NotFoundError) -> None:
+    """Raise ``missing`` when a scope was asked for and the record lives in another.
+
+    Args:
+        found: the scope the memory or rejection belongs to.
+        wanted: the scope the caller passed, or None (no restriction).
+        missing: the same error an unknown id gets, so a mismatch tells the
+            caller nothing about other scopes.
+    """
+    if wanted is not None and found != wanted:
+        raise missing
+
+
+def unreachable_scopes(keys: Iterable[str]) -> list[Scope]:
+    """Scopes of stored keys that ``Scope.of`` can no longer produce.
+
+    Versions before normalization stored ids as given, so a memory written as
+    (" u",) or with a decomposed "José" sits under a key that the normalized
+    spelling does not reach.
+    """
+    return [scope for scope in map(Scope.from_key, keys) if not scope.is_normalized]
+
+
+def warn_unreachable_scopes(keys: Iterable[str]) -> list[Scope]:
+    """Warn (UserWarning) if the store holds scopes written with unnormalized ids; return them."""
+    stale = unreachable_scopes(keys)
+    if stale:
+        shown = ", ".join(short_repr(s.as_dict(), 120) for s in stale[:3])
+        more = f" and {len(stale) - 3} more" if len(stale) > 3 else ""
+        warnings.warn(
+            f"{len(stale)} scope(s) in this store were written with ids that are not normalized (NFC, no "
+            f"surrounding whitespace, no control characters): {shown}{more}. memsieve now normalizes ids, so "
+            "calls cannot reach these scopes; read them with Memory.store and re-add their memories under the "
+            "normalized ids",
+            UserWarning, stacklevel=3,
+        )
+    return stale

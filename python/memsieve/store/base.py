@@ -14,6 +14,7 @@ from typing import Any
 
 import numpy as np
 
+from memsieve.errors import StoreError
 from memsieve.records import MemoryItem, Rejection
 from memsieve.scope import Scope
 
@@ -57,12 +58,54 @@ class ChangesRow:
     nn_cos: np.ndarray
 
 
+@dataclass(frozen=True)
+class CandidatesRow:
+    """The memories of a scope visible at some time, as they were then.
+
+    Attributes:
+        seqs: (n,) int64, ascending.
+        matrix: (n, d) float32, each row the embedding that held at the time
+            ((0, 0) when n is 0).
+        texts: the n texts that held at the time.
+        metadata: the n metadata dicts.
+    """
+
+    seqs: np.ndarray
+    matrix: np.ndarray
+    texts: list[str]
+    metadata: list[dict[str, Any]]
+
+
 # ---- row decoding shared by every SQL store ----------------------------------
 
 MEMORY_COLUMNS = (
     "m.id, m.text, m.scope_key, m.metadata, m.source, m.sources, m.seen_count, m.is_active, "
     "m.created_at, m.updated_at, m.last_seen_at, m.valid_from, m.valid_to, m.expired_at"
 )
+
+
+#: The largest LIMIT SQLite and PostgreSQL accept: a signed 64-bit integer.
+MAX_LIMIT = 2**63 - 1
+
+
+def sql_limit(limit: int) -> int:
+    """A row limit clamped into [0, MAX_LIMIT], so no Python int overflows the database's."""
+    return min(max(int(limit), 0), MAX_LIMIT)
+
+
+def stack_rows(vectors: Sequence[np.ndarray], *, where: str) -> np.ndarray:
+    """(n,) float32 vectors as one C-contiguous (n, d) matrix ((0, 0) for none).
+
+    Raises:
+        StoreError: the vectors have different widths (the embedder changed).
+    """
+    if not vectors:
+        return np.empty((0, 0), dtype=np.float32)
+    widths = {int(v.shape[0]) for v in vectors}
+    if len(widths) > 1:
+        raise StoreError(f"{where} holds embeddings of widths {sorted(widths)}; the embedder changed: "
+                         "re-embed with the original model or use a new database")
+    return np.ascontiguousarray(np.stack(vectors), dtype=np.float32)
 
 
 def nan_to_none(x: float | None) -> float | None:

@@ -110,35 +110,67 @@ MIGRATIONS: list[str] = [
     ALTER TABLE memories ADD COLUMN changed_rev INTEGER NOT NULL DEFAULT 0;
     CREATE INDEX memories_scope_changed ON memories(scope_key, changed_rev)
     """,
+    # 3: every superseded text of a memory, with its vector and the interval the
+    # store knew it [known_from, known_to), so a point-in-time read sees the
+    # text and the vector that held then, not today's.
+    """
+    CREATE TABLE memory_versions (
+        seq        INTEGER PRIMARY KEY AUTOINCREMENT,
+        memory_seq INTEGER NOT NULL REFERENCES memories(seq),
+        text       TEXT NOT NULL,
+        text_hash  TEXT NOT NULL,
+        embedding  BLOB NOT NULL,
+        known_from TEXT NOT NULL,
+        known_to   TEXT NOT NULL
+    );
+    CREATE INDEX memory_versions_memory ON memory_versions(memory_seq, known_to)
+    """,
 ]
 
 
 def migrate(conn: sqlite3.Connection) -> int:
-    """Apply the steps this database lacks, each in its own transaction.
+    """Apply the steps this database lacks, each in its own write transaction.
+
+    The version is read only after ``BEGIN IMMEDIATE`` has taken the write
+    lock: processes opening one new file at the same moment then apply each
+    step exactly once, the later ones finding it done. A database already at
+    the current version is recognised without taking the lock, so opening a
+    busy store does not wait for its writers.
 
     Returns:
         The schema version after migrating.
 
     Raises:
         StoreError: the database is newer than this version of memsieve.
+        sqlite3.Error: the file is not a database, is damaged, or stayed locked
+            (the store turns these into StoreError).
     """
     (current,) = conn.execute("PRAGMA user_version").fetchone()
-    if current > len(MIGRATIONS):
-        raise StoreError(
-            f"database schema version {current} is newer than this memsieve understands "
-            f"({len(MIGRATIONS)}); upgrade memsieve"
-        )
-    for version in range(current + 1, len(MIGRATIONS) + 1):
+    _check_known(current)
+    while current < len(MIGRATIONS):
         conn.execute("BEGIN IMMEDIATE")
         try:
-            for statement in _split(MIGRATIONS[version - 1]):
-                conn.execute(statement)
-            conn.execute(f"PRAGMA user_version = {version}")
+            (current,) = conn.execute("PRAGMA user_version").fetchone()
+            _check_known(current)
+            if current < len(MIGRATIONS):
+                for statement in _split(MIGRATIONS[current]):
+                    conn.execute(statement)
+                current += 1
+                conn.execute(f"PRAGMA user_version = {current}")
             conn.execute("COMMIT")
         except BaseException:
-            conn.execute("ROLLBACK")
+            if conn.in_transaction:
+                conn.execute("ROLLBACK")
             raise
-    return len(MIGRATIONS)
+    return current
+
+
+def _check_known(version: int) -> None:
+    if version > len(MIGRATIONS):
+        raise StoreError(
+            f"database schema version {version} is newer than this memsieve understands "
+            f"({len(MIGRATIONS)}); upgrade memsieve"
+        )
 
 
 def _split(script: str) -> list[str]:

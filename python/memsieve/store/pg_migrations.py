@@ -131,10 +131,25 @@ MIGRATIONS: list[str] = [
     ALTER TABLE memories ADD COLUMN changed_rev BIGINT NOT NULL DEFAULT 0;
     CREATE INDEX memories_scope_changed ON memories(scope_key, changed_rev)
     """,
+    # 3: every superseded text of a memory and the interval the store knew it
+    # (see the SQLite step 3).
+    """
+    CREATE TABLE memory_versions (
+        seq        BIGINT GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
+        memory_seq BIGINT NOT NULL REFERENCES memories(seq),
+        text       TEXT NOT NULL,
+        text_hash  TEXT NOT NULL,
+        embedding  vector NOT NULL,
+        known_from TEXT NOT NULL,
+        known_to   TEXT NOT NULL
+    );
+    CREATE INDEX memory_versions_memory ON memory_versions(memory_seq, known_to)
+    """,
 ]
 
 #: Every table the migrations create (for size_bytes and integrity_ok).
-TABLES = ("scopes", "memories", "history", "rejections", "links", "counters", "faults", "schema_version")
+TABLES = ("scopes", "memories", "memory_versions", "history", "rejections", "links", "counters", "faults",
+          "schema_version")
 
 
 def migrate(conn: Any) -> int:

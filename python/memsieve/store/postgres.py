@@ -22,15 +22,11 @@ from typing import Any
 import numpy as np
 
 from memsieve.errors import NotFoundError, StoreError
-from memsieve.records import MemoryItem
 from memsieve.scope import Scope
-from memsieve.store.base import ChangesRow, ScopeRow, VectorsRow
+from memsieve.store.base import ChangesRow, ScopeRow, VectorsRow, nan_to_none, none_to_nan, sql_limit
 from memsieve.store.pg_migrations import MIGRATIONS, TABLES, TEXT_SEARCH_CONFIG, migrate
 from memsieve.store.postgres_codec import mask_password, match_phrases, register_vector
 from memsieve.store.sql_records import SqlRecords
-
-# The row decoders are shared with SQLite so both stores build identical records.
-from memsieve.store.base import MEMORY_COLUMNS, memory_item, nan_to_none, none_to_nan
 
 
 def scope_lock_key(scope: Scope | None) -> int:
@@ -106,6 +102,12 @@ class PostgresStore(SqlRecords):
             # it failed, and the next one gets a new connection.
             self._connect()
         return self._conn
+
+    def _in(self, column: str, values: Sequence[int]) -> tuple[str, list[Any]]:
+        return f"{column} = ANY(%s)", [[int(v) for v in values]]
+
+    def _vector(self, raw: Any) -> np.ndarray:
+        return np.asarray(raw, dtype=np.float32)
 
     def _q(self, sql: str, params: Sequence[Any] = (), *, binary: bool = False) -> Any:
         import psycopg
@@ -282,6 +284,7 @@ class PostgresStore(SqlRecords):
                 (now, json.dumps(merged), seq))
 
     def update_memory_text(self, seq: int, *, text: str, text_hash: str, embedding: np.ndarray, now: str) -> None:
+        self._record_version(seq, now=now)
         # The fts column is generated from text, so full-text search follows by itself.
         self._q("UPDATE memories SET text = %s, text_hash = %s, embedding = %s, updated_at = %s WHERE seq = %s",
                 (text, text_hash, np.asarray(embedding, dtype=np.float32), now, seq))
@@ -301,37 +304,6 @@ class PostgresStore(SqlRecords):
             raise NotFoundError(f"no memory with id {memory_id!r}; list ids with get_all()")
         return int(row[0]), row[1], row[2], row[3], none_to_nan(row[4]), bool(row[5])
 
-    def ids_for_seqs(self, seqs: Sequence[int]) -> dict[int, str]:
-        if not seqs:
-            return {}
-        rows = self._q("SELECT seq, id FROM memories WHERE seq = ANY(%s)", ([int(s) for s in seqs],))
-        return {int(s): str(i) for s, i in rows}
-
-    def items_for_seqs(self, seqs: Sequence[int]) -> dict[int, MemoryItem]:
-        if not seqs:
-            return {}
-        rows = self._q(f"SELECT m.seq, {MEMORY_COLUMNS} FROM memories m WHERE m.seq = ANY(%s)",
-                       ([int(s) for s in seqs],))
-        return {int(r[0]): memory_item(r[1:]) for r in rows}
-
-    def candidates(self, scope: Scope, *, as_of: str | None) -> tuple[np.ndarray, np.ndarray, list[dict[str, Any]]]:
-        """seqs, embeddings and metadata of the memories visible at ``as_of`` (or active now)."""
-        if as_of is None:
-            sql = "SELECT seq, embedding, metadata FROM memories WHERE scope_key = %s AND is_active ORDER BY seq"
-            params: tuple[Any, ...] = (scope.key,)
-        else:
-            # ISO strings compare in time order, as in SQLite.
-            sql = (
-                "SELECT seq, embedding, metadata FROM memories WHERE scope_key = %s AND created_at <= %s"
-                " AND (expired_at IS NULL OR expired_at > %s) AND (valid_from IS NULL OR valid_from <= %s)"
-                " AND (valid_to IS NULL OR valid_to > %s) ORDER BY seq"
-            )
-            params = (scope.key, as_of, as_of, as_of, as_of)
-        rows = self._q(sql, params, binary=True).fetchall()
-        seqs = np.array([r[0] for r in rows], dtype=np.int64)
-        matrix = np.stack([r[1] for r in rows]) if rows else np.empty((0, 0), dtype=np.float32)
-        return seqs, np.ascontiguousarray(matrix), [json.loads(r[2]) for r in rows]
-
     def keyword_search(self, scope: Scope, match: str, limit: int) -> list[tuple[int, float]]:
         """Full-text search of the scope's active memories; [(seq, score)], higher score first.
 
@@ -350,7 +322,7 @@ class PostgresStore(SqlRecords):
             f"SELECT seq, ts_rank_cd(fts, q) AS rank FROM memories, (SELECT {query} AS q) s"
             " WHERE scope_key = %s AND is_active AND CASE WHEN numnode(q) > 0 THEN fts @@ q ELSE FALSE END"
             " ORDER BY rank DESC, seq LIMIT %s",
-            (*phrases, scope.key, int(limit)),
+            (*phrases, scope.key, sql_limit(limit)),
         ).fetchall()
         return [(int(r[0]), float(r[1])) for r in rows]
 

@@ -12,16 +12,50 @@ import uuid
 from collections.abc import Sequence
 from typing import Any
 
+import numpy as np
+
 from memsieve.errors import NotFoundError
 from memsieve.records import HistoryEntry, MemoryItem, Rejection
 from memsieve.scope import Scope
-from memsieve.store.base import MEMORY_COLUMNS, REJECTION_COLUMNS, memory_item, nan_to_none, rejection_record
+from memsieve.store.base import (MEMORY_COLUMNS, REJECTION_COLUMNS, CandidatesRow, memory_item, nan_to_none,
+                                  rejection_record, sql_limit, stack_rows)
+
+
+#: Joins each memory ``m`` to the version ``v`` that held at a time (the first
+#: param): the earliest superseded version the store still knew after that
+#: time. No such version (NULL) means the row's current text held then.
+VERSION_AT = (
+    "LEFT JOIN memory_versions v ON v.seq = (SELECT w.seq FROM memory_versions w"
+    " WHERE w.memory_seq = m.seq AND w.known_to > %s ORDER BY w.known_to, w.seq LIMIT 1)"
+)
+
+#: Which memories were visible at a time (four params, all that time): known
+#: to the store then, not yet deleted, and valid then.
+VISIBLE_AT = (
+    "m.created_at <= %s AND (m.expired_at IS NULL OR m.expired_at > %s)"
+    " AND (m.valid_from IS NULL OR m.valid_from <= %s) AND (m.valid_to IS NULL OR m.valid_to > %s)"
+)
 
 
 class SqlRecords:
-    """The append-mostly tables: what happened to each memory and to each candidate."""
+    """The SQL that is the same on every store: records, history, rejections, links, counters,
+    faults, and the reads of memories by seq and at a point in time.
+
+    A store supplies ``_q`` (run one statement), ``_TRUE`` (its literal for
+    an active row), ``_in`` (a ``column IN (...)`` test) and ``_vector`` (one
+    stored embedding as a (d,) float32 array).
+    """
+
+    _TRUE = "TRUE"
 
     def _q(self, sql: str, params: Sequence[Any] = (), *, binary: bool = False) -> Any:  # pragma: no cover
+        raise NotImplementedError
+
+    def _in(self, column: str, values: Sequence[int]) -> tuple[str, list[Any]]:  # pragma: no cover
+        """SQL testing that ``column`` is one of ``values``, and its params."""
+        raise NotImplementedError
+
+    def _vector(self, raw: Any) -> np.ndarray:  # pragma: no cover
         raise NotImplementedError
 
     # ---- memories as records --------------------------------------------------
@@ -38,8 +72,56 @@ class SqlRecords:
             sql += " AND m.is_active"
         sql += " ORDER BY m.seq"
         if limit is not None:
-            sql += f" LIMIT {int(limit)}"
+            sql += f" LIMIT {sql_limit(limit)}"
         return [memory_item(r) for r in self._q(sql, (scope.key,))]
+
+    def ids_for_seqs(self, seqs: Sequence[int]) -> dict[int, str]:
+        if not seqs:
+            return {}
+        where, params = self._in("seq", seqs)
+        return {int(s): str(i) for s, i in self._q(f"SELECT seq, id FROM memories WHERE {where}", params)}
+
+    def items_for_seqs(self, seqs: Sequence[int]) -> dict[int, MemoryItem]:
+        if not seqs:
+            return {}
+        where, params = self._in("m.seq", seqs)
+        rows = self._q(f"SELECT m.seq, {MEMORY_COLUMNS} FROM memories m WHERE {where}", params)
+        return {int(r[0]): memory_item(r[1:]) for r in rows}
+
+    # ---- memories as they were -------------------------------------------------
+
+    def items_at(self, seqs: Sequence[int], as_of: str) -> dict[int, MemoryItem]:
+        """The memories with these seqs, each with the text it had at ``as_of`` (ISO time)."""
+        if not seqs:
+            return {}
+        where, params = self._in("m.seq", seqs)
+        columns = MEMORY_COLUMNS.replace("m.text,", "COALESCE(v.text, m.text),", 1)
+        rows = self._q(f"SELECT m.seq, {columns} FROM memories m {VERSION_AT} WHERE {where}", [as_of, *params])
+        return {int(r[0]): memory_item(r[1:]) for r in rows}
+
+    def candidates(self, scope: Scope, *, as_of: str | None) -> CandidatesRow:
+        """The memories visible at ``as_of`` (None: active now) with the text and embedding they had then."""
+        if as_of is None:
+            rows = self._q(
+                "SELECT m.seq, m.embedding, m.metadata, m.text FROM memories m"
+                f" WHERE m.scope_key = %s AND m.is_active = {self._TRUE} ORDER BY m.seq",
+                (scope.key,), binary=True).fetchall()
+        else:
+            rows = self._q(
+                "SELECT m.seq, COALESCE(v.embedding, m.embedding), m.metadata, COALESCE(v.text, m.text)"
+                f" FROM memories m {VERSION_AT} WHERE m.scope_key = %s AND {VISIBLE_AT} ORDER BY m.seq",
+                (as_of, scope.key, as_of, as_of, as_of, as_of), binary=True).fetchall()
+        return CandidatesRow(
+            seqs=np.array([r[0] for r in rows], dtype=np.int64),
+            matrix=stack_rows([self._vector(r[1]) for r in rows], where=f"scope {scope.key!r}"),
+            texts=[str(r[3]) for r in rows], metadata=[json.loads(r[2]) for r in rows])
+
+    def _record_version(self, seq: int, *, now: str) -> None:
+        """Keep the memory's current text and embedding as a version the store knew until ``now``."""
+        self._q(
+            "INSERT INTO memory_versions(memory_seq, text, text_hash, embedding, known_from, known_to)"
+            " SELECT seq, text, text_hash, embedding, COALESCE(updated_at, created_at), %s FROM memories"
+            " WHERE seq = %s", (now, seq))
 
     # ---- history -------------------------------------------------------------
 
@@ -99,7 +181,7 @@ class SqlRecords:
             params.append(layer)
         sql += " ORDER BY seq"
         if limit is not None:
-            sql += f" LIMIT {int(limit)}"
+            sql += f" LIMIT {sql_limit(limit)}"
         return [rejection_record(r) for r in self._q(sql, params)]
 
     def mark_restored(self, rejection_id: str, memory_id: str, now: str) -> None:

@@ -19,13 +19,11 @@ from typing import Any
 import numpy as np
 
 from memsieve.errors import NotFoundError, StoreError
-from memsieve.records import MemoryItem
 from memsieve.scope import Scope
-from memsieve.store.base import (MEMORY_COLUMNS, ChangesRow, ScopeRow, VectorsRow, memory_item, nan_to_none,
-                                  none_to_nan)
+from memsieve.store.base import ChangesRow, ScopeRow, VectorsRow, nan_to_none, none_to_nan, sql_limit
 from memsieve.store.migrations import migrate
 from memsieve.store.sql_records import SqlRecords
-
+from memsieve.store.sqlite_open import Rows, check_folder, run, set_wal, store_error
 
 
 class SQLiteStore(SqlRecords):
@@ -38,24 +36,37 @@ class SQLiteStore(SqlRecords):
 
     def __init__(self, path: str | os.PathLike[str], *, timeout: float = 30.0) -> None:
         self.path = str(path)
+        self.timeout = float(timeout)
+        self.lock = threading.RLock()
+        self._in_tx = False
+        self._closed = False
         if self.path != ":memory:":
-            parent = os.path.dirname(os.path.abspath(self.path))
-            os.makedirs(parent, exist_ok=True)
+            check_folder(self.path)
         try:
             self._conn = sqlite3.connect(
                 self.path, isolation_level=None, check_same_thread=False, timeout=timeout
             )
         except sqlite3.Error as exc:
             raise StoreError(f"cannot open database {self.path!r}: {exc}; check the path and its permissions") from exc
-        self.lock = threading.RLock()
-        self._in_tx = False
+        try:
+            with self.lock:
+                self._open()
+        except BaseException as exc:
+            self._conn.close()
+            if isinstance(exc, sqlite3.Error):
+                raise store_error(exc, self.path) from exc
+            raise
+
+    def _open(self) -> None:
         c = self._conn
         if self.path != ":memory:":
-            c.execute("PRAGMA journal_mode = WAL")
+            set_wal(c, self.path, timeout=self.timeout)
         c.execute("PRAGMA synchronous = NORMAL")
         c.execute("PRAGMA foreign_keys = ON")
-        with self.lock:
-            migrate(c)
+        migrate(c)
+        # Reading the schema parses every table definition: a garbled file
+        # fails here, at open, rather than at some later read.
+        c.execute("SELECT COUNT(*) FROM sqlite_master").fetchall()
 
     @property
     def index_dir(self) -> str | None:
@@ -74,29 +85,38 @@ class SQLiteStore(SqlRecords):
         with self.lock:
             if self._in_tx:
                 raise StoreError("nested write transaction; this is a bug in memsieve")
-            try:
-                self._conn.execute("BEGIN IMMEDIATE")
-            except sqlite3.OperationalError as exc:
-                raise StoreError(f"cannot lock {self.path!r} for writing: {exc}; another process holds it") from exc
+            self._q("BEGIN IMMEDIATE")
             self._in_tx = True
             try:
                 yield self
             except BaseException:
-                self._conn.execute("ROLLBACK")
+                if self._conn.in_transaction:
+                    self._conn.execute("ROLLBACK")
                 raise
             else:
-                self._conn.execute("COMMIT")
+                self._q("COMMIT")
             finally:
                 self._in_tx = False
 
-    def _q(self, sql: str, params: Sequence[Any] = (), *, binary: bool = False) -> sqlite3.Cursor:
+    _TRUE = "1"
+
+    def _in(self, column: str, values: Sequence[int]) -> tuple[str, list[Any]]:
+        return f"{column} IN ({','.join('?' * len(values))})", [int(v) for v in values]
+
+    def _vector(self, raw: Any) -> np.ndarray:
+        return np.frombuffer(raw, dtype=np.float32)
+
+    def _q(self, sql: str, params: Sequence[Any] = (), *, binary: bool = False) -> Rows:
         # The shared SQL (sql_records.py) uses psycopg's %s; no statement holds a
         # literal '%'. ``binary`` is psycopg's wire format, meaningless here.
         with self.lock:
-            return self._conn.execute(sql.replace("%s", "?"), params)
+            if self._closed:
+                raise StoreError(f"the store {self.path!r} is closed; open a new Memory")
+            return run(self._conn, self.path, sql.replace("%s", "?"), params)
 
     def close(self) -> None:
         with self.lock:
+            self._closed = True
             self._conn.close()
 
     # ---- scope state -------------------------------------------------------
@@ -216,6 +236,7 @@ class SQLiteStore(SqlRecords):
         )
 
     def update_memory_text(self, seq: int, *, text: str, text_hash: str, embedding: np.ndarray, now: str) -> None:
+        self._record_version(seq, now=now)
         self._q(
             "UPDATE memories SET text = ?, text_hash = ?, embedding = ?, updated_at = ? WHERE seq = ?",
             (text, text_hash, embedding.astype(np.float32).tobytes(), now, seq),
@@ -239,44 +260,11 @@ class SQLiteStore(SqlRecords):
         return (int(row[0]), row[1], row[2], np.frombuffer(row[3], dtype=np.float32).copy(),
                 none_to_nan(row[4]), bool(row[5]))
 
-    def ids_for_seqs(self, seqs: Sequence[int]) -> dict[int, str]:
-        if not seqs:
-            return {}
-        marks = ",".join("?" * len(seqs))
-        return {int(s): str(i) for s, i in self._q(f"SELECT seq, id FROM memories WHERE seq IN ({marks})", list(seqs))}
-
-    def items_for_seqs(self, seqs: Sequence[int]) -> dict[int, MemoryItem]:
-        if not seqs:
-            return {}
-        marks = ",".join("?" * len(seqs))
-        rows = self._q(f"SELECT m.seq, {MEMORY_COLUMNS} FROM memories m WHERE m.seq IN ({marks})", list(seqs))
-        return {int(r[0]): memory_item(r[1:]) for r in rows}
-
-    def candidates(self, scope: Scope, *, as_of: str | None) -> tuple[np.ndarray, np.ndarray, list[dict[str, Any]]]:
-        """seqs, embeddings and metadata of the memories visible at ``as_of`` (or active now)."""
-        if as_of is None:
-            sql = "SELECT seq, embedding, metadata FROM memories WHERE scope_key = ? AND is_active = 1"
-            params: tuple[Any, ...] = (scope.key,)
-        else:
-            sql = (
-                "SELECT seq, embedding, metadata FROM memories WHERE scope_key = ? AND created_at <= ?"
-                " AND (expired_at IS NULL OR expired_at > ?) AND (valid_from IS NULL OR valid_from <= ?)"
-                " AND (valid_to IS NULL OR valid_to > ?)"
-            )
-            params = (scope.key, as_of, as_of, as_of, as_of)
-        rows = self._q(sql, params).fetchall()
-        seqs = np.array([r[0] for r in rows], dtype=np.int64)
-        if rows:
-            matrix = np.stack([np.frombuffer(r[1], dtype=np.float32) for r in rows])
-        else:
-            matrix = np.empty((0, 0), dtype=np.float32)
-        return seqs, np.ascontiguousarray(matrix), [json.loads(r[2]) for r in rows]
-
     def keyword_search(self, scope: Scope, match: str, limit: int) -> list[tuple[int, float]]:
         rows = self._q(
             "SELECT f.rowid, bm25(memories_fts) AS rank FROM memories_fts f JOIN memories m ON m.seq = f.rowid"
             " WHERE memories_fts MATCH ? AND m.scope_key = ? AND m.is_active = 1 ORDER BY rank LIMIT ?",
-            (match, scope.key, limit),
+            (match, scope.key, sql_limit(limit)),
         ).fetchall()
         return [(int(r[0]), -float(r[1])) for r in rows]
 
@@ -286,4 +274,9 @@ class SQLiteStore(SqlRecords):
         return int(page_count) * int(page_size)
 
     def integrity_ok(self) -> bool:
-        return self._q("PRAGMA integrity_check").fetchone()[0] == "ok"
+        """SQLite's own check of every page; False for a damaged file (a closed store still raises)."""
+        self._q("SELECT 1")
+        try:
+            return bool(self._q("PRAGMA integrity_check").fetchone()[0] == "ok")
+        except StoreError:
+            return False

@@ -16,6 +16,7 @@ from memsieve.inputs import (MAX_TEXT_CHARS, candidate_texts, check_limit, check
                              iso_time, now_iso, text_hash)
 from memsieve.records import Decision, HistoryEntry, MemoryItem, Rejection, SearchResult
 from memsieve.scope import Scope
+from memsieve.render import Order, render_results
 from memsieve.rerank import DEFAULT_RERANK_DEPTH, check_reranker
 from memsieve.scope_gates import DEFAULT_MAX_CACHE_BYTES, ScopeGates
 from memsieve.search import SearchMode, Searcher
@@ -283,6 +284,33 @@ class Memory:
             mode = self.router.decide(query, vector).backend
         return self._searcher.search(scope, query, limit=limit, filters=check_metadata(filters),
                                      as_of=iso_time(as_of, where="as_of"), mode=mode, vector=vector)
+
+    def context(self, query: str, *, user_id: str | None = None, agent_id: str | None = None,
+                run_id: str | None = None, limit: int = 10, filters: dict[str, Any] | None = None,
+                as_of: Any = None, mode: SearchMode | None = None, order: Order = "relevance",
+                dated: bool = True) -> str:
+        """Search, then render the results as prompt text, one dated line per memory.
+
+        ``[2023-05-08] Caroline: I went to the support group yesterday.``: the
+        date is the memory's ``valid_from``, so a text that says "yesterday"
+        can be resolved by the reader.
+
+        Args:
+            query: the question to answer.
+            limit: how many memories, at most.
+            filters: metadata equality filters, as in ``search``.
+            as_of: a point in time, as in ``search``.
+            mode: the search mode; None for ``search``'s default.
+            order: ``"relevance"`` (best first) or ``"time"`` (oldest first).
+            dated: prefix each line with its date.
+
+        Returns:
+            The lines joined by newlines; an empty string when nothing matches.
+        """
+        kwargs: dict[str, Any] = {} if mode is None else {"mode": mode}
+        results = self.search(query, user_id=user_id, agent_id=agent_id, run_id=run_id, limit=limit,
+                              filters=filters, as_of=as_of, **kwargs)
+        return render_results(results, order=order, dated=dated)
 
     def get(self, memory_id: str) -> MemoryItem:
         if not isinstance(memory_id, str) or not memory_id:

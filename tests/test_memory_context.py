@@ -1,0 +1,42 @@
+"""Memory.context: search results rendered for a prompt, each line with its date."""
+
+from __future__ import annotations
+
+import pytest
+
+from memsieve import GateConfig, Memory
+from memsieve.errors import ConfigError
+
+
+@pytest.fixture()
+def diary(tmp_path, embedder):
+    m = Memory(tmp_path / "c.db", embedder=embedder, gate=GateConfig(profile="none"))
+    m.add("Caroline: I went to the support group yesterday.", user_id="c", valid_from="2023-05-08T13:56:00")
+    m.add("Caroline: I painted a sunrise over the lake.", user_id="c", valid_from="2023-04-02T10:00:00+02:00")
+    m.add("Caroline: my support group meets on Tuesdays.", user_id="c")
+    yield m
+    m.close()
+
+
+def test_each_line_carries_its_date(diary):
+    text = diary.context("When did Caroline go to the support group?", user_id="c", limit=3, mode="dense")
+    lines = text.split("\n")
+    assert len(lines) == 3
+    assert lines[0] == "[2023-05-08] Caroline: I went to the support group yesterday."
+    assert "[2023-04-02] Caroline: I painted a sunrise over the lake." in lines
+
+
+def test_time_order_puts_the_oldest_first(diary):
+    lines = diary.context("Caroline", user_id="c", limit=3, order="time", mode="dense").split("\n")
+    assert lines[0].startswith("[2023-04-02]") and lines[1].startswith("[2023-05-08]")
+
+
+def test_undated_and_empty(diary):
+    text = diary.context("support group", user_id="c", limit=1, dated=False, mode="keyword")
+    assert not text.startswith("[") and "support group" in text
+    assert diary.context("support group", user_id="nobody") == ""
+
+
+def test_a_bad_order_is_refused(diary):
+    with pytest.raises(ConfigError, match="order"):
+        diary.context("support group", user_id="c", order="newest")

@@ -11,11 +11,12 @@ from typing import Any
 import numpy as np
 
 from memsieve.config import GateConfig
-from memsieve.errors import ConfigError, EmbedderError, InvalidTextError, NotFoundError
-from memsieve.inputs import (MAX_TEXT_CHARS, candidate_texts, check_limit, check_metadata, check_sources, check_text,
-                             iso_time, now_iso, text_hash)
+from memsieve.errors import ClosedError, ConfigError, EmbedderError, NotFoundError
+from memsieve.inputs import (MAX_TEXT_CHARS, candidate_texts, check_count, check_embedder, check_limit,
+                             check_metadata, check_optional_str, check_path, check_record_id, check_sources,
+                             check_text, iso_time, now_iso, text_hash)
 from memsieve.records import Decision, HistoryEntry, MemoryItem, Rejection, SearchResult
-from memsieve.scope import Scope
+from memsieve.scope import Scope, check_owner, warn_unreachable_scopes
 from memsieve.render import Order, render_results
 from memsieve.rerank import DEFAULT_RERANK_DEPTH, check_reranker
 from memsieve.scope_gates import DEFAULT_MAX_CACHE_BYTES, ScopeGates
@@ -69,14 +70,16 @@ class Memory:
             raise ConfigError(f"gate must be a GateConfig, got {type(gate).__name__}")
         reranker = check_reranker(reranker)
         depth = check_limit(rerank_depth, where="rerank_depth")
-        self._embedder = embedder
+        self._embedder = check_embedder(embedder)
         self._embedder_lock = threading.Lock()
-        self.max_text_chars = max_text_chars
+        self.max_text_chars = check_count(max_text_chars, name="max_text_chars")
+        self._closed = False
         self.router = router
         self._llm_config = llm
         self._llm: Any = None
-        self.store = open_store(default_path() if path is None else path)
+        self.store = open_store(default_path() if path is None else check_path(path))
         try:
+            warn_unreachable_scopes(self.store.scope_keys())
             self._gates = ScopeGates(self.store, self.gate_config, index_min_size=index_min_size,
                                      max_cache_bytes=max_cache_bytes)
         except BaseException:
@@ -114,6 +117,8 @@ class Memory:
         """
         from memsieve.embedding import validate_embeddings
 
+        if self._closed:  # before the work: add, update, restore and search embed first
+            raise ClosedError()
         emb = self.embedder
         try:
             raw = emb.embed(list(texts))
@@ -197,11 +202,17 @@ class Memory:
         client = self.llm
         return (lambda text, neighbours: decide_crud(client, text, neighbours)), guard_destructive
 
-    def update(self, memory_id: str, text: str, *, reason: str = "updated by the user") -> MemoryItem:
-        """Replace a memory's text; the old text stays in its history."""
+    def update(self, memory_id: str, text: str, *, reason: str = "updated by the user", user_id: str | None = None,
+               agent_id: str | None = None, run_id: str | None = None) -> MemoryItem:
+        """Replace a memory's text; the old text stays in its history.
+
+        With a scope (``user_id=``, ``agent_id=``, ``run_id=``), a memory of any
+        other scope is reported as missing (see ``get``).
+        """
+        item = self.get(memory_id, user_id=user_id, agent_id=agent_id, run_id=run_id)
         text = check_text(text, where="text", max_chars=self.max_text_chars)
+        reason = check_text(reason, where="reason")
         vec = self.embed([text])[0]
-        item = self.get(memory_id)
         scope = Scope(item.user_id, item.agent_id, item.run_id)
         with self._gates.write(scope, dim=vec.shape[0]) as (tx, gate):
             seq, _, old_text, _, _, active = tx.memory_row(memory_id)
@@ -215,9 +226,14 @@ class Memory:
             gate.replace(seq, vec)
         return self.get(memory_id)
 
-    def delete(self, memory_id: str, *, reason: str = "deleted by the user") -> MemoryItem:
-        """Soft-delete a memory: it leaves search and the gate, and stays readable with get()."""
-        item = self.get(memory_id)
+    def delete(self, memory_id: str, *, reason: str = "deleted by the user", user_id: str | None = None,
+               agent_id: str | None = None, run_id: str | None = None) -> MemoryItem:
+        """Soft-delete a memory: it leaves search and the gate, and stays readable with get().
+
+        With a scope, a memory of any other scope is reported as missing (see ``get``).
+        """
+        item = self.get(memory_id, user_id=user_id, agent_id=agent_id, run_id=run_id)
+        reason = check_text(reason, where="reason")
         scope = Scope(item.user_id, item.agent_id, item.run_id)
         if not item.is_active:
             return item
@@ -234,9 +250,16 @@ class Memory:
                 gate.remove(seq)
         return self.get(memory_id)
 
-    def restore(self, rejection_id: str) -> MemoryItem:
-        """Store a rejected candidate as a memory after all, bypassing the gate."""
-        rejection, scope_key, valid_from = self.store.rejection(rejection_id)
+    def restore(self, rejection_id: str, *, user_id: str | None = None, agent_id: str | None = None,
+                run_id: str | None = None) -> MemoryItem:
+        """Store a rejected candidate as a memory after all, bypassing the gate.
+
+        With a scope, a rejection of any other scope is reported as missing:
+        NotFoundError with the message of an unknown id.
+        """
+        wanted = Scope.optional(user_id, agent_id, run_id)
+        rejection, scope_key, valid_from = self.store.rejection(check_record_id(rejection_id, kind="rejection"))
+        check_owner(Scope.from_key(scope_key), wanted, missing=NotFoundError.no_rejection(rejection_id))
         if rejection.restored_memory_id:
             return self.get(rejection.restored_memory_id)
         scope = Scope.from_key(scope_key)
@@ -274,15 +297,14 @@ class Memory:
         """
         scope = Scope.of(user_id, agent_id, run_id)
         query = check_text(query, where="query", max_chars=self.max_text_chars)
-        if not isinstance(limit, int) or limit < 1:
-            raise InvalidTextError(f"limit must be a positive integer, got {limit!r}")
+        limit = check_limit(limit)
         vector = None
         if mode == "auto":
             if self.router is None:
                 raise ConfigError("mode='auto' needs a router; pass Memory(router=QueryRouter.load(path))")
             vector = self.embed([query])[0]
             mode = self.router.decide(query, vector).backend
-        return self._searcher.search(scope, query, limit=limit, filters=check_metadata(filters),
+        return self._searcher.search(scope, query, limit=limit, filters=check_metadata(filters, where="filters"),
                                      as_of=iso_time(as_of, where="as_of"), mode=mode, vector=vector)
 
     def context(self, query: str, *, user_id: str | None = None, agent_id: str | None = None,
@@ -312,28 +334,47 @@ class Memory:
                               filters=filters, as_of=as_of, **kwargs)
         return render_results(results, order=order, dated=dated)
 
-    def get(self, memory_id: str) -> MemoryItem:
-        if not isinstance(memory_id, str) or not memory_id:
-            raise NotFoundError(f"memory ids are non-empty strings, got {memory_id!r}")
-        return self.store.get(memory_id)
+    def get(self, memory_id: str, *, user_id: str | None = None, agent_id: str | None = None,
+            run_id: str | None = None) -> MemoryItem:
+        """The memory with this id, active or deleted.
+
+        Without a scope any memory of the store is returned. With one
+        (``user_id=``, ``agent_id=``, ``run_id=``) the memory must belong to
+        exactly that (user, agent, run) triple; otherwise NotFoundError is
+        raised with the same message as for an unknown id, so a caller holding
+        one scope learns nothing about another. ``update``, ``delete``,
+        ``history`` and ``restore`` take the same optional scope.
+
+        Raises:
+            NotFoundError: no such memory (in that scope), or ``memory_id`` is not a str.
+            ScopeError: a scope id is malformed.
+        """
+        wanted = Scope.optional(user_id, agent_id, run_id)
+        item = self.store.get(check_record_id(memory_id))
+        check_owner(Scope(item.user_id, item.agent_id, item.run_id), wanted,
+                    missing=NotFoundError.no_memory(memory_id))
+        return item
 
     def get_all(self, *, user_id: str | None = None, agent_id: str | None = None, run_id: str | None = None,
                 include_inactive: bool = False, limit: int | None = None) -> list[MemoryItem]:
         return self.store.get_all(Scope.of(user_id, agent_id, run_id), include_inactive=include_inactive,
-                                  limit=limit)
+                                  limit=check_limit(limit, optional=True))
 
-    def history(self, memory_id: str) -> list[HistoryEntry]:
-        self.get(memory_id)
+    def history(self, memory_id: str, *, user_id: str | None = None, agent_id: str | None = None,
+                run_id: str | None = None) -> list[HistoryEntry]:
+        """Every change of a memory, oldest first; with a scope, as in ``get``."""
+        self.get(memory_id, user_id=user_id, agent_id=agent_id, run_id=run_id)
         return self.store.history(memory_id)
 
     def links(self, memory_id: str) -> list[tuple[str, str, float | None]]:
         """(other memory id, kind, cosine) of every link touching this memory."""
-        return self.store.links(memory_id)
+        return self.store.links(check_record_id(memory_id))
 
     def rejections(self, *, user_id: str | None = None, agent_id: str | None = None, run_id: str | None = None,
                    since: Any = None, layer: str | None = None, limit: int | None = None) -> list[Rejection]:
         return self.store.rejections(Scope.of(user_id, agent_id, run_id), since=iso_time(since, where="since"),
-                                     layer=layer, limit=limit)
+                                     layer=check_optional_str(layer, where="layer"),
+                                     limit=check_limit(limit, optional=True))
 
     def faults(self, *, user_id: str | None = None, agent_id: str | None = None,
                run_id: str | None = None) -> list[dict[str, Any]]:
@@ -386,7 +427,8 @@ class Memory:
         return list(gate.trace) if gate else []
 
     def close(self) -> None:
-        """Persist search indexes and close the database."""
+        """Persist search indexes and close the database; every later call raises ClosedError."""
+        self._closed = True
         self._gates.close()
         self.store.close()
 

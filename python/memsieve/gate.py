@@ -106,9 +106,10 @@ class ScopeGate:
         self.nn_cos.update(zip((int(s) for s in seqs), (float(c) for c in nn_cos)))
         if len(self.state) >= self.index_min_size:
             if self.index_path is not None:
-                self.index = ScopeIndex.load(self.index_path, dim=self.dim, revision=self.revision)
+                self.index = ScopeIndex.load(self.index_path, dim=self.dim, revision=self.revision,
+                                             count=len(self.state))
             if self.index is None:
-                self.index = ScopeIndex.build(self.state.ids(), self.state.vectors())
+                self.index = ScopeIndex.build(self.state.ids(), self.state.vectors(), dim=self.dim)
 
     @_locked
     def save_index(self) -> None:
@@ -157,7 +158,7 @@ class ScopeGate:
         c = self.config
         tau = self.current_tau()
         kappa = self.current_kappa()
-        if self.index is not None and c.profile != "sage":
+        if self.index is not None and c.profile != "sage" and len(self.state):
             return self._score_indexed(vector, tau, kappa)
         if c.profile == "memsieve":
             r = self.state.score(vector, k=c.k, kappa=kappa)
@@ -256,7 +257,7 @@ class ScopeGate:
             else:
                 self.index.add(seq, vector)
         elif len(self.state) >= self.index_min_size:
-            self.index = ScopeIndex.build(self.state.ids(), self.state.vectors())
+            self.index = ScopeIndex.build(self.state.ids(), self.state.vectors(), dim=self.dim)
 
     def _drop(self, seq: int) -> None:
         if not self.state.contains(seq):

@@ -21,7 +21,7 @@ from typing import Any
 
 import numpy as np
 
-from memsieve.errors import NotFoundError, StoreError
+from memsieve.errors import ClosedError, NotFoundError, StoreError
 from memsieve.scope import Scope
 from memsieve.store.base import ChangesRow, ScopeRow, VectorsRow, nan_to_none, none_to_nan, sql_limit
 from memsieve.store.pg_migrations import MIGRATIONS, TABLES, TEXT_SEARCH_CONFIG, migrate
@@ -96,7 +96,7 @@ class PostgresStore(SqlRecords):
 
     def _connection(self) -> Any:
         if self._closed:
-            raise StoreError(f"the store {self.path} is closed; open a new Memory")
+            raise ClosedError(f"the store {self.path}")
         if self._conn.closed and not self._in_tx:
             # The server restarted or the network dropped: the statement that saw
             # it failed, and the next one gets a new connection.

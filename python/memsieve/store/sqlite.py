@@ -18,7 +18,7 @@ from typing import Any
 
 import numpy as np
 
-from memsieve.errors import NotFoundError, StoreError
+from memsieve.errors import ClosedError, NotFoundError, StoreError
 from memsieve.scope import Scope
 from memsieve.store.base import ChangesRow, ScopeRow, VectorsRow, nan_to_none, none_to_nan, sql_limit
 from memsieve.store.migrations import migrate
@@ -111,7 +111,7 @@ class SQLiteStore(SqlRecords):
         # literal '%'. ``binary`` is psycopg's wire format, meaningless here.
         with self.lock:
             if self._closed:
-                raise StoreError(f"the store {self.path!r} is closed; open a new Memory")
+                raise ClosedError(f"the store {self.path!r}")
             return run(self._conn, self.path, sql.replace("%s", "?"), params)
 
     def close(self) -> None:

@@ -17,6 +17,7 @@ from memsieve.errors import ConfigError
 # subcommand -> module with add_arguments(subparsers). Order is the help's order.
 BENCHMARKS: dict[str, str] = {
     "locomo": "memsieve.eval.runner",
+    "updates": "memsieve.eval.updates",
 }
 
 # The third-party modules of the ``eval`` extra (pyproject.toml), by import name.

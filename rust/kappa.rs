@@ -34,7 +34,7 @@ pub fn banerjee_from_r(r: f64, d: usize, clip: Option<(f64, f64)>) -> Result<f64
 /// Banerjee's kappa over the rows of an (n, d) matrix (n >= 1).
 pub fn banerjee(matrix: &[f32], d: usize, clip: Option<(f64, f64)>) -> Result<f64> {
     check_clip(clip)?;
-    let n = if d == 0 { 0 } else { matrix.len() / d };
+    let n = matrix.len().checked_div(d).unwrap_or(0);
     if n == 0 {
         return Err(CoreError::Shape(
             "kappa_banerjee needs at least one row, got an empty matrix; estimate kappa once the scope holds vectors".into(),

@@ -1,5 +1,7 @@
 //! memsieve's Rust core: the numeric kernels of the novelty gate (pure Rust,
-//! in the modules below) and a thin PyO3 binding layer (`bindings`).
+//! in the modules below) and a thin PyO3 binding layer (`bindings`), built
+//! only with the `python` feature so that the kernels compile and test
+//! without a Python.
 
 pub mod eigen;
 pub mod error;
@@ -15,4 +17,5 @@ pub mod threshold;
 pub mod vector;
 pub mod vmf;
 
+#[cfg(feature = "python")]
 mod bindings;

@@ -58,7 +58,7 @@ pub struct Pca {
 
 impl Pca {
     pub fn fit(x: &[f32], d: usize, n_components: usize) -> Result<Pca> {
-        let n = if d == 0 { 0 } else { x.len() / d };
+        let n = x.len().checked_div(d).unwrap_or(0);
         if n_components == 0 || n_components > n.min(d) {
             return Err(CoreError::Shape(format!(
                 "n_components={n_components} must be in [1, min(n, d)] = [1, {}] for {n} rows of width {d}; fit on more rows or ask for fewer components",

@@ -286,7 +286,11 @@ pub fn isa() -> Isa {
 }
 
 /// Dot product of two equal-length slices.
+///
+/// # Panics
+/// If the lengths differ.
 pub fn dot(a: &[f32], b: &[f32]) -> f32 {
+    assert_eq!(a.len(), b.len(), "dot of slices of different lengths");
     match isa() {
         #[cfg(target_arch = "x86_64")]
         // SAFETY: the Avx2Fma variant is only chosen when the CPU reports both features.
@@ -306,8 +310,23 @@ pub fn dot_fallback(a: &[f32], b: &[f32]) -> f32 {
     dot_portable(a, b)
 }
 
+/// The shape contract of the row kernels, checked at the safe boundary
+/// because the AVX2 paths read `rows`, `q` and `qs` through raw pointers.
+#[inline]
+fn check_rows(rows: &[f32], d: usize, qs: &[f32], nq: usize, out: &[f32]) {
+    assert!(d > 0, "row width d must be >= 1");
+    assert_eq!(rows.len() % d, 0, "rows hold {} values, not a multiple of d = {d}", rows.len());
+    assert_eq!(qs.len(), nq * d, "{nq} queries of width {d} need {} values, got {}", nq * d, qs.len());
+    assert_eq!(out.len(), nq * (rows.len() / d), "out must hold one value per (query, row) pair");
+}
+
 /// `out[i] = rows[i] . q` for the rows of a row-major block of width `d`.
+///
+/// # Panics
+/// Unless `d >= 1`, `rows.len()` is a multiple of `d`, `q.len() == d` and
+/// `out.len() == rows.len() / d`.
 pub fn dots_rows(rows: &[f32], d: usize, q: &[f32], out: &mut [f32]) {
+    check_rows(rows, d, q, 1, out);
     match isa() {
         #[cfg(target_arch = "x86_64")]
         // SAFETY: chosen only when AVX2 and FMA are present.
@@ -321,7 +340,12 @@ pub fn dots_rows(rows: &[f32], d: usize, q: &[f32], out: &mut [f32]) {
 }
 
 /// `out[j * nrows + i] = rows[i] . qs[j]` for `nq` queries stored row-major.
+///
+/// # Panics
+/// Unless `d >= 1`, `rows.len()` is a multiple of `d`, `qs.len() == nq * d`
+/// and `out.len() == nq * rows.len() / d`.
 pub fn dots_rows_multi(rows: &[f32], d: usize, qs: &[f32], nq: usize, out: &mut [f32]) {
+    check_rows(rows, d, qs, nq, out);
     match isa() {
         #[cfg(target_arch = "x86_64")]
         // SAFETY: chosen only when AVX2 and FMA are present.
@@ -478,6 +502,44 @@ mod tests {
             b[j * 7..(j + 1) * 7].reverse();
         }
         assert_eq!(a, b);
+    }
+
+    #[test]
+    #[should_panic(expected = "queries of width")]
+    fn dots_rows_refuses_a_short_query() {
+        let m = data(4 * 16, 1);
+        let mut out = [0f32; 4];
+        dots_rows(&m, 16, &data(15, 2), &mut out);
+    }
+
+    #[test]
+    #[should_panic(expected = "one value per")]
+    fn dots_rows_refuses_a_short_output() {
+        let m = data(4 * 16, 1);
+        let mut out = [0f32; 3];
+        dots_rows(&m, 16, &data(16, 2), &mut out);
+    }
+
+    #[test]
+    #[should_panic(expected = "not a multiple of d")]
+    fn dots_rows_multi_refuses_a_ragged_matrix() {
+        let m = data(4 * 16 + 3, 1);
+        let mut out = [0f32; 8];
+        dots_rows_multi(&m, 16, &data(32, 2), 2, &mut out);
+    }
+
+    #[test]
+    #[should_panic(expected = "queries of width")]
+    fn dots_rows_multi_refuses_short_queries() {
+        let m = data(4 * 16, 1);
+        let mut out = [0f32; 8];
+        dots_rows_multi(&m, 16, &data(31, 2), 2, &mut out);
+    }
+
+    #[test]
+    #[should_panic(expected = "different lengths")]
+    fn dot_refuses_unequal_lengths() {
+        dot(&data(16, 1), &data(15, 2));
     }
 
     #[test]

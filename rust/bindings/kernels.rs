@@ -4,7 +4,7 @@ use numpy::ndarray::Array2;
 use numpy::{IntoPyArray, PyArray1, PyArray2};
 use pyo3::prelude::*;
 
-use super::validate::{core, count, dims, finite_rows, matrix_and_queries, non_empty, query_against, slice, vector};
+use super::validate::{count, dims, finite_rows, matrix_and_queries, non_empty, query_against, slice, vector};
 use crate::error::CoreError;
 use crate::{kappa, novelty, projection, route as routing, threshold, vmf};
 
@@ -19,21 +19,21 @@ fn seed_u64(seed: i128) -> u64 {
 #[pyfunction]
 fn similarities<'py>(py: Python<'py>, matrix: &Bound<'py, PyAny>, query: &Bound<'py, PyAny>) -> PyResult<F32Array<'py>> {
     let m = super::validate::matrix(matrix, "matrix")?;
-    let (_, d) = dims(py, &m, "matrix")?;
+    let (_, d) = dims(&m, "matrix")?;
     let q = vector(query, "query")?;
-    let (ms, qs) = (slice(py, &m)?, slice(py, &q)?);
-    query_against(py, qs, d, "query")?;
+    let (ms, qs) = (slice(&m)?, slice(&q)?);
+    query_against(qs, d, "query")?;
     let out = py.detach(|| novelty::similarities(ms, d, qs, novelty::Plan::Auto));
     Ok(PyArray1::from_vec(py, out))
 }
 
 #[pyfunction]
 fn similarities_batch<'py>(py: Python<'py>, matrix: &Bound<'py, PyAny>, queries: &Bound<'py, PyAny>) -> PyResult<Bound<'py, PyArray2<f32>>> {
-    let mq = matrix_and_queries(py, matrix, queries)?;
+    let mq = matrix_and_queries(matrix, queries)?;
     let (n, d, b) = (mq.n, mq.d, mq.b);
-    let (ms, qs) = (slice(py, &mq.m)?, slice(py, &mq.q)?);
+    let (ms, qs) = (slice(&mq.m)?, slice(&mq.q)?);
     let out = py.detach(|| novelty::similarities_batch(ms, d, qs, novelty::Plan::Auto));
-    let arr = Array2::from_shape_vec((b, n), out).map_err(|e| super::to_py(py, CoreError::Shape(e.to_string())))?;
+    let arr = Array2::from_shape_vec((b, n), out).map_err(|e| PyErr::from(CoreError::Shape(e.to_string())))?;
     Ok(arr.into_pyarray(py))
 }
 
@@ -41,48 +41,48 @@ fn similarities_batch<'py>(py: Python<'py>, matrix: &Bound<'py, PyAny>, queries:
 #[pyo3(signature = (matrix, *, clip=None))]
 fn kappa_banerjee(py: Python<'_>, matrix: &Bound<'_, PyAny>, clip: Option<(f64, f64)>) -> PyResult<f64> {
     let m = super::validate::matrix(matrix, "matrix")?;
-    let (n, d) = dims(py, &m, "matrix")?;
-    non_empty(py, n, d, "matrix")?;
-    let ms = slice(py, &m)?;
-    core(py, py.detach(|| kappa::banerjee(ms, d, clip)))
+    let (n, d) = dims(&m, "matrix")?;
+    non_empty(n, d, "matrix")?;
+    let ms = slice(&m)?;
+    Ok(py.detach(|| kappa::banerjee(ms, d, clip))?)
 }
 
 #[pyfunction]
 #[pyo3(signature = (mean_nn_cos, *, c=4.0, max_kappa=1e4))]
-fn kappa_from_spacing(py: Python<'_>, mean_nn_cos: f64, c: f64, max_kappa: f64) -> PyResult<f64> {
-    core(py, kappa::from_spacing(mean_nn_cos, c, max_kappa))
+fn kappa_from_spacing(mean_nn_cos: f64, c: f64, max_kappa: f64) -> PyResult<f64> {
+    Ok(kappa::from_spacing(mean_nn_cos, c, max_kappa)?)
 }
 
 #[pyfunction]
 #[pyo3(signature = (mu, kappa, n, *, seed))]
 fn sample_vmf<'py>(py: Python<'py>, mu: &Bound<'py, PyAny>, kappa: f64, n: i64, seed: i128) -> PyResult<Bound<'py, PyArray2<f32>>> {
     let m = vector(mu, "mu")?;
-    let ms = slice(py, &m)?;
-    core(py, crate::vector::check_unit(ms, "mu"))?;
-    let n = count(py, n, "n", 0, "pass the number of samples, e.g. n=1000")?;
+    let ms = slice(&m)?;
+    crate::vector::check_unit(ms, "mu")?;
+    let n = count(n, "n", 0, "pass the number of samples, e.g. n=1000")?;
     let d = ms.len();
-    super::validate::output_size(py, n, d, "the sample")?;
-    let out = core(py, py.detach(|| vmf::sample(ms, kappa, n, seed_u64(seed))))?;
-    let arr = Array2::from_shape_vec((n, d), out).map_err(|e| super::to_py(py, CoreError::Shape(e.to_string())))?;
+    super::validate::output_size(n, d, "the sample")?;
+    let out = py.detach(|| vmf::sample(ms, kappa, n, seed_u64(seed)))?;
+    let arr = Array2::from_shape_vec((n, d), out).map_err(|e| PyErr::from(CoreError::Shape(e.to_string())))?;
     Ok(arr.into_pyarray(py))
 }
 
 #[pyfunction]
 fn novelty_sage(py: Python<'_>, matrix: &Bound<'_, PyAny>, query: &Bound<'_, PyAny>, kappa: f64) -> PyResult<f64> {
     let m = super::validate::matrix(matrix, "matrix")?;
-    let (_, d) = dims(py, &m, "matrix")?;
+    let (_, d) = dims(&m, "matrix")?;
     let q = vector(query, "query")?;
-    let (ms, qs) = (slice(py, &m)?, slice(py, &q)?);
-    query_against(py, qs, d, "query")?;
-    core(py, py.detach(|| novelty::sage(ms, d, qs, kappa)))
+    let (ms, qs) = (slice(&m)?, slice(&q)?);
+    query_against(qs, d, "query")?;
+    Ok(py.detach(|| novelty::sage(ms, d, qs, kappa))?)
 }
 
 #[pyfunction]
 fn novelty_sage_batch<'py>(py: Python<'py>, matrix: &Bound<'py, PyAny>, queries: &Bound<'py, PyAny>, kappa: f64) -> PyResult<F32Array<'py>> {
-    let mq = matrix_and_queries(py, matrix, queries)?;
+    let mq = matrix_and_queries(matrix, queries)?;
     let d = mq.d;
-    let (ms, qs) = (slice(py, &mq.m)?, slice(py, &mq.q)?);
-    let v = core(py, py.detach(|| novelty::sage_batch(ms, d, qs, kappa)))?;
+    let (ms, qs) = (slice(&mq.m)?, slice(&mq.q)?);
+    let v = py.detach(|| novelty::sage_batch(ms, d, qs, kappa))?;
     Ok(PyArray1::from_vec(py, v.into_iter().map(|x| x as f32).collect()))
 }
 
@@ -107,32 +107,32 @@ fn batch_out<'py>(py: Python<'py>, rs: Vec<novelty::KnnScore>) -> Batch<'py> {
 #[pyfunction]
 fn novelty_knn(py: Python<'_>, matrix: &Bound<'_, PyAny>, query: &Bound<'_, PyAny>, kappa: f64, k: i64) -> PyResult<(f64, i64, f64)> {
     let m = super::validate::matrix(matrix, "matrix")?;
-    let (_, d) = dims(py, &m, "matrix")?;
+    let (_, d) = dims(&m, "matrix")?;
     let q = vector(query, "query")?;
-    let (ms, qs) = (slice(py, &m)?, slice(py, &q)?);
-    query_against(py, qs, d, "query")?;
-    let k = count(py, k, "k", 1, "the default is k=10")?;
-    let r = core(py, py.detach(|| novelty::knn(ms, d, qs, kappa, k)))?;
+    let (ms, qs) = (slice(&m)?, slice(&q)?);
+    query_against(qs, d, "query")?;
+    let k = count(k, "k", 1, "the default is k=10")?;
+    let r = py.detach(|| novelty::knn(ms, d, qs, kappa, k))?;
     Ok(single(&r))
 }
 
 #[pyfunction]
 fn novelty_knn_batch<'py>(py: Python<'py>, matrix: &Bound<'py, PyAny>, queries: &Bound<'py, PyAny>, kappa: f64, k: i64) -> PyResult<Batch<'py>> {
-    let mq = matrix_and_queries(py, matrix, queries)?;
+    let mq = matrix_and_queries(matrix, queries)?;
     let d = mq.d;
-    let (ms, qs) = (slice(py, &mq.m)?, slice(py, &mq.q)?);
-    let k = count(py, k, "k", 1, "the default is k=10")?;
-    let rs = core(py, py.detach(|| novelty::knn_batch(ms, d, qs, kappa, k)))?;
+    let (ms, qs) = (slice(&mq.m)?, slice(&mq.q)?);
+    let k = count(k, "k", 1, "the default is k=10")?;
+    let rs = py.detach(|| novelty::knn_batch(ms, d, qs, kappa, k))?;
     Ok(batch_out(py, rs))
 }
 
 #[pyfunction]
-fn novelty_from_topk(py: Python<'_>, top_sims: &Bound<'_, PyAny>, kappa: f64) -> PyResult<f64> {
+fn novelty_from_topk(top_sims: &Bound<'_, PyAny>, kappa: f64) -> PyResult<f64> {
     let t = vector(top_sims, "top_sims")?;
-    let ts = slice(py, &t)?;
-    core(py, novelty::check_kappa(kappa))?;
+    let ts = slice(&t)?;
+    novelty::check_kappa(kappa)?;
     if let Some(i) = ts.iter().position(|s| !(s.is_finite() && s.abs() <= 1.0 + 1e-3)) {
-        return Err(super::to_py(py, CoreError::InvalidVector(format!(
+        return Err(PyErr::from(CoreError::InvalidVector(format!(
             "top_sims[{i}] = {} is not a cosine in [-1, 1]; pass cosines of unit vectors",
             ts[i]
         ))));
@@ -143,20 +143,20 @@ fn novelty_from_topk(py: Python<'_>, top_sims: &Bound<'_, PyAny>, kappa: f64) ->
 #[pyfunction]
 fn novelty_maxcos(py: Python<'_>, matrix: &Bound<'_, PyAny>, query: &Bound<'_, PyAny>) -> PyResult<(f64, i64, f64)> {
     let m = super::validate::matrix(matrix, "matrix")?;
-    let (_, d) = dims(py, &m, "matrix")?;
+    let (_, d) = dims(&m, "matrix")?;
     let q = vector(query, "query")?;
-    let (ms, qs) = (slice(py, &m)?, slice(py, &q)?);
-    query_against(py, qs, d, "query")?;
-    let r = core(py, py.detach(|| novelty::maxcos(ms, d, qs)))?;
+    let (ms, qs) = (slice(&m)?, slice(&q)?);
+    query_against(qs, d, "query")?;
+    let r = py.detach(|| novelty::maxcos(ms, d, qs))?;
     Ok(single(&r))
 }
 
 #[pyfunction]
 fn novelty_maxcos_batch<'py>(py: Python<'py>, matrix: &Bound<'py, PyAny>, queries: &Bound<'py, PyAny>) -> PyResult<Batch<'py>> {
-    let mq = matrix_and_queries(py, matrix, queries)?;
+    let mq = matrix_and_queries(matrix, queries)?;
     let d = mq.d;
-    let (ms, qs) = (slice(py, &mq.m)?, slice(py, &mq.q)?);
-    let rs = core(py, py.detach(|| novelty::maxcos_batch(ms, d, qs)))?;
+    let (ms, qs) = (slice(&mq.m)?, slice(&mq.q)?);
+    let rs = py.detach(|| novelty::maxcos_batch(ms, d, qs))?;
     Ok(batch_out(py, rs))
 }
 
@@ -164,52 +164,52 @@ fn novelty_maxcos_batch<'py>(py: Python<'py>, matrix: &Bound<'py, PyAny>, querie
 #[pyo3(signature = (x, out_dim, *, seed, normalize=true))]
 fn random_projection<'py>(py: Python<'py>, x: &Bound<'py, PyAny>, out_dim: i64, seed: i128, normalize: bool) -> PyResult<Bound<'py, PyArray2<f32>>> {
     let m = super::validate::matrix(x, "x")?;
-    let (n, d) = dims(py, &m, "x")?;
-    non_empty(py, n, d, "x")?;
-    let xs = slice(py, &m)?;
-    finite_rows(py, xs, "x")?;
-    let k = count(py, out_dim, "out_dim", 1, "pass e.g. out_dim=64")?;
-    super::validate::output_size(py, n.max(d), k, "the projection")?;
-    let out = core(py, py.detach(|| projection::random_projection(xs, d, k, seed_u64(seed), normalize)))?;
-    let arr = Array2::from_shape_vec((n, k), out).map_err(|e| super::to_py(py, CoreError::Shape(e.to_string())))?;
+    let (n, d) = dims(&m, "x")?;
+    non_empty(n, d, "x")?;
+    let xs = slice(&m)?;
+    finite_rows(xs, "x")?;
+    let k = count(out_dim, "out_dim", 1, "pass e.g. out_dim=64")?;
+    super::validate::output_size(n.max(d), k, "the projection")?;
+    let out = py.detach(|| projection::random_projection(xs, d, k, seed_u64(seed), normalize))?;
+    let arr = Array2::from_shape_vec((n, k), out).map_err(|e| PyErr::from(CoreError::Shape(e.to_string())))?;
     Ok(arr.into_pyarray(py))
 }
 
 #[pyfunction]
-fn route(py: Python<'_>, novelty: f64, tau: f64, delta: f64) -> PyResult<&'static str> {
-    core(py, routing::route(novelty, tau, delta).map(|r| r.as_str()))
+fn route(novelty: f64, tau: f64, delta: f64) -> PyResult<&'static str> {
+    Ok(routing::route(novelty, tau, delta).map(|r| r.as_str())?)
 }
 
 #[pyfunction]
 #[pyo3(signature = (rho, *, tau0=0.5, tau_min=0.05, lam=2.0))]
-fn sage_tau_star(py: Python<'_>, rho: f64, tau0: f64, tau_min: f64, lam: f64) -> PyResult<f64> {
-    core(py, threshold::sage_tau_star(rho, tau0, tau_min, lam))
+fn sage_tau_star(rho: f64, tau0: f64, tau_min: f64, lam: f64) -> PyResult<f64> {
+    Ok(threshold::sage_tau_star(rho, tau0, tau_min, lam)?)
 }
 
 #[pyfunction]
 #[pyo3(signature = (prev_tau, tau_star, *, alpha=0.9))]
-fn sage_ema(py: Python<'_>, prev_tau: Option<f64>, tau_star: f64, alpha: f64) -> PyResult<f64> {
-    core(py, threshold::sage_ema(prev_tau, tau_star, alpha))
+fn sage_ema(prev_tau: Option<f64>, tau_star: f64, alpha: f64) -> PyResult<f64> {
+    Ok(threshold::sage_ema(prev_tau, tau_star, alpha)?)
 }
 
 #[pyfunction]
 #[pyo3(signature = (matrix, *, n_components=16))]
 fn sage_density(py: Python<'_>, matrix: &Bound<'_, PyAny>, n_components: i64) -> PyResult<f64> {
     let m = super::validate::matrix(matrix, "matrix")?;
-    let (n, d) = dims(py, &m, "matrix")?;
-    non_empty(py, n, d, "matrix")?;
-    let ms = slice(py, &m)?;
-    finite_rows(py, ms, "matrix")?;
-    let k = count(py, n_components, "n_components", 1, "SAGE uses n_components=16")?;
-    core(py, py.detach(|| threshold::sage_density(ms, d, k)))
+    let (n, d) = dims(&m, "matrix")?;
+    non_empty(n, d, "matrix")?;
+    let ms = slice(&m)?;
+    finite_rows(ms, "matrix")?;
+    let k = count(n_components, "n_components", 1, "SAGE uses n_components=16")?;
+    Ok(py.detach(|| threshold::sage_density(ms, d, k))?)
 }
 
 #[pyfunction]
 #[pyo3(signature = (matrix, *, parallel=false))]
 fn _read_floor(py: Python<'_>, matrix: &Bound<'_, PyAny>, parallel: bool) -> PyResult<f64> {
     let m = super::validate::matrix(matrix, "matrix")?;
-    let (_, d) = dims(py, &m, "matrix")?;
-    let ms = slice(py, &m)?;
+    let (_, d) = dims(&m, "matrix")?;
+    let ms = slice(&m)?;
     let plan = if parallel { novelty::Plan::Chunked } else { novelty::Plan::Serial };
     Ok(py.detach(|| novelty::read_floor(ms, d, plan)))
 }

@@ -88,7 +88,7 @@ pub(crate) fn dtype_error(py: Python<'_>, msg: String) -> PyErr {
     }
 }
 
-pub(crate) fn to_py(py: Python<'_>, err: CoreError) -> PyErr {
+fn to_py(py: Python<'_>, err: CoreError) -> PyErr {
     let e = match exceptions(py) {
         Ok(e) => e,
         Err(err) => return err,
@@ -100,6 +100,15 @@ pub(crate) fn to_py(py: Python<'_>, err: CoreError) -> PyErr {
         CoreError::State(m) => (&e.state, m),
     };
     PyErr::from_type(cls.bind(py).clone(), msg)
+}
+
+/// Every kernel error becomes its Python class, so bindings can use `?` on
+/// kernel results. Bindings call this with the GIL held (after `py.detach`
+/// returns), so `attach` only re-enters the thread's existing attachment.
+impl From<CoreError> for PyErr {
+    fn from(err: CoreError) -> PyErr {
+        Python::attach(|py| to_py(py, err))
+    }
 }
 
 #[pymodule]

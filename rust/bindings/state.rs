@@ -5,12 +5,15 @@ use numpy::{IntoPyArray, PyArray1, PyArray2};
 use pyo3::prelude::*;
 use pyo3::types::PyBytes;
 
-use super::validate::{core, count, dims, finite_rows, ids, matrix, non_empty, slice, vector};
+use super::validate::{count, dims, finite_rows, ids, matrix, non_empty, slice, vector};
 use crate::error::CoreError;
 use crate::novelty::KnnScore;
 use crate::projection;
 use crate::scope;
 use crate::threshold::{self, ThresholdParams};
+
+/// ids and cosines of the nearest rows, best first.
+type Nearest<'py> = (Bound<'py, PyArray1<i64>>, Bound<'py, PyArray1<f32>>);
 
 #[pyclass(name = "ThresholdState", module = "memsieve._core")]
 #[derive(Clone)]
@@ -22,17 +25,17 @@ pub struct PyThresholdState {
 impl PyThresholdState {
     #[new]
     #[pyo3(signature = (*, gamma=0.5, tau_min=0.05, tau_max=0.5, kappa_c=4.0, prior_nn_cos=0.5, prior_weight=8.0))]
-    fn new(py: Python<'_>, gamma: f64, tau_min: f64, tau_max: f64, kappa_c: f64, prior_nn_cos: f64, prior_weight: f64) -> PyResult<Self> {
+    fn new(gamma: f64, tau_min: f64, tau_max: f64, kappa_c: f64, prior_nn_cos: f64, prior_weight: f64) -> PyResult<Self> {
         let p = ThresholdParams { gamma, tau_min, tau_max, kappa_c, prior_nn_cos, prior_weight };
-        Ok(PyThresholdState { inner: core(py, threshold::ThresholdState::new(p))? })
+        Ok(PyThresholdState { inner: threshold::ThresholdState::new(p)? })
     }
 
-    fn on_add(&mut self, py: Python<'_>, nn_cos: f64) -> PyResult<()> {
-        core(py, self.inner.on_add(nn_cos))
+    fn on_add(&mut self, nn_cos: f64) -> PyResult<()> {
+        Ok(self.inner.on_add(nn_cos)?)
     }
 
-    fn on_remove(&mut self, py: Python<'_>, nn_cos: f64) -> PyResult<()> {
-        core(py, self.inner.on_remove(nn_cos))
+    fn on_remove(&mut self, nn_cos: f64) -> PyResult<()> {
+        Ok(self.inner.on_remove(nn_cos)?)
     }
 
     #[getter]
@@ -60,11 +63,11 @@ impl PyThresholdState {
     }
 
     #[staticmethod]
-    fn from_bytes(py: Python<'_>, data: &Bound<'_, PyAny>) -> PyResult<Self> {
+    fn from_bytes(data: &Bound<'_, PyAny>) -> PyResult<Self> {
         let b = data.cast::<PyBytes>().map_err(|_| {
-            super::to_py(py, CoreError::State("from_bytes expects bytes from ThresholdState.to_bytes(); pass bytes(data)".into()))
+            PyErr::from(CoreError::State("from_bytes expects bytes from ThresholdState.to_bytes(); pass bytes(data)".into()))
         })?;
-        Ok(PyThresholdState { inner: core(py, threshold::ThresholdState::from_bytes(b.as_bytes()))? })
+        Ok(PyThresholdState { inner: threshold::ThresholdState::from_bytes(b.as_bytes())? })
     }
 
     fn __repr__(&self) -> String {
@@ -137,14 +140,14 @@ fn query<'py>(py: Python<'py>, q: &Bound<'py, PyAny>) -> PyResult<numpy::PyReado
 impl PyScopeState {
     #[new]
     #[pyo3(signature = (dim, *, threshold=None))]
-    fn new(py: Python<'_>, dim: i64, threshold: Option<PyRef<'_, PyThresholdState>>) -> PyResult<Self> {
-        let dim = count(py, dim, "dim", 1, "pass the embedding width, e.g. 384")?;
-        super::validate::output_size(py, 1, dim, "a scope row")?;
+    fn new(dim: i64, threshold: Option<PyRef<'_, PyThresholdState>>) -> PyResult<Self> {
+        let dim = count(dim, "dim", 1, "pass the embedding width, e.g. 384")?;
+        super::validate::output_size(1, dim, "a scope row")?;
         let t = match threshold {
             Some(t) => t.inner.clone(),
-            None => core(py, threshold::ThresholdState::new(ThresholdParams::default()))?,
+            None => threshold::ThresholdState::new(ThresholdParams::default())?,
         };
-        Ok(PyScopeState { inner: core(py, scope::ScopeState::new(dim, t))? })
+        Ok(PyScopeState { inner: scope::ScopeState::new(dim, t)? })
     }
 
     fn __len__(&self) -> usize {
@@ -163,28 +166,28 @@ impl PyScopeState {
     }
 
     #[pyo3(signature = (id, vector, *, nn_cos=None))]
-    fn add(&mut self, py: Python<'_>, id: i64, vector: &Bound<'_, PyAny>, nn_cos: Option<f64>) -> PyResult<()> {
+    fn add(&mut self, id: i64, vector: &Bound<'_, PyAny>, nn_cos: Option<f64>) -> PyResult<()> {
         let v = super::validate::vector(vector, "vector")?;
-        let vs = slice(py, &v)?;
-        core(py, self.inner.add(id, vs, nn_cos))
+        let vs = slice(&v)?;
+        Ok(self.inner.add(id, vs, nn_cos)?)
     }
 
-    fn add_many(&mut self, py: Python<'_>, ids: &Bound<'_, PyAny>, vectors: &Bound<'_, PyAny>) -> PyResult<()> {
+    fn add_many(&mut self, ids: &Bound<'_, PyAny>, vectors: &Bound<'_, PyAny>) -> PyResult<()> {
         let i = super::validate::ids(ids, "ids")?;
         let m = matrix(vectors, "vectors")?;
-        let (_, d) = dims(py, &m, "vectors")?;
+        let (_, d) = dims(&m, "vectors")?;
         if d != self.inner.dim() {
-            return Err(super::to_py(py, CoreError::Shape(format!(
+            return Err(PyErr::from(CoreError::Shape(format!(
                 "expected vectors of shape (n, {}), got width {d}; embed with the scope's model",
                 self.inner.dim()
             ))));
         }
-        let (is, ms) = (slice(py, &i)?, slice(py, &m)?);
-        core(py, self.inner.add_many(is, ms))
+        let (is, ms) = (slice(&i)?, slice(&m)?);
+        Ok(self.inner.add_many(is, ms)?)
     }
 
-    fn remove(&mut self, py: Python<'_>, id: i64) -> PyResult<f64> {
-        core(py, self.inner.remove(id))
+    fn remove(&mut self, id: i64) -> PyResult<f64> {
+        Ok(self.inner.remove(id)?)
     }
 
     fn contains(&self, id: i64) -> bool {
@@ -197,54 +200,54 @@ impl PyScopeState {
 
     fn vectors<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyArray2<f32>>> {
         let arr = Array2::from_shape_vec((self.inner.len(), self.inner.dim()), self.inner.matrix().to_vec())
-            .map_err(|e| super::to_py(py, CoreError::Shape(e.to_string())))?;
+            .map_err(|e| PyErr::from(CoreError::Shape(e.to_string())))?;
         Ok(arr.into_pyarray(py))
     }
 
     #[pyo3(signature = (query, *, k=10, kappa=None))]
     fn score(&self, py: Python<'_>, query: &Bound<'_, PyAny>, k: i64, kappa: Option<f64>) -> PyResult<ScoreResult> {
         let q = self::query(py, query)?;
-        let qs = slice(py, &q)?;
-        let k = count(py, k, "k", 1, "the default is k=10")?;
+        let qs = slice(&q)?;
+        let k = count(k, "k", 1, "the default is k=10")?;
         let kappa = kappa.unwrap_or_else(|| self.inner.threshold.kappa());
         let inner = &self.inner;
-        let r = core(py, py.detach(|| inner.score_knn(qs, kappa, k)))?;
+        let r = py.detach(|| inner.score_knn(qs, kappa, k))?;
         Ok(self.result(r, kappa))
     }
 
     #[pyo3(signature = (query, *, k=10))]
     fn score_maxcos(&self, py: Python<'_>, query: &Bound<'_, PyAny>, k: i64) -> PyResult<ScoreResult> {
         let q = self::query(py, query)?;
-        let qs = slice(py, &q)?;
-        let k = count(py, k, "k", 1, "the default is k=10")?;
+        let qs = slice(&q)?;
+        let k = count(k, "k", 1, "the default is k=10")?;
         let inner = &self.inner;
-        let r = core(py, py.detach(|| inner.score_maxcos(qs, k)))?;
+        let r = py.detach(|| inner.score_maxcos(qs, k))?;
         Ok(self.result(r, f64::NAN))
     }
 
     #[pyo3(signature = (query, *, kappa, k=10))]
     fn score_sage(&self, py: Python<'_>, query: &Bound<'_, PyAny>, kappa: f64, k: i64) -> PyResult<ScoreResult> {
         let q = self::query(py, query)?;
-        let qs = slice(py, &q)?;
-        let k = count(py, k, "k", 1, "the default is k=10")?;
+        let qs = slice(&q)?;
+        let k = count(k, "k", 1, "the default is k=10")?;
         let inner = &self.inner;
-        let r = core(py, py.detach(|| inner.score_sage(qs, kappa, k)))?;
+        let r = py.detach(|| inner.score_sage(qs, kappa, k))?;
         Ok(self.result(r, kappa))
     }
 
-    fn nearest<'py>(&self, py: Python<'py>, query: &Bound<'py, PyAny>, k: i64) -> PyResult<(Bound<'py, PyArray1<i64>>, Bound<'py, PyArray1<f32>>)> {
+    fn nearest<'py>(&self, py: Python<'py>, query: &Bound<'py, PyAny>, k: i64) -> PyResult<Nearest<'py>> {
         let q = self::query(py, query)?;
-        let qs = slice(py, &q)?;
-        let k = count(py, k, "k", 1, "pass e.g. k=10")?;
+        let qs = slice(&q)?;
+        let k = count(k, "k", 1, "pass e.g. k=10")?;
         let inner = &self.inner;
-        let top = core(py, py.detach(|| inner.nearest(qs, k)))?;
+        let top = py.detach(|| inner.nearest(qs, k))?;
         let ids: Vec<i64> = top.rows.iter().map(|&r| self.inner.id_of(r)).collect();
         Ok((PyArray1::from_vec(py, ids), PyArray1::from_vec(py, top.sims)))
     }
 
     #[pyo3(signature = (*, clip=None))]
-    fn kappa_banerjee(&self, py: Python<'_>, clip: Option<(f64, f64)>) -> PyResult<f64> {
-        core(py, self.inner.kappa_banerjee(clip))
+    fn kappa_banerjee(&self, clip: Option<(f64, f64)>) -> PyResult<f64> {
+        Ok(self.inner.kappa_banerjee(clip)?)
     }
 
     fn to_bytes<'py>(&self, py: Python<'py>) -> Bound<'py, PyBytes> {
@@ -263,18 +266,18 @@ pub struct PyPca {
 }
 
 impl PyPca {
-    fn fitted(&self, py: Python<'_>) -> PyResult<&projection::Pca> {
+    fn fitted(&self) -> PyResult<&projection::Pca> {
         self.fitted
             .as_ref()
-            .ok_or_else(|| super::to_py(py, CoreError::State("this Pca is not fitted; call fit(x) first".into())))
+            .ok_or_else(|| PyErr::from(CoreError::State("this Pca is not fitted; call fit(x) first".into())))
     }
 }
 
 #[pymethods]
 impl PyPca {
     #[new]
-    fn new(py: Python<'_>, n_components: i64) -> PyResult<Self> {
-        let requested = count(py, n_components, "n_components", 1, "pass e.g. n_components=16")?;
+    fn new(n_components: i64) -> PyResult<Self> {
+        let requested = count(n_components, "n_components", 1, "pass e.g. n_components=16")?;
         Ok(PyPca { requested, fitted: None })
     }
 
@@ -292,45 +295,45 @@ impl PyPca {
     fn fit<'py>(mut slf: PyRefMut<'py, Self>, x: &Bound<'py, PyAny>) -> PyResult<PyRefMut<'py, Self>> {
         let py = slf.py();
         let m = matrix(x, "x")?;
-        let (n, d) = dims(py, &m, "x")?;
-        non_empty(py, n, d, "x")?;
-        let xs = slice(py, &m)?;
-        finite_rows(py, xs, "x")?;
+        let (n, d) = dims(&m, "x")?;
+        non_empty(n, d, "x")?;
+        let xs = slice(&m)?;
+        finite_rows(xs, "x")?;
         let k = slf.requested;
-        let p = core(py, py.detach(|| projection::Pca::fit(xs, d, k)))?;
+        let p = py.detach(|| projection::Pca::fit(xs, d, k))?;
         slf.fitted = Some(p);
         Ok(slf)
     }
 
     #[pyo3(signature = (x, *, normalize=true))]
     fn transform<'py>(&self, py: Python<'py>, x: &Bound<'py, PyAny>, normalize: bool) -> PyResult<Bound<'py, PyArray2<f32>>> {
-        let p = self.fitted(py)?;
+        let p = self.fitted()?;
         let m = matrix(x, "x")?;
-        let (n, d) = dims(py, &m, "x")?;
+        let (n, d) = dims(&m, "x")?;
         if d != p.dim {
-            return Err(super::to_py(py, CoreError::Shape(format!(
+            return Err(PyErr::from(CoreError::Shape(format!(
                 "expected x of shape (n, {}) like the fitted rows, got width {d}; transform rows of the same model",
                 p.dim
             ))));
         }
-        let xs = slice(py, &m)?;
-        finite_rows(py, xs, "x")?;
+        let xs = slice(&m)?;
+        finite_rows(xs, "x")?;
         let out = py.detach(|| p.transform(xs, normalize));
-        let arr = Array2::from_shape_vec((n, p.n_components), out).map_err(|e| super::to_py(py, CoreError::Shape(e.to_string())))?;
+        let arr = Array2::from_shape_vec((n, p.n_components), out).map_err(|e| PyErr::from(CoreError::Shape(e.to_string())))?;
         Ok(arr.into_pyarray(py))
     }
 
     #[getter]
     fn components<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyArray2<f32>>> {
-        let p = self.fitted(py)?;
+        let p = self.fitted()?;
         let arr = Array2::from_shape_vec((p.n_components, p.dim), p.components.clone())
-            .map_err(|e| super::to_py(py, CoreError::Shape(e.to_string())))?;
+            .map_err(|e| PyErr::from(CoreError::Shape(e.to_string())))?;
         Ok(arr.into_pyarray(py))
     }
 
     #[getter]
     fn mean<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyArray1<f32>>> {
-        Ok(PyArray1::from_slice(py, &self.fitted(py)?.mean))
+        Ok(PyArray1::from_slice(py, &self.fitted()?.mean))
     }
 }
 

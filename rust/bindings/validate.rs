@@ -4,14 +4,10 @@
 use numpy::{PyArray1, PyArray2, PyArrayDescrMethods, PyArrayMethods, PyReadonlyArray1, PyReadonlyArray2, PyUntypedArray, PyUntypedArrayMethods};
 use pyo3::prelude::*;
 
-use super::{dtype_error, to_py};
+use super::dtype_error;
 use crate::error::{CoreError, Result};
 
 const FIX_F32: &str = "use np.ascontiguousarray(x, dtype=np.float32)";
-
-pub(crate) fn core<T>(py: Python<'_>, r: Result<T>) -> PyResult<T> {
-    r.map_err(|e| to_py(py, e))
-}
 
 fn untyped<'a, 'py>(
     obj: &'a Bound<'py, PyAny>,
@@ -35,24 +31,22 @@ fn check_layout(py: Python<'_>, a: &Bound<'_, PyUntypedArray>, name: &str, rank:
         return Err(dtype_error(py, format!("expected {name} as {elem} {want}, got {dt} {:?}; {fix}", a.shape())));
     }
     if a.ndim() != rank {
-        return Err(to_py(py, CoreError::Shape(format!(
+        return Err(CoreError::Shape(format!(
             "expected {name} of shape {want}, got {} dimension(s) {:?}; reshape it, e.g. x.reshape({})",
             a.ndim(),
             a.shape(),
             if rank == 1 { "-1" } else { "1, -1" }
-        ))));
+        ))
+        .into());
     }
     if !a.is_c_contiguous() {
-        return Err(to_py(py, CoreError::Shape(format!(
-            "expected {name} C-contiguous {want}, got a strided view {:?}; {fix}",
-            a.shape()
-        ))));
+        return Err(CoreError::Shape(format!("expected {name} C-contiguous {want}, got a strided view {:?}; {fix}", a.shape())).into());
     }
     Ok(())
 }
 
-fn borrow_err(py: Python<'_>, name: &str) -> PyErr {
-    to_py(py, CoreError::Shape(format!("{name} is being written by another borrower; pass a copy (x.copy())")))
+fn borrow_err(name: &str) -> PyErr {
+    CoreError::Shape(format!("{name} is being written by another borrower; pass a copy (x.copy())")).into()
 }
 
 /// A float32 C-contiguous (n, d) array.
@@ -61,7 +55,7 @@ pub(crate) fn matrix<'py>(obj: &Bound<'py, PyAny>, name: &str) -> PyResult<PyRea
     let a = untyped(obj, name, "(n, d)")?;
     check_layout(py, a, name, 2, "(n, d)", "float32")?;
     let arr = a.cast::<PyArray2<f32>>().map_err(|_| dtype_error(py, format!("expected {name} as float32; {FIX_F32}")))?;
-    arr.try_readonly().map_err(|_| borrow_err(py, name))
+    arr.try_readonly().map_err(|_| borrow_err(name))
 }
 
 /// A float32 C-contiguous (d,) array.
@@ -70,7 +64,7 @@ pub(crate) fn vector<'py>(obj: &Bound<'py, PyAny>, name: &str) -> PyResult<PyRea
     let a = untyped(obj, name, "(d,)")?;
     check_layout(py, a, name, 1, "(d,)", "float32")?;
     let arr = a.cast::<PyArray1<f32>>().map_err(|_| dtype_error(py, format!("expected {name} as float32; {FIX_F32}")))?;
-    arr.try_readonly().map_err(|_| borrow_err(py, name))
+    arr.try_readonly().map_err(|_| borrow_err(name))
 }
 
 /// An int64 C-contiguous (n,) array.
@@ -81,60 +75,56 @@ pub(crate) fn ids<'py>(obj: &Bound<'py, PyAny>, name: &str) -> PyResult<PyReadon
     })?;
     check_layout(py, a, name, 1, "(n,)", "int64")?;
     let arr = a.cast::<PyArray1<i64>>().map_err(|_| dtype_error(py, format!("expected {name} as int64")))?;
-    arr.try_readonly().map_err(|_| borrow_err(py, name))
+    arr.try_readonly().map_err(|_| borrow_err(name))
 }
 
 /// The slice of a validated array (always contiguous after the checks above).
 pub(crate) fn slice<'a, T: numpy::Element, D: numpy::ndarray::Dimension>(
-    py: Python<'_>,
     a: &'a numpy::PyReadonlyArray<'_, T, D>,
-) -> PyResult<&'a [T]> {
-    a.as_slice().map_err(|_| to_py(py, CoreError::Shape("array is not contiguous; use np.ascontiguousarray(x)".into())))
+) -> Result<&'a [T]> {
+    a.as_slice().map_err(|_| CoreError::Shape("array is not contiguous; use np.ascontiguousarray(x)".into()))
 }
 
 /// Shape of a matrix as (rows, width), requiring width >= 1.
-pub(crate) fn dims(py: Python<'_>, m: &PyReadonlyArray2<'_, f32>, name: &str) -> PyResult<(usize, usize)> {
+pub(crate) fn dims(m: &PyReadonlyArray2<'_, f32>, name: &str) -> Result<(usize, usize)> {
     let s = m.shape();
     if s[1] == 0 {
-        return Err(to_py(py, CoreError::Shape(format!(
-            "expected {name} of shape (n, d) with d >= 1, got {:?}; pass embedding rows",
-            s
-        ))));
+        return Err(CoreError::Shape(format!("expected {name} of shape (n, d) with d >= 1, got {s:?}; pass embedding rows")));
     }
     Ok((s[0], s[1]))
 }
 
 /// Require at least one row.
-pub(crate) fn non_empty(py: Python<'_>, n: usize, d: usize, name: &str) -> PyResult<()> {
+pub(crate) fn non_empty(n: usize, d: usize, name: &str) -> Result<()> {
     if n == 0 {
-        return Err(to_py(py, CoreError::Shape(format!(
+        return Err(CoreError::Shape(format!(
             "expected {name} with at least one row, got shape (0, {d}); pass a non-empty array"
-        ))));
+        )));
     }
     Ok(())
 }
 
 /// A query that must match the matrix width and be a finite unit vector.
-pub(crate) fn query_against(py: Python<'_>, q: &[f32], d: usize, name: &str) -> PyResult<()> {
+pub(crate) fn query_against(q: &[f32], d: usize, name: &str) -> Result<()> {
     if q.len() != d {
-        return Err(to_py(py, CoreError::Shape(format!(
+        return Err(CoreError::Shape(format!(
             "expected {name} of width {d} to match the matrix, got ({},); embed both with the same model",
             q.len()
-        ))));
+        )));
     }
-    core(py, crate::vector::check_unit(q, name))
+    crate::vector::check_unit(q, name)
 }
 
 /// Every row of a (b, d) query block checked like `query_against`.
-pub(crate) fn queries_against(py: Python<'_>, qs: &[f32], b: usize, qd: usize, d: usize) -> PyResult<()> {
+pub(crate) fn queries_against(qs: &[f32], b: usize, qd: usize, d: usize) -> Result<()> {
     if qd != d {
-        return Err(to_py(py, CoreError::Shape(format!(
+        return Err(CoreError::Shape(format!(
             "expected queries of shape (b, {d}) to match the matrix, got ({b}, {qd}); embed both with the same model"
-        ))));
+        )));
     }
-    non_empty(py, b, qd, "queries")?;
+    non_empty(b, qd, "queries")?;
     for (i, q) in qs.chunks_exact(d).enumerate() {
-        core(py, crate::vector::check_unit(q, &format!("queries row {i}")))?;
+        crate::vector::check_unit(q, &format!("queries row {i}"))?;
     }
     Ok(())
 }
@@ -149,44 +139,43 @@ pub(crate) struct MatrixQueries<'py> {
 }
 
 pub(crate) fn matrix_and_queries<'py>(
-    py: Python<'py>,
     matrix_obj: &Bound<'py, PyAny>,
     queries_obj: &Bound<'py, PyAny>,
 ) -> PyResult<MatrixQueries<'py>> {
     let m = matrix(matrix_obj, "matrix")?;
-    let (n, d) = dims(py, &m, "matrix")?;
+    let (n, d) = dims(&m, "matrix")?;
     let q = matrix(queries_obj, "queries")?;
     let (b, qd) = (q.shape()[0], q.shape()[1]);
-    queries_against(py, slice(py, &q)?, b, qd, d)?;
+    queries_against(slice(&q)?, b, qd, d)?;
     Ok(MatrixQueries { m, q, n, d, b })
 }
 
 /// A count-like integer argument that must be >= `min`.
-pub(crate) fn count(py: Python<'_>, v: i64, name: &str, min: i64, example: &str) -> PyResult<usize> {
+pub(crate) fn count(v: i64, name: &str, min: i64, example: &str) -> Result<usize> {
     if v < min {
-        return Err(to_py(py, CoreError::Config(format!("{name} must be >= {min}, got {v}; {example}"))));
+        return Err(CoreError::Config(format!("{name} must be >= {min}, got {v}; {example}")));
     }
-    usize::try_from(v).map_err(|_| to_py(py, CoreError::Config(format!("{name}={v} is too large; {example}"))))
+    usize::try_from(v).map_err(|_| CoreError::Config(format!("{name}={v} is too large; {example}")))
 }
 
 /// Every row finite (projection inputs need not be unit vectors).
-pub(crate) fn finite_rows(py: Python<'_>, x: &[f32], name: &str) -> PyResult<()> {
+pub(crate) fn finite_rows(x: &[f32], name: &str) -> Result<()> {
     if let Some(i) = x.iter().position(|v| !v.is_finite()) {
-        return Err(to_py(py, CoreError::InvalidVector(format!(
+        return Err(CoreError::InvalidVector(format!(
             "{name} holds {} at flat index {i}; values must be finite, clean them with np.nan_to_num or drop the row",
             x[i]
-        ))));
+        )));
     }
     Ok(())
 }
 
 /// Refuse outputs too large to allocate, which would abort the process
 /// instead of raising: `rows * width` float32 values at most 2^32.
-pub(crate) fn output_size(py: Python<'_>, rows: usize, width: usize, what: &str) -> PyResult<()> {
+pub(crate) fn output_size(rows: usize, width: usize, what: &str) -> Result<()> {
     match rows.checked_mul(width) {
         Some(n) if n <= 1 << 32 => Ok(()),
-        _ => Err(to_py(py, CoreError::Config(format!(
+        _ => Err(CoreError::Config(format!(
             "{what} would hold {rows} x {width} values, over the 2^32 limit; ask for fewer rows or a smaller width"
-        )))),
+        ))),
     }
 }

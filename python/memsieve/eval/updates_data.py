@@ -21,6 +21,7 @@ import json
 from dataclasses import dataclass
 from datetime import date
 from pathlib import Path
+from typing import Any
 
 from memsieve.errors import MemsieveError
 from memsieve.eval.metrics import content_tokens
@@ -138,36 +139,54 @@ def parse_item(raw: object, *, where: str = "item") -> Item:
     """Build an :class:`Item` from one decoded JSON object, checking every field's type."""
     if not isinstance(raw, dict):
         raise UpdatesFormatError(f"{where} is a {type(raw).__name__}, not an object; write one JSON object per line")
-
-    def field(name: str, kind: type | tuple[type, ...], default: object = ...) -> object:
-        value = raw.get(name, default)
-        if value is ...:
-            raise UpdatesFormatError(f"{where} has no {name!r}; add it")
-        if not isinstance(value, kind):
-            raise UpdatesFormatError(f"{where}: {name!r} is {value!r}, expected {getattr(kind, '__name__', kind)}")
-        return value
-
-    kind = field("kind", str)
+    fields = _Fields(raw, where)
+    kind = fields.text("kind")
     if kind not in KINDS:
         raise UpdatesFormatError(f"{where}: unknown kind {kind!r}; use one of {', '.join(KINDS)}")
-    turns_raw = field("turns", list)
+    turns_raw = fields.array("turns")
     if not turns_raw:
         raise UpdatesFormatError(f"{where}: 'turns' is empty; give at least one turn")
     turns = tuple(_parse_turn(t, where=f"{where} turn {i}") for i, t in enumerate(turns_raw))
-    tokens = []
-    for name in ("expected", "stale"):
-        values = field(name, list)
-        for v in values:  # type: ignore[attr-defined]
-            if not isinstance(v, str) or content_tokens(v) != [v]:
-                raise UpdatesFormatError(f"{where}: {name} token {v!r} is not one content token; "
-                                         "use lowercase words that are not stopwords, e.g. 'antwerp'")
-        tokens.append(tuple(values))  # type: ignore[arg-type]
-    answer = field("answer_turn", (int, type(None)), None)
-    if isinstance(answer, bool) or (answer is not None and not 0 <= answer < len(turns)):
+    expected, stale = (fields.tokens(name) for name in ("expected", "stale"))
+    answer = raw.get("answer_turn")
+    if answer is not None and (isinstance(answer, bool) or not isinstance(answer, int)
+                               or not 0 <= answer < len(turns)):
         raise UpdatesFormatError(f"{where}: answer_turn {answer!r} is not a turn index (0..{len(turns) - 1})")
-    return Item(id=field("id", str), kind=kind, split=field("split", str), turns=turns,  # type: ignore[arg-type]
-                question=field("question", str), expected=tokens[0], stale=tokens[1],  # type: ignore[arg-type]
-                answer_turn=answer, note=field("note", str, ""))  # type: ignore[arg-type]
+    return Item(id=fields.text("id"), kind=kind, split=fields.text("split"), turns=turns,
+                question=fields.text("question"), expected=expected, stale=stale, answer_turn=answer,
+                note=fields.text("note", default=""))
+
+
+class _Fields:
+    """Typed reads of one raw item; every failure names the line and the field."""
+
+    def __init__(self, raw: dict[str, Any], where: str) -> None:
+        self.raw, self.where = raw, where
+
+    def _get(self, name: str, default: object) -> object:
+        if name not in self.raw and default is None:
+            raise UpdatesFormatError(f"{self.where} has no {name!r}; add it")
+        return self.raw.get(name, default)
+
+    def text(self, name: str, *, default: str | None = None) -> str:
+        value = self._get(name, default)
+        if not isinstance(value, str):
+            raise UpdatesFormatError(f"{self.where}: {name!r} is {value!r}, expected a string")
+        return value
+
+    def array(self, name: str) -> list[Any]:
+        value = self._get(name, None)
+        if not isinstance(value, list):
+            raise UpdatesFormatError(f"{self.where}: {name!r} is {value!r}, expected a list")
+        return value
+
+    def tokens(self, name: str) -> tuple[str, ...]:
+        values = self.array(name)
+        for v in values:
+            if not isinstance(v, str) or content_tokens(v) != [v]:
+                raise UpdatesFormatError(f"{self.where}: {name} token {v!r} is not one content token; "
+                                         "use lowercase words that are not stopwords, e.g. 'antwerp'")
+        return tuple(values)
 
 
 def _parse_turn(raw: object, *, where: str) -> Turn:

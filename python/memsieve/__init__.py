@@ -6,9 +6,11 @@ from memsieve.memory import Memory
 from memsieve.records import Decision, HistoryEntry, MemoryItem, Rejection, SearchResult
 from memsieve.scope import Scope
 from memsieve.errors import (
+    ClosedError,
     ConfigError,
     DtypeError,
     EmbedderError,
+    InvalidInputError,
     InvalidTextError,
     InvalidVectorError,
     LLMError,
@@ -30,9 +32,11 @@ __all__ = [
     "Rejection",
     "Scope",
     "SearchResult",
+    "ClosedError",
     "ConfigError",
     "DtypeError",
     "EmbedderError",
+    "InvalidInputError",
     "InvalidTextError",
     "InvalidVectorError",
     "LLMError",

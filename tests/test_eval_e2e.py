@@ -28,9 +28,15 @@ def test_run_writes_every_output_file(tmp_path):
     # 5 questions x (4 arms + 3 random seeds) x 2 streams
     assert len(rows) == 5 * 7 * 2
     cat_question = next(r for r in rows if r["arm"] == "add-all" and r["stream"] == "turns" and r["qid"] == "conv-x/0")
-    assert cat_question["retrieved_texts"][0].startswith("Ana: I adopted a grey cat named Miso")
+    # Each hit is scored as the reader sees it: dated by its session (valid_from).
+    assert cat_question["retrieved_texts"][0].startswith("[2023-05-08] Ana: I adopted a grey cat named Miso")
     assert cat_question["answer_recall@1"] == 1.0  # "Miso" is in the best hit
     assert cat_question["evidence_recall@1"] == 1.0  # and that hit was written from D1:1
+    # "2023" is in no text, only in the dates: dated recall finds it, undated cannot.
+    year = next(r for r in rows if r["arm"] == "add-all" and r["stream"] == "turns" and r["qid"] == "conv-x/4")
+    assert year["answer_recall@1"] == 1.0 and year["answer_recall_undated@3"] == 0.0
+    assert on_disk["turns"]["add-all"]["micro"]["answer_recall@3"] > \
+        on_disk["turns"]["add-all"]["micro"]["answer_recall_undated@3"]
     adversarial = next(r for r in rows if r["qid"] == "conv-x/3")
     assert adversarial["answer_recall@3"] is None and adversarial["evidence_recall@3"] is not None
     meta = json.loads((out / "meta.json").read_text())
@@ -38,6 +44,8 @@ def test_run_writes_every_output_file(tmp_path):
     assert meta["loader"]["evidence_malformed"] == 3
     md = (out / "summary.md").read_text()
     assert "**Micro**" in md and "**Macro**" in md and "Category labels" in md
+    default = meta["search_default"]
+    assert meta["search"] == default and f"(mode {default}, its default)" in md and "undated" in md
 
 
 def test_cli_entry_runs_one_stream(tmp_path, capsys):

@@ -9,18 +9,51 @@ conversation's scope and score the hits.
 
 from __future__ import annotations
 
+import inspect
 import math
 import random
 import time
+import typing
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from memsieve.errors import ConfigError
 from memsieve.eval.locomo import Candidate, Conversation
 from memsieve.eval.metrics import answer_recall, evidence_recall
+from memsieve.render import render_line
 
 MAIN_ARMS = ("add-all", "random", "maxcos", "sage", "memsieve")
 RANDOM_SEEDS = (0, 1, 2)
+
+
+def default_search_mode() -> str:
+    """``Memory.search``'s default ``mode``, read from its signature (never assumed here)."""
+    from memsieve import Memory
+
+    return str(inspect.signature(Memory.search).parameters["mode"].default)
+
+
+def search_modes() -> tuple[str, ...]:
+    """The modes ``Memory.search`` accepts (its ``mode`` Literal), less ``auto``, which needs a router."""
+    from memsieve import Memory
+
+    hint = typing.get_type_hints(Memory.search).get("mode")
+    return tuple(m for m in typing.get_args(hint) if isinstance(m, str) and m != "auto")
+
+
+def check_search_mode(mode: str | None) -> str:
+    """The mode to search with: ``mode``, or ``Memory.search``'s default when None.
+
+    Raises:
+        ConfigError: ``Memory.search`` does not accept ``mode`` (or it is ``auto``).
+    """
+    chosen = default_search_mode() if mode is None else mode
+    modes = search_modes()
+    if modes and chosen not in modes:
+        raise ConfigError(f"unknown search mode {chosen!r}; use one of {', '.join(modes)} "
+                          f"('auto' needs a router, which the evaluation does not build)")
+    return chosen
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -204,8 +237,14 @@ def _sum_stats(total: dict[str, Any], part: dict[str, Any]) -> dict[str, Any]:
 
 
 def score_questions(mem: Any, conversations: Sequence[Conversation], run: StreamRun, ks: Sequence[int], *,
-                    keep_texts: bool = True, tick: Callable[[int], None] | None = None) -> list[dict[str, Any]]:
+                    mode: str | None = None, keep_texts: bool = True,
+                    tick: Callable[[int], None] | None = None) -> list[dict[str, Any]]:
     """Search every question in its own scope and compute its metrics.
+
+    Each hit is scored as the reader is shown it: rendered by
+    :func:`memsieve.render.render_line`, ``[YYYY-MM-DD] text`` from its
+    ``valid_from``. ``answer_recall@k`` is computed over those dated lines (the
+    primary measure); ``answer_recall_undated@k`` over the bare texts, beside it.
 
     Strict evidence credits a retrieved memory with the dia_ids its own text was
     written from; provenance evidence also credits the dia_ids of NOOPs folded
@@ -215,13 +254,15 @@ def score_questions(mem: Any, conversations: Sequence[Conversation], run: Stream
     ``run.provenance_missing``).
     """
     limit = max(ks)
+    how = {} if mode is None else {"mode": mode}
     rows = []
     for conv in conversations:
         for q in conv.questions:
             t0 = time.perf_counter()
-            hits = mem.search(q.question, user_id=conv.sample_id, limit=limit)
+            hits = mem.search(q.question, user_id=conv.sample_id, limit=limit, **how)
             latency_ms = (time.perf_counter() - t0) * 1000.0
             texts = [h.text for h in hits]
+            dated = [render_line(h, dated=True) for h in hits]
             own = [run.own[h.id] if h.id in run.own else _as_set(h.source) for h in hits]
             prov = [own[i] | run.provenance.get(h.id, set()) for i, h in enumerate(hits)]
             for i, h in enumerate(hits):
@@ -234,10 +275,11 @@ def score_questions(mem: Any, conversations: Sequence[Conversation], run: Stream
                                    "latency_ms": round(latency_ms, 3), "retrieved_ids": [h.id for h in hits],
                                    "retrieved_sources": [sorted(p) for p in prov]}
             if keep_texts:
-                row["retrieved_texts"] = texts
+                row["retrieved_texts"] = dated
             for k in ks:
-                row[f"answer_recall@{k}"] = answer_recall(q.answer, texts, k)
-                row[f"adversarial_recall@{k}"] = answer_recall(q.adversarial_answer, texts, k)
+                row[f"answer_recall@{k}"] = answer_recall(q.answer, dated, k)
+                row[f"answer_recall_undated@{k}"] = answer_recall(q.answer, texts, k)
+                row[f"adversarial_recall@{k}"] = answer_recall(q.adversarial_answer, dated, k)
                 row[f"evidence_recall@{k}"] = evidence_recall(q.evidence, own, k)
                 row[f"provenance_recall@{k}"] = evidence_recall(q.evidence, prov, k)
             rows.append(row)

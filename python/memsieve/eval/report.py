@@ -84,11 +84,22 @@ def build(results: Sequence[dict[str, Any]], *, streams: Sequence[str], arms: Se
     return summary, points
 
 
-def _pct(x: float | None, digits: int = 1) -> str:
+def search_phrase(meta: dict[str, Any]) -> str:
+    """How the questions were searched, from the run's meta: "`Memory.search` (mode hybrid, its default)"."""
+    mode = meta.get("search")
+    if mode is None:
+        return "`Memory.search`"
+    default = ", its default" if mode == meta.get("search_default") else ""
+    return f"`Memory.search` (mode {mode}{default})"
+
+
+def pct(x: float | None, digits: int = 1) -> str:
+    """A share in [0, 1] as a percentage string ("-" when missing)."""
     return "-" if x is None or (isinstance(x, float) and math.isnan(x)) else f"{100 * x:.{digits}f}"
 
 
-def _table(header: Sequence[str], rows: Sequence[Sequence[str]]) -> str:
+def md_table(header: Sequence[str], rows: Sequence[Sequence[str]]) -> str:
+    """A GitHub-flavoured markdown table."""
     lines = ["| " + " | ".join(header) + " |", "|" + "|".join("---" for _ in header) + "|"]
     lines += ["| " + " | ".join(r) + " |" for r in rows]
     return "\n".join(lines)
@@ -101,39 +112,41 @@ def markdown(summary: dict[str, Any], sweep: list[dict[str, Any]], meta: dict[st
     out = ["# LoCoMo evaluation of the write gate", ""]
     out += [f"Data: `{Path(meta['data']).name}` ({', '.join(meta['conversations'])}; {meta['questions']} "
             f"questions). All numbers are percentages unless marked; recall@k is over the top k of "
-            f"`Memory.search` (dense, default) in the question's own conversation scope.", ""]
+            f"{search_phrase(meta)} in the question's own conversation scope. Answer recall is scored on "
+            f"each hit as the reader sees it, `[YYYY-MM-DD] text` (memsieve.render); `undated` is the bare "
+            f"text.", ""]
     out += ["## What the numbers say", ""] + [f"- {s}" for s in narrative.narrative(summary, sweep, meta)] + [""]
     for stream, arms in summary.items():
         out += [f"## Stream `{stream}`", ""]
         for avg in ("micro", "macro"):
             header = ["arm", "stored", "stored %", "NOOPs"] + [f"answer@{x}" for x in ks] + \
-                     [f"evidence@{k}", f"provenance@{k}", "LLM calls", "ingest s", "search ms"]
+                     [f"answer@{k} undated", f"evidence@{k}", f"provenance@{k}", "LLM calls", "ingest s", "search ms"]
             rows = []
             for arm, e in arms.items():
                 m = e[avg]
-                rows.append([arm, f"{e['stored']:.0f}", _pct(e["stored_fraction"]), f"{e['noops']:.0f}"]
-                            + [_pct(m.get(f"answer_recall@{x}")) for x in ks]
-                            + [_pct(m.get(f"evidence_recall@{k}")), _pct(m.get(f"provenance_recall@{k}")),
+                rows.append([arm, f"{e['stored']:.0f}", pct(e["stored_fraction"]), f"{e['noops']:.0f}"]
+                            + [pct(m.get(f"answer_recall@{x}")) for x in ks]
+                            + [pct(m.get(f"answer_recall_undated@{k}")), pct(m.get(f"evidence_recall@{k}")), pct(m.get(f"provenance_recall@{k}")),
                                f"{e['llm_calls']:.0f}", f"{e['ingest_s']:.1f}",
                                "-" if e["search_ms_mean"] is None else f"{e['search_ms_mean']:.2f}"])
             what = "per question" if avg == "micro" else "mean of the category means"
-            out += [f"**{avg.capitalize()}** ({what})", "", _table(header, rows), ""]
+            out += [f"**{avg.capitalize()}** ({what})", "", md_table(header, rows), ""]
         cats = sorted({c for e in arms.values() for c in e["per_category"]}, key=int)
         header = ["arm"] + [f"{c} {CATEGORY_LABELS.get(int(c), '?')} (n={arms[next(iter(arms))]['per_category'][c]['n']})"
                             for c in cats]
         for metric in (f"answer_recall@{k}", f"evidence_recall@{k}"):
-            rows = [[arm] + [_pct(e["per_category"][c].get(metric)) for c in cats] for arm, e in arms.items()]
-            out += [f"Per category, `{metric}`", "", _table(header, rows), ""]
+            rows = [[arm] + [pct(e["per_category"][c].get(metric)) for c in cats] for arm, e in arms.items()]
+            out += [f"Per category, `{metric}`", "", md_table(header, rows), ""]
     out += ["## Goals for the memsieve default", ""]
     goal_rows = [[g["stream"], g["goal"], "yes" if g["ok"] else ("n/a" if g["ok"] is None else "**no**"), g["detail"]]
                  for g in narrative.goal_checks(summary, sweep, k)]
-    out += [_table(["stream", "goal", "met", "measured"], goal_rows), ""]
+    out += [md_table(["stream", "goal", "met", "measured"], goal_rows), ""]
     out += ["## Sweep", "", "Every configuration run, per stream (random: mean of 3 seeds).", ""]
     header = ["stream", "configuration", "stored %", f"answer@{k} micro", f"answer@{k} macro", f"evidence@{k} micro"]
-    rows = [[p["stream"], p["label"], _pct(p["stored_fraction"]), _pct(p["micro"].get(f"answer_recall@{k}")),
-             _pct(p["macro"].get(f"answer_recall@{k}")), _pct(p["micro"].get(f"evidence_recall@{k}"))]
+    rows = [[p["stream"], p["label"], pct(p["stored_fraction"]), pct(p["micro"].get(f"answer_recall@{k}")),
+             pct(p["macro"].get(f"answer_recall@{k}")), pct(p["micro"].get(f"evidence_recall@{k}"))]
             for p in sorted(sweep, key=lambda p: (p["stream"], p["arm"], -(p["stored_fraction"] or 0)))]
-    out += [_table(header, rows), ""]
+    out += [md_table(header, rows), ""]
     out += _checks_md(meta)
     return "\n".join(out) + "\n"
 
@@ -147,8 +160,8 @@ def _checks_md(meta: dict[str, Any]) -> list[str]:
     for c in cc["checks"]:
         obs = c["observed"]
         out.append(f"  - {c['label']} = category {c['category']}: {c['claim']} -> category {c['winner']} "
-                   f"({'ok' if c['ok'] else 'MISMATCH'}; when {_pct(obs.get('when_share'))}%, "
-                   f"evidence/question {obs.get('mean_evidence')}, would/likely {_pct(obs.get('hypothetical_share'))}%, "
+                   f"({'ok' if c['ok'] else 'MISMATCH'}; when {pct(obs.get('when_share'))}%, "
+                   f"evidence/question {obs.get('mean_evidence')}, would/likely {pct(obs.get('hypothetical_share'))}%, "
                    f"n={obs.get('n')})")
     ld = meta["loader"]
     out.append(f"- Evidence ids: {ld['evidence_ids']} usable; {ld['evidence_repaired']} repaired "

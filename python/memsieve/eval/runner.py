@@ -26,11 +26,13 @@ from pathlib import Path
 from typing import Any
 
 from memsieve.errors import ConfigError
-from memsieve.eval.arms import MAIN_ARMS, RANDOM_SEEDS, ArmSpec, ingest, main_specs, random_spec, score_questions
+from memsieve.eval.arms import (MAIN_ARMS, RANDOM_SEEDS, ArmSpec, check_search_mode, default_search_mode, ingest,
+                                main_specs, random_spec, score_questions, search_modes)
 from memsieve.eval.locomo import STREAMS, Dataset, check_category_labels, load_locomo
 from memsieve.eval.metrics import aggregate, percentile
+from memsieve.eval.runinfo import code_version
 from memsieve.eval.sweep import GRIDS, sweep_specs
-from memsieve.eval.vectors import VectorTable, load_table, save_table, text_key
+from memsieve.eval.vectors import VectorTable, embed_all
 
 GZIP_ABOVE_BYTES = 30 * 1024 * 1024
 
@@ -52,6 +54,8 @@ class EvalOptions:
         llm_base_url / llm_model / llm_api_key: the LLM arm's endpoint.
         trace_scope: the conversation whose tau is plotted (the first when None).
         embedding_cache: an .npz to reuse vectors across runs (never needed for one run).
+        search: the ``Memory.search`` mode every question is searched with
+            (None: ``Memory.search``'s own default).
         progress: show progress bars.
         embedder_factory: builds the embedder (default: the packaged ONNX model).
     """
@@ -70,6 +74,7 @@ class EvalOptions:
     llm_api_key: str = "not-needed"
     trace_scope: str | None = None
     embedding_cache: str | None = None
+    search: str | None = None
     progress: bool = True
     embedder_factory: Any = None
 
@@ -86,59 +91,14 @@ class Job:
         return json.dumps([self.stream, s.arm, s.gate, s.drop_rate, s.seed, s.llm], sort_keys=True)
 
 
+def metric_keys(ks: tuple[int, ...]) -> list[str]:
+    """Every per-question metric a job aggregates, for each cut-off in ``ks``."""
+    return [f"{m}@{k}" for m in ("answer_recall", "answer_recall_undated", "evidence_recall", "provenance_recall",
+                                 "adversarial_recall") for k in ks]
+
+
 # Set in the parent before the workers fork; read by run_job in either process.
 _STATE: dict[str, Any] = {}
-
-
-def _default_embedder() -> Any:
-    from memsieve.embedding import OnnxEmbedder
-
-    return OnnxEmbedder()
-
-
-def _texts(ds: Dataset, streams: tuple[str, ...]) -> list[str]:
-    seen: dict[str, None] = {}
-    for conv in ds.conversations:
-        for stream in streams:
-            for _s, calls in conv.stream(stream):
-                for chunk in calls:
-                    for c in chunk:
-                        seen.setdefault(c.text, None)
-        for q in conv.questions:
-            seen.setdefault(q.question, None)
-    return list(seen)
-
-
-def embed_all(ds: Dataset, opts: EvalOptions) -> tuple[VectorTable, dict[str, Any]]:
-    """Embed each distinct text once (CachedEmbedder) and wrap the vectors for the arms."""
-    from memsieve.embedding import CachedEmbedder
-
-    factory = opts.embedder_factory or _default_embedder
-    cached = CachedEmbedder(factory())
-    texts = _texts(ds, opts.streams)
-    keys = [text_key(t) for t in texts]
-    t0 = time.perf_counter()
-    reused = load_table(opts.embedding_cache, name=cached.name) if opts.embedding_cache else None
-    if reused is not None and set(keys) <= set(reused[0]):
-        table = VectorTable(keys=reused[0], vectors=reused[1], name=cached.name, fallback=factory)
-        source = f"reused {opts.embedding_cache}"
-    else:
-        import numpy as np
-        from tqdm import tqdm
-
-        vectors = np.empty((len(texts), cached.dim), dtype=np.float32)
-        step = 256
-        with tqdm(total=len(texts), desc="embed distinct texts", unit="text", disable=not opts.progress) as bar:
-            for i in range(0, len(texts), step):
-                vectors[i:i + step] = cached.embed(texts[i:i + step])
-                bar.update(len(texts[i:i + step]))
-        table = VectorTable(keys=keys, vectors=vectors, name=cached.name, fallback=factory)
-        source = "embedded"
-        if opts.embedding_cache:
-            save_table(opts.embedding_cache, keys=keys, vectors=vectors, name=cached.name)
-    info = {"distinct_texts": len(texts), "embed_s": round(time.perf_counter() - t0, 2), "source": source,
-            "embedder": cached.name, "cache_misses_in_parent": cached.misses}
-    return table, info
 
 
 def run_job(job: Job) -> dict[str, Any]:
@@ -155,11 +115,10 @@ def run_job(job: Job) -> dict[str, Any]:
     mem = Memory(":memory:", embedder=table, llm=llm, gate=GateConfig(**spec.gate))
     try:
         run = ingest(mem, ds.conversations, job.stream, spec, trace_scope=_STATE["trace_scope"])
-        rows = score_questions(mem, ds.conversations, run, ks, keep_texts=job.headline)
+        rows = score_questions(mem, ds.conversations, run, ks, mode=_STATE["search"], keep_texts=job.headline)
     finally:
         mem.close()
-    keys = [f"{m}@{k}" for m in ("answer_recall", "evidence_recall", "provenance_recall", "adversarial_recall")
-            for k in ks]
+    keys = metric_keys(ks)
     agg = aggregate(rows, keys)
     lat = [float(r["latency_ms"]) for r in rows]
     llm_stats = run.stats.get("llm") or {}
@@ -236,14 +195,16 @@ def run_locomo(opts: EvalOptions) -> dict[str, Any]:
         raise ConfigError(f"unknown sweep level {opts.sweep!r}; use one of {', '.join(GRIDS)}")
     if not opts.ks or any(k < 1 for k in opts.ks):
         raise ConfigError(f"--k needs positive integers, got {opts.ks}; e.g. --k 5,10,20")
+    search = check_search_mode(opts.search)
     wall0 = time.perf_counter()
-    code = _code_version()  # before any job: the tree the arms actually ran
+    code = code_version()  # before any job: the tree the arms actually ran
     out = Path(opts.out)
     out.mkdir(parents=True, exist_ok=True)
     ds = load_locomo(opts.data, conversations=opts.conversations)
-    table, embed_info = embed_all(ds, opts)
+    table, embed_info = embed_all(ds, streams=opts.streams, embedder_factory=opts.embedder_factory,
+                                  embedding_cache=opts.embedding_cache, progress=opts.progress)
     arms = tuple(opts.arms) + (("llm",) if opts.llm_base_url and "llm" not in opts.arms else ())
-    _STATE.update(dataset=ds, table=table, ks=tuple(sorted(set(opts.ks))),
+    _STATE.update(dataset=ds, table=table, ks=tuple(sorted(set(opts.ks))), search=search,
                   trace_scope=opts.trace_scope or ds.conversations[0].sample_id,
                   llm=_llm_config(opts) if "llm" in arms else None)
 
@@ -278,7 +239,8 @@ def run_locomo(opts: EvalOptions) -> dict[str, Any]:
     meta = {
         "data": str(opts.data), "conversations": [c.sample_id for c in ds.conversations],
         "questions": len(ds.questions), "streams": list(opts.streams), "arms": list(arms),
-        "ks": list(_STATE["ks"]), "sweep": opts.sweep, "jobs": opts.jobs, "cpu_count": os.cpu_count(),
+        "ks": list(_STATE["ks"]), "search": search, "search_default": default_search_mode(),
+        "rendering": "dated", "sweep": opts.sweep, "jobs": opts.jobs, "cpu_count": os.cpu_count(),
         "python": platform.python_version(), "memsieve_gate": opts.memsieve_gate, "code": code,
         "trace_scope": _STATE["trace_scope"], "loader": asdict(ds.counts),
         "category_check": check_category_labels(ds.questions),
@@ -294,21 +256,6 @@ def run_locomo(opts: EvalOptions) -> dict[str, Any]:
     meta["wall_s_with_plots"] = round(time.perf_counter() - wall0, 1)
     (out / "meta.json").write_text(json.dumps(meta, indent=1, default=str) + "\n")
     return summary
-
-
-def _code_version() -> dict[str, Any]:
-    """The commit the run came from, and whether the work tree differed from it."""
-    import subprocess
-
-    here = Path(__file__).resolve().parent
-    try:
-        head = subprocess.run(["git", "rev-parse", "HEAD"], cwd=here, capture_output=True, text=True,
-                              timeout=10).stdout.strip()
-        dirty = subprocess.run(["git", "status", "--porcelain", "--untracked-files=no"], cwd=here,
-                               capture_output=True, text=True, timeout=10).stdout.strip()
-    except (OSError, subprocess.SubprocessError):
-        return {"commit": None, "dirty": None}
-    return {"commit": head or None, "dirty_files": dirty.splitlines()[:20] if dirty else []}
 
 
 def _find(results: list[dict[str, Any]], stream: str, spec: ArmSpec) -> dict[str, Any]:
@@ -380,6 +327,12 @@ def add_arguments(subparsers: Any) -> None:
                    help="environment variable holding the API key (default OPENAI_API_KEY)")
     p.add_argument("--trace-scope", help="conversation whose tau is plotted (default: the first)")
     p.add_argument("--embedding-cache", help="reuse vectors from/to this .npz across runs")
+    p.add_argument("--search", metavar="MODE",
+                   help=f"Memory.search mode for every question: one of {', '.join(search_modes())} "
+                        f"(default: Memory.search's own, now {default_search_mode()})")
+    p.add_argument("--retrieval", action="store_true",
+                   help="instead of the arms: store everything and compare search modes (retrieval.md/.json)")
+    p.add_argument("--modes", help="with --retrieval: modes to compare, comma-separated (default: all)")
     p.add_argument("--no-progress", action="store_true", help="hide progress bars")
     p.set_defaults(func=main_locomo)
 
@@ -390,17 +343,38 @@ def main_locomo(args: argparse.Namespace) -> int:
         ks = tuple(int(k) for k in str(args.k).split(",") if k.strip())
     except ValueError:
         raise ConfigError(f"--k expects integers like 5,10,20, got {args.k!r}") from None
+    streams = (args.stream,) if args.stream else STREAMS
+    conversations = [c.strip() for c in args.conversations.split(",")] if args.conversations else None
+    if args.retrieval:
+        return _main_retrieval(args, ks=ks, streams=streams, conversations=conversations)
     opts = EvalOptions(
-        data=args.data, out=args.out, streams=(args.stream,) if args.stream else STREAMS,
+        data=args.data, out=args.out, streams=streams,
         arms=tuple(a.strip() for a in args.arms.split(",") if a.strip()), ks=ks,
-        conversations=[c.strip() for c in args.conversations.split(",")] if args.conversations else None,
-        sweep=args.sweep, jobs=max(1, args.jobs), memsieve_gate=_gate_overrides(args.memsieve_gate),
+        conversations=conversations, sweep=args.sweep, jobs=max(1, args.jobs), memsieve_gate=_gate_overrides(args.memsieve_gate),
         llm_base_url=args.llm_base_url, llm_model=args.llm_model,
         llm_api_key=os.environ.get(args.llm_api_key_env, "not-needed"),
-        trace_scope=args.trace_scope, embedding_cache=args.embedding_cache, progress=not args.no_progress,
+        trace_scope=args.trace_scope, embedding_cache=args.embedding_cache, search=args.search,
+        progress=not args.no_progress,
     )
     run_locomo(opts)
     out = Path(opts.out)
     print((out / "summary.md").read_text().split("\n## ", 2)[0].strip())
     print(f"\nwrote {', '.join(sorted(p.name for p in out.iterdir()))} to {out}", file=sys.stderr)
+    return 0
+
+
+def _main_retrieval(args: argparse.Namespace, *, ks: tuple[int, ...], streams: tuple[str, ...],
+                    conversations: list[str] | None) -> int:
+    from memsieve.eval.retrieval import RetrievalOptions, run_retrieval
+
+    if args.search and args.modes:
+        raise ConfigError("--retrieval takes --modes (several) or --search (one), not both")
+    wanted = args.modes or args.search
+    modes = tuple(m.strip() for m in wanted.split(",") if m.strip()) if wanted else None
+    run_retrieval(RetrievalOptions(data=args.data, out=args.out, streams=streams, modes=modes, ks=ks,
+                                   conversations=conversations, embedding_cache=args.embedding_cache,
+                                   progress=not args.no_progress))
+    out = Path(args.out)
+    print((out / "retrieval.md").read_text().split("\n## Stream", 1)[0].strip())
+    print(f"\nwrote retrieval.md, retrieval.json to {out}", file=sys.stderr)
     return 0

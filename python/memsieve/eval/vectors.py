@@ -10,6 +10,7 @@ so a miss costs time but never changes a result.
 from __future__ import annotations
 
 import hashlib
+import time
 from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
@@ -17,6 +18,7 @@ from typing import Any
 import numpy as np
 
 from memsieve.embedding.protocol import check_texts, validate_embeddings
+from memsieve.eval.locomo import Dataset
 
 
 def text_key(text: str) -> bytes:
@@ -88,3 +90,66 @@ def load_table(path: str | Path, *, name: str) -> tuple[list[bytes], np.ndarray]
             return None
         keys = [bytes(row) for row in data["keys"]]
         return keys, np.array(data["vectors"], dtype=np.float32)
+
+
+def _default_embedder() -> Any:
+    from memsieve.embedding import OnnxEmbedder
+
+    return OnnxEmbedder()
+
+
+def _texts(ds: Dataset, streams: Sequence[str]) -> list[str]:
+    seen: dict[str, None] = {}
+    for conv in ds.conversations:
+        for stream in streams:
+            for _s, calls in conv.stream(stream):
+                for chunk in calls:
+                    for c in chunk:
+                        seen.setdefault(c.text, None)
+        for q in conv.questions:
+            seen.setdefault(q.question, None)
+    return list(seen)
+
+
+def embed_all(ds: Dataset, *, streams: Sequence[str], embedder_factory: Callable[[], Any] | None = None,
+              embedding_cache: str | None = None, progress: bool = True) -> tuple[VectorTable, dict[str, Any]]:
+    """Embed each distinct text of ``streams`` and every question once, and wrap the vectors.
+
+    Args:
+        ds: the loaded dataset.
+        streams: the write streams whose texts are needed.
+        embedder_factory: builds the embedder (default: the packaged ONNX model).
+        embedding_cache: an ``.npz`` to reuse vectors from (and write them to).
+        progress: show a progress bar.
+
+    Returns:
+        (table, info): a :class:`VectorTable` answering every text of the run,
+        and what it cost (``distinct_texts``, ``embed_s``, ``source``, ``embedder``).
+    """
+    from memsieve.embedding import CachedEmbedder
+
+    factory = embedder_factory or _default_embedder
+    cached = CachedEmbedder(factory())
+    texts = _texts(ds, streams)
+    keys = [text_key(t) for t in texts]
+    t0 = time.perf_counter()
+    reused = load_table(embedding_cache, name=cached.name) if embedding_cache else None
+    if reused is not None and set(keys) <= set(reused[0]):
+        table = VectorTable(keys=reused[0], vectors=reused[1], name=cached.name, fallback=factory)
+        source = f"reused {embedding_cache}"
+    else:
+        from tqdm import tqdm
+
+        vectors = np.empty((len(texts), cached.dim), dtype=np.float32)
+        step = 256
+        with tqdm(total=len(texts), desc="embed distinct texts", unit="text", disable=not progress) as bar:
+            for i in range(0, len(texts), step):
+                vectors[i:i + step] = cached.embed(texts[i:i + step])
+                bar.update(len(texts[i:i + step]))
+        table = VectorTable(keys=keys, vectors=vectors, name=cached.name, fallback=factory)
+        source = "embedded"
+        if embedding_cache:
+            save_table(embedding_cache, keys=keys, vectors=vectors, name=cached.name)
+    info = {"distinct_texts": len(texts), "embed_s": round(time.perf_counter() - t0, 2), "source": source,
+            "embedder": cached.name, "cache_misses_in_parent": cached.misses}
+    return table, info

@@ -1,0 +1,25 @@
+"""Where a result came from: the commit and the state of the work tree it ran from."""
+
+from __future__ import annotations
+
+import subprocess
+from pathlib import Path
+from typing import Any
+
+
+def code_version() -> dict[str, Any]:
+    """The commit the run came from, and the tracked files that differed from it.
+
+    Returns:
+        {"commit": sha or None, "dirty_files": up to 20 ``git status --porcelain``
+        lines ([] for a clean tree)}; both None when git cannot be asked.
+    """
+    here = Path(__file__).resolve().parent
+    try:
+        head = subprocess.run(["git", "rev-parse", "HEAD"], cwd=here, capture_output=True, text=True,
+                              timeout=10).stdout.strip()
+        dirty = subprocess.run(["git", "status", "--porcelain", "--untracked-files=no"], cwd=here,
+                               capture_output=True, text=True, timeout=10).stdout.strip()
+    except (OSError, subprocess.SubprocessError):
+        return {"commit": None, "dirty_files": None}
+    return {"commit": head or None, "dirty_files": dirty.splitlines()[:20] if dirty else []}

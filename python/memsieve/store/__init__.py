@@ -5,13 +5,13 @@ from __future__ import annotations
 import os
 from typing import Any
 
-from memsieve.store.base import ScopeRow, VectorsRow
+from memsieve.store.base import CandidatesRow, ChangesRow, ScopeRow, Store, StoreReader, VectorsRow, WriteTx
 from memsieve.store.sqlite import SQLiteStore
 
 _PG_SCHEMES = ("postgresql://", "postgres://")
 
 
-def open_store(path: str | os.PathLike[str], **options: Any) -> Any:
+def open_store(path: str | os.PathLike[str], **options: Any) -> Store:
     """A SQLite store for a file path or ``":memory:"``, a PostgreSQL store for a ``postgresql://`` URL."""
     target = os.fspath(path)
     if target.startswith(_PG_SCHEMES):
@@ -21,4 +21,5 @@ def open_store(path: str | os.PathLike[str], **options: Any) -> Any:
     return SQLiteStore(target, **options)
 
 
-__all__ = ["SQLiteStore", "ScopeRow", "VectorsRow", "open_store"]
+__all__ = ["CandidatesRow", "ChangesRow", "SQLiteStore", "ScopeRow", "Store", "StoreReader", "VectorsRow", "WriteTx",
+           "open_store"]

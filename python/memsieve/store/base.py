@@ -1,21 +1,26 @@
-"""What every store holds, and the shape of its scope state.
+"""What every store holds, the shape of its rows, and the protocols the layers above use.
 
-The write path talks to a store only through the methods of ``SQLiteStore``;
-a PostgreSQL + pgvector store implements the same methods (with a per-scope
-advisory lock in ``transaction``), so nothing above this layer changes.
+``Store`` is what a Memory holds: reads, ``transaction`` and ``close``. The
+writes live on ``WriteTx``, the object a transaction yields, so a write
+outside a transaction does not type-check. SQLite (the embedded default) and
+PostgreSQL + pgvector (with a per-scope advisory lock in ``transaction``)
+both satisfy the protocols, which mypy checks (see the end of sqlite.py and
+postgres.py), so nothing above this layer depends on the backend.
 """
 
 from __future__ import annotations
 
 import json
+import threading
 from collections.abc import Sequence
+from contextlib import AbstractContextManager
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Protocol
 
 import numpy as np
 
 from memsieve.errors import StoreError
-from memsieve.records import MemoryItem, Rejection
+from memsieve.records import HistoryEntry, MemoryItem, Rejection
 from memsieve.scope import Scope
 
 
@@ -142,3 +147,98 @@ def rejection_record(r: Sequence[Any]) -> Rejection:
         nearest_id=r[10], nearest_cos=none_to_nan(r[11]), reason=r[12], created_at=r[13],
         restored_memory_id=r[14], restored_at=r[15],
     )
+
+
+# ---- the protocols -----------------------------------------------------------
+
+
+class StoreReader(Protocol):
+    """Reads, the same inside and outside a write transaction."""
+
+    # scope state
+    def read_scope(self, scope: Scope) -> ScopeRow | None: ...
+    def peek_revision(self, scope: Scope) -> int | None: ...
+    def scope_vectors(self, scope: Scope, dim: int) -> VectorsRow: ...
+    def changes_since(self, scope: Scope, revision: int, dim: int) -> ChangesRow: ...
+    def scope_keys(self) -> list[str]: ...
+
+    # memories
+    def active_by_hash(self, scope: Scope, text_hash: str) -> tuple[int, str] | None: ...
+    def memory_row(self, memory_id: str) -> tuple[int, str, str, np.ndarray, float, bool]: ...
+    def ids_for_seqs(self, seqs: Sequence[int]) -> dict[int, str]: ...
+    def items_for_seqs(self, seqs: Sequence[int]) -> dict[int, MemoryItem]: ...
+    def items_at(self, seqs: Sequence[int], as_of: str) -> dict[int, MemoryItem]: ...
+    def candidates(self, scope: Scope, *, as_of: str | None) -> CandidatesRow: ...
+    def keyword_search(self, scope: Scope, match: str, limit: int) -> list[tuple[int, float]]: ...
+    def get(self, memory_id: str) -> MemoryItem: ...
+    def get_all(self, scope: Scope, *, include_inactive: bool, limit: int | None) -> list[MemoryItem]: ...
+    def count_active(self, scope: Scope) -> int: ...
+
+    # records
+    def history(self, memory_id: str) -> list[HistoryEntry]: ...
+    def rejection(self, rejection_id: str) -> tuple[Rejection, str, str | None]: ...
+    def rejections(self, scope: Scope, *, since: str | None, layer: str | None,
+                   limit: int | None) -> list[Rejection]: ...
+    def count_rejections(self, scope: Scope) -> int: ...
+    def links(self, memory_id: str) -> list[tuple[str, str, float | None]]: ...
+    def counters(self, scope: Scope) -> list[tuple[str, str, int]]: ...
+    def faults(self, scope: Scope) -> list[dict[str, Any]]: ...
+
+    # the database
+    def size_bytes(self) -> int: ...
+    def integrity_ok(self) -> bool: ...
+
+
+class WriteTx(StoreReader, Protocol):
+    """An open write transaction: the reads, and every write. Commits when the ``with`` block ends."""
+
+    # scope state
+    def scope_row(self, scope: Scope, *, now: str) -> ScopeRow: ...
+    def save_scope(self, scope: Scope, *, revision: int, dim: int, gate_state: bytes,
+                   sage_tau: float | None) -> None: ...
+    def mark_changed(self, scope: Scope, seqs: Sequence[int], revision: int) -> None: ...
+
+    # memories
+    def insert_memory(self, scope: Scope, *, text: str, text_hash: str, embedding: np.ndarray, nn_cos: float,
+                      metadata: dict[str, Any], sources: list[str], valid_from: str | None,
+                      now: str) -> tuple[int, str]: ...
+    def touch_memory(self, seq: int, *, sources: list[str], now: str) -> None: ...
+    def update_memory_text(self, seq: int, *, text: str, text_hash: str, embedding: np.ndarray,
+                           now: str) -> None: ...
+    def soft_delete(self, seq: int, *, now: str, valid_to: str | None) -> None: ...
+
+    # records
+    def add_history(self, memory_id: str, scope: Scope, *, event: str, old_text: str | None,
+                    new_text: str | None, layer: str, reason: str, now: str,
+                    extra: dict[str, Any] | None = None) -> None: ...
+    def add_rejection(self, scope: Scope, *, text: str, sources: list[str], metadata: dict[str, Any],
+                      layer: str, novelty: float, tau: float, delta: float, kappa: float,
+                      nearest_id: str | None, nearest_cos: float, reason: str, valid_from: str | None,
+                      now: str) -> str: ...
+    def mark_restored(self, rejection_id: str, memory_id: str, now: str) -> None: ...
+    def add_link(self, memory_id: str, linked_id: str, *, kind: str, cosine: float, now: str) -> None: ...
+    def bump(self, scope: Scope, event: str, layer: str) -> None: ...
+    def add_fault(self, scope: Scope, *, kind: str, detail: str, raw: str | None, now: str) -> None: ...
+
+
+class Store(StoreReader, Protocol):
+    """An open store: reads, a write transaction, and close.
+
+    Attributes:
+        path: the file, or the URL with any password masked.
+        lock: the re-entrant lock guarding the store's one connection; the
+            gate cache shares it, so hydrating and writing never deadlock.
+    """
+
+    path: str
+    lock: threading.RLock
+
+    @property
+    def index_dir(self) -> str | None:
+        """Where per-scope hnswlib indexes are saved (None: kept in memory only)."""
+
+    def transaction(self, scope: Scope | None = None) -> AbstractContextManager[WriteTx]:
+        """An exclusive write transaction on ``scope`` (None: store-wide); everything in it commits or nothing does."""
+
+    def close(self) -> None:
+        """Close the connection; every later call raises ClosedError."""

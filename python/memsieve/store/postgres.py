@@ -12,21 +12,22 @@ writers' in-process caches notice the change.
 from __future__ import annotations
 
 import hashlib
-import json
 import threading
-import uuid
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from memsieve.errors import ClosedError, NotFoundError, StoreError
+from memsieve.errors import ClosedError, StoreError
 from memsieve.scope import Scope
-from memsieve.store.base import ChangesRow, ScopeRow, VectorsRow, nan_to_none, none_to_nan, sql_limit
+from memsieve.store.base import VectorsRow, none_to_nan, sql_limit
 from memsieve.store.pg_migrations import MIGRATIONS, TABLES, TEXT_SEARCH_CONFIG, migrate
 from memsieve.store.postgres_codec import mask_password, match_phrases, register_vector
 from memsieve.store.sql_records import SqlRecords
+
+if TYPE_CHECKING:
+    from memsieve.store.base import Store, WriteTx
 
 
 def scope_lock_key(scope: Scope | None) -> int:
@@ -106,8 +107,19 @@ class PostgresStore(SqlRecords):
     def _in(self, column: str, values: Sequence[int]) -> tuple[str, list[Any]]:
         return f"{column} = ANY(%s)", [[int(v) for v in values]]
 
+    _FALSE = "FALSE"
+
     def _vector(self, raw: Any) -> np.ndarray:
         return np.asarray(raw, dtype=np.float32)
+
+    def _vector_param(self, vector: np.ndarray) -> Any:
+        return np.asarray(vector, dtype=np.float32)  # the pgvector dumper registered on the connection
+
+    def _insert_seq(self, sql: str, params: Sequence[Any]) -> int:
+        return int(self._q(sql + " RETURNING seq", params).fetchone()[0])
+
+    def _text_changed(self, seq: int, text: str | None) -> None:
+        pass  # the fts column is generated from text, so full-text search follows by itself
 
     def _q(self, sql: str, params: Sequence[Any] = (), *, binary: bool = False) -> Any:
         import psycopg
@@ -172,35 +184,6 @@ class PostgresStore(SqlRecords):
 
     # ---- scope state ---------------------------------------------------------
 
-    def scope_row(self, scope: Scope, *, now: str) -> ScopeRow:
-        row = self.read_scope(scope)
-        if row is None:
-            self._q(
-                "INSERT INTO scopes(scope_key, user_id, agent_id, run_id, created_at) VALUES (%s,%s,%s,%s,%s)"
-                " ON CONFLICT (scope_key) DO NOTHING",
-                (scope.key, scope.user_id, scope.agent_id, scope.run_id, now),
-            )
-            return ScopeRow(revision=0, dim=None, gate_state=None, sage_tau=None)
-        return row
-
-    def read_scope(self, scope: Scope) -> ScopeRow | None:
-        row = self._q("SELECT revision, dim, gate_state, sage_tau FROM scopes WHERE scope_key = %s",
-                      (scope.key,)).fetchone()
-        if row is None:
-            return None
-        return ScopeRow(revision=int(row[0]), dim=row[1], gate_state=None if row[2] is None else bytes(row[2]),
-                        sage_tau=row[3])
-
-    def peek_revision(self, scope: Scope) -> int | None:
-        row = self._q("SELECT revision FROM scopes WHERE scope_key = %s", (scope.key,)).fetchone()
-        return None if row is None else int(row[0])
-
-    def save_scope(self, scope: Scope, *, revision: int, dim: int, gate_state: bytes, sage_tau: float | None) -> None:
-        self._q(
-            "UPDATE scopes SET revision = %s, dim = %s, gate_state = %s, sage_tau = %s WHERE scope_key = %s",
-            (int(revision), int(dim), bytes(gate_state), nan_to_none(sage_tau), scope.key),
-        )
-
     def scope_vectors(self, scope: Scope, dim: int) -> VectorsRow:
         # One row for the whole scope: the embeddings arrive as one buffer of
         # pgvector binary records and become the matrix in a single frombuffer,
@@ -232,77 +215,7 @@ class PostgresStore(SqlRecords):
             "the embedder changed: re-embed with the original model or use a new database"
         )
 
-    def mark_changed(self, scope: Scope, seqs: Sequence[int], revision: int) -> None:
-        if seqs:
-            self._q("UPDATE memories SET changed_rev = %s WHERE scope_key = %s AND seq = ANY(%s)",
-                    (revision, scope.key, [int(q) for q in seqs]))
-
-    def changes_since(self, scope: Scope, revision: int, dim: int) -> ChangesRow:
-        rows = self._q("SELECT seq, is_active, embedding, nn_cos FROM memories WHERE scope_key = %s"
-                       " AND changed_rev > %s ORDER BY seq", (scope.key, revision), binary=True).fetchall()
-        matrix = np.zeros((len(rows), dim), dtype=np.float32)
-        for i, r in enumerate(rows):
-            if r[2].shape[0] == dim:
-                matrix[i] = r[2]
-        return ChangesRow(seqs=np.array([r[0] for r in rows], dtype=np.int64),
-                          active=np.array([bool(r[1]) for r in rows], dtype=bool), matrix=matrix,
-                          nn_cos=np.array([none_to_nan(r[3]) for r in rows], dtype=np.float64))
-
-    def scope_keys(self) -> list[str]:
-        return [r[0] for r in self._q("SELECT scope_key FROM scopes ORDER BY scope_key COLLATE \"C\"")]
-
     # ---- memories ------------------------------------------------------------
-
-    def active_by_hash(self, scope: Scope, text_hash: str) -> tuple[int, str] | None:
-        row = self._q(
-            "SELECT seq, id FROM memories WHERE scope_key = %s AND text_hash = %s AND is_active ORDER BY seq LIMIT 1",
-            (scope.key, text_hash),
-        ).fetchone()
-        return None if row is None else (int(row[0]), str(row[1]))
-
-    def insert_memory(self, scope: Scope, *, text: str, text_hash: str, embedding: np.ndarray, nn_cos: float,
-                      metadata: dict[str, Any], sources: list[str], valid_from: str | None,
-                      now: str) -> tuple[int, str]:
-        memory_id = str(uuid.uuid4())
-        (seq,) = self._q(
-            "INSERT INTO memories(id, scope_key, text, text_hash, embedding, nn_cos, metadata, source, sources,"
-            " last_seen_at, valid_from, created_at) VALUES (%s,%s,%s,%s,%s,%s,%s,%s,%s,%s,%s,%s) RETURNING seq",
-            (
-                memory_id, scope.key, text, text_hash, np.asarray(embedding, dtype=np.float32),
-                nan_to_none(nn_cos), json.dumps(metadata), sources[0] if sources else None,
-                json.dumps(sources), now, valid_from or now, now,
-            ),
-        ).fetchone()
-        return int(seq), memory_id
-
-    def touch_memory(self, seq: int, *, sources: list[str], now: str) -> None:
-        """A NOOP folded into this memory: count it, and keep where it came from."""
-        row = self._q("SELECT sources FROM memories WHERE seq = %s", (seq,)).fetchone()
-        merged = json.loads(row[0]) if row else []
-        merged.extend(s for s in sources if s not in merged)
-        self._q("UPDATE memories SET seen_count = seen_count + 1, last_seen_at = %s, sources = %s WHERE seq = %s",
-                (now, json.dumps(merged), seq))
-
-    def update_memory_text(self, seq: int, *, text: str, text_hash: str, embedding: np.ndarray, now: str) -> None:
-        self._record_version(seq, now=now)
-        # The fts column is generated from text, so full-text search follows by itself.
-        self._q("UPDATE memories SET text = %s, text_hash = %s, embedding = %s, updated_at = %s WHERE seq = %s",
-                (text, text_hash, np.asarray(embedding, dtype=np.float32), now, seq))
-
-    def soft_delete(self, seq: int, *, now: str, valid_to: str | None) -> None:
-        self._q(
-            "UPDATE memories SET is_active = FALSE, expired_at = %s, valid_to = COALESCE(%s, valid_to, %s)"
-            " WHERE seq = %s",
-            (now, valid_to, now, seq),
-        )
-
-    def memory_row(self, memory_id: str) -> tuple[int, str, str, np.ndarray, float, bool]:
-        """(seq, scope_key, text, embedding, nn_cos, is_active) of a memory."""
-        row = self._q("SELECT seq, scope_key, text, embedding, nn_cos, is_active FROM memories WHERE id = %s",
-                      (memory_id,), binary=True).fetchone()
-        if row is None:
-            raise NotFoundError(f"no memory with id {memory_id!r}; list ids with get_all()")
-        return int(row[0]), row[1], row[2], row[3], none_to_nan(row[4]), bool(row[5])
 
     def keyword_search(self, scope: Scope, match: str, limit: int) -> list[tuple[int, float]]:
         """Full-text search of the scope's active memories; [(seq, score)], higher score first.
@@ -355,3 +268,10 @@ class PostgresStore(SqlRecords):
             "   OR NOT EXISTS (SELECT 1 FROM memories m WHERE m.id = l.linked_id))"
         ).fetchone()
         return row is not None and row[0] == len(MIGRATIONS) and row[1:] == (0, 0, 0, 0)
+
+
+if TYPE_CHECKING:
+    # mypy checks here that this store is a Store, and that what its
+    # transaction yields is a WriteTx.
+    def _is_a_store(store: PostgresStore) -> tuple[Store, WriteTx]:
+        return store, store

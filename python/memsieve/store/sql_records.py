@@ -1,8 +1,10 @@
-"""The append-mostly tables shared by every SQL store: history, rejections,
-links, counters and faults.
+"""The SQL every store shares: scope rows, memories, their versions, history,
+rejections, links, counters and faults.
 
 The SQL is written once, with psycopg's ``%s`` placeholders; the SQLite store
-translates them to ``?``. Nothing here depends on the dialect.
+translates them to ``?``. What differs between dialects (boolean literals,
+``IN`` lists, how an embedding is bound and read, how an insert returns its
+seq, the full-text index) is a handful of small methods each store supplies.
 """
 
 from __future__ import annotations
@@ -17,8 +19,8 @@ import numpy as np
 from memsieve.errors import NotFoundError
 from memsieve.records import HistoryEntry, MemoryItem, Rejection
 from memsieve.scope import Scope
-from memsieve.store.base import (MEMORY_COLUMNS, REJECTION_COLUMNS, CandidatesRow, memory_item, nan_to_none,
-                                  rejection_record, sql_limit, stack_rows)
+from memsieve.store.base import (MEMORY_COLUMNS, REJECTION_COLUMNS, CandidatesRow, ChangesRow, ScopeRow,
+                                  memory_item, nan_to_none, none_to_nan, rejection_record, sql_limit, stack_rows)
 
 
 #: Joins each memory ``m`` to the version ``v`` that held at a time (the first
@@ -41,12 +43,15 @@ class SqlRecords:
     """The SQL that is the same on every store: records, history, rejections, links, counters,
     faults, and the reads of memories by seq and at a point in time.
 
-    A store supplies ``_q`` (run one statement), ``_TRUE`` (its literal for
-    an active row), ``_in`` (a ``column IN (...)`` test) and ``_vector`` (one
-    stored embedding as a (d,) float32 array).
+    A store supplies the dialect: ``_q`` (run one statement), ``_TRUE`` and
+    ``_FALSE`` (its boolean literals), ``_in`` (a ``column IN (...)`` test),
+    ``_vector`` and ``_vector_param`` (an embedding read back, and one to
+    bind), ``_insert_seq`` (insert and return the new seq) and
+    ``_text_changed`` (keep its full-text index in step).
     """
 
     _TRUE = "TRUE"
+    _FALSE = "FALSE"
 
     def _q(self, sql: str, params: Sequence[Any] = (), *, binary: bool = False) -> Any:  # pragma: no cover
         raise NotImplementedError
@@ -56,9 +61,119 @@ class SqlRecords:
         raise NotImplementedError
 
     def _vector(self, raw: Any) -> np.ndarray:  # pragma: no cover
+        """One stored embedding as a (d,) float32 array."""
         raise NotImplementedError
 
-    # ---- memories as records --------------------------------------------------
+    def _vector_param(self, vector: np.ndarray) -> Any:  # pragma: no cover
+        """A (d,) float32 embedding as this store binds it."""
+        raise NotImplementedError
+
+    def _insert_seq(self, sql: str, params: Sequence[Any]) -> int:  # pragma: no cover
+        """Run an INSERT INTO memories and return the new row's seq."""
+        raise NotImplementedError
+
+    def _text_changed(self, seq: int, text: str | None) -> None:  # pragma: no cover
+        """The memory's text is now ``text`` (None: it left search)."""
+        raise NotImplementedError
+
+    # ---- scope state -----------------------------------------------------------
+
+    def scope_row(self, scope: Scope, *, now: str) -> ScopeRow:
+        """The scope's state, inserting an empty row for a scope never written (inside a transaction)."""
+        row = self.read_scope(scope)
+        if row is None:
+            self._q(
+                "INSERT INTO scopes(scope_key, user_id, agent_id, run_id, created_at) VALUES (%s,%s,%s,%s,%s)"
+                " ON CONFLICT (scope_key) DO NOTHING",
+                (scope.key, scope.user_id, scope.agent_id, scope.run_id, now),
+            )
+            return ScopeRow(revision=0, dim=None, gate_state=None, sage_tau=None)
+        return row
+
+    def read_scope(self, scope: Scope) -> ScopeRow | None:
+        row = self._q("SELECT revision, dim, gate_state, sage_tau FROM scopes WHERE scope_key = %s",
+                      (scope.key,)).fetchone()
+        if row is None:
+            return None
+        return ScopeRow(revision=int(row[0]), dim=None if row[1] is None else int(row[1]),
+                        gate_state=None if row[2] is None else bytes(row[2]), sage_tau=row[3])
+
+    def peek_revision(self, scope: Scope) -> int | None:
+        row = self._q("SELECT revision FROM scopes WHERE scope_key = %s", (scope.key,)).fetchone()
+        return None if row is None else int(row[0])
+
+    def save_scope(self, scope: Scope, *, revision: int, dim: int, gate_state: bytes, sage_tau: float | None) -> None:
+        self._q(
+            "UPDATE scopes SET revision = %s, dim = %s, gate_state = %s, sage_tau = %s WHERE scope_key = %s",
+            (int(revision), int(dim), bytes(gate_state), nan_to_none(sage_tau), scope.key),
+        )
+
+    def scope_keys(self) -> list[str]:
+        # Sorted here, by code point: the same order on every store and collation.
+        return sorted(str(r[0]) for r in self._q("SELECT scope_key FROM scopes"))
+
+    def mark_changed(self, scope: Scope, seqs: Sequence[int], revision: int) -> None:
+        if seqs:
+            where, params = self._in("seq", seqs)
+            self._q(f"UPDATE memories SET changed_rev = %s WHERE scope_key = %s AND {where}",
+                    [int(revision), scope.key, *params])
+
+    def changes_since(self, scope: Scope, revision: int, dim: int) -> ChangesRow:
+        """Memories of the scope changed after ``revision``; a row of another width stays zero (and inactive
+        rows are only removed, so their vector is never used)."""
+        rows = self._q("SELECT seq, is_active, embedding, nn_cos FROM memories WHERE scope_key = %s"
+                       " AND changed_rev > %s ORDER BY seq", (scope.key, int(revision)), binary=True).fetchall()
+        matrix = np.zeros((len(rows), dim), dtype=np.float32)
+        for i, r in enumerate(rows):
+            v = self._vector(r[2])
+            if v.shape[0] == dim:
+                matrix[i] = v
+        return ChangesRow(seqs=np.array([r[0] for r in rows], dtype=np.int64),
+                          active=np.array([bool(r[1]) for r in rows], dtype=bool), matrix=matrix,
+                          nn_cos=np.array([none_to_nan(r[3]) for r in rows], dtype=np.float64))
+
+    # ---- memories: writes --------------------------------------------------------
+
+    def insert_memory(self, scope: Scope, *, text: str, text_hash: str, embedding: np.ndarray, nn_cos: float,
+                      metadata: dict[str, Any], sources: list[str], valid_from: str | None,
+                      now: str) -> tuple[int, str]:
+        memory_id = str(uuid.uuid4())
+        seq = self._insert_seq(
+            "INSERT INTO memories(id, scope_key, text, text_hash, embedding, nn_cos, metadata, source, sources,"
+            " last_seen_at, valid_from, created_at) VALUES (%s,%s,%s,%s,%s,%s,%s,%s,%s,%s,%s,%s)",
+            (
+                memory_id, scope.key, text, text_hash, self._vector_param(embedding), nan_to_none(nn_cos),
+                json.dumps(metadata), sources[0] if sources else None, json.dumps(sources), now,
+                valid_from or now, now,
+            ),
+        )
+        self._text_changed(seq, text)
+        return seq, memory_id
+
+    def touch_memory(self, seq: int, *, sources: list[str], now: str) -> None:
+        """A NOOP folded into this memory: count it, and keep where it came from."""
+        row = self._q("SELECT sources FROM memories WHERE seq = %s", (seq,)).fetchone()
+        merged = json.loads(row[0]) if row else []
+        merged.extend(s for s in sources if s not in merged)
+        self._q("UPDATE memories SET seen_count = seen_count + 1, last_seen_at = %s, sources = %s WHERE seq = %s",
+                (now, json.dumps(merged), seq))
+
+    def update_memory_text(self, seq: int, *, text: str, text_hash: str, embedding: np.ndarray, now: str) -> None:
+        """Replace the memory's text and embedding, keeping the outgoing ones as a version (for ``as_of``)."""
+        self._record_version(seq, now=now)
+        self._q("UPDATE memories SET text = %s, text_hash = %s, embedding = %s, updated_at = %s WHERE seq = %s",
+                (text, text_hash, self._vector_param(embedding), now, seq))
+        self._text_changed(seq, text)
+
+    def soft_delete(self, seq: int, *, now: str, valid_to: str | None) -> None:
+        self._q(
+            f"UPDATE memories SET is_active = {self._FALSE}, expired_at = %s, valid_to = COALESCE(%s, valid_to, %s)"
+            " WHERE seq = %s",
+            (now, valid_to, now, seq),
+        )
+        self._text_changed(seq, None)
+
+    # ---- memories: reads --------------------------------------------------
 
     def get(self, memory_id: str) -> MemoryItem:
         row = self._q(f"SELECT {MEMORY_COLUMNS} FROM memories m WHERE m.id = %s", (memory_id,)).fetchone()
@@ -74,6 +189,23 @@ class SqlRecords:
         if limit is not None:
             sql += f" LIMIT {sql_limit(limit)}"
         return [memory_item(r) for r in self._q(sql, (scope.key,))]
+
+    def active_by_hash(self, scope: Scope, text_hash: str) -> tuple[int, str] | None:
+        row = self._q(
+            f"SELECT seq, id FROM memories WHERE scope_key = %s AND text_hash = %s AND is_active = {self._TRUE}"
+            " ORDER BY seq LIMIT 1",
+            (scope.key, text_hash),
+        ).fetchone()
+        return None if row is None else (int(row[0]), str(row[1]))
+
+    def memory_row(self, memory_id: str) -> tuple[int, str, str, np.ndarray, float, bool]:
+        """(seq, scope_key, text, embedding, nn_cos, is_active) of a memory."""
+        row = self._q("SELECT seq, scope_key, text, embedding, nn_cos, is_active FROM memories WHERE id = %s",
+                      (memory_id,), binary=True).fetchone()
+        if row is None:
+            raise NotFoundError(f"no memory with id {memory_id!r}; list ids with get_all()")
+        return (int(row[0]), str(row[1]), str(row[2]), np.array(self._vector(row[3]), dtype=np.float32),
+                none_to_nan(row[4]), bool(row[5]))
 
     def ids_for_seqs(self, seqs: Sequence[int]) -> dict[int, str]:
         if not seqs:

@@ -7,23 +7,24 @@ processes as well, and WAL lets readers go on meanwhile.
 
 from __future__ import annotations
 
-import json
 import os
 import sqlite3
 import threading
-import uuid
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from memsieve.errors import ClosedError, NotFoundError, StoreError
+from memsieve.errors import ClosedError, StoreError
 from memsieve.scope import Scope
-from memsieve.store.base import ChangesRow, ScopeRow, VectorsRow, nan_to_none, none_to_nan, sql_limit
+from memsieve.store.base import VectorsRow, none_to_nan, sql_limit
 from memsieve.store.migrations import migrate
 from memsieve.store.sql_records import SqlRecords
 from memsieve.store.sqlite_open import Rows, check_folder, run, set_wal, store_error
+
+if TYPE_CHECKING:
+    from memsieve.store.base import Store, WriteTx
 
 
 class SQLiteStore(SqlRecords):
@@ -99,12 +100,25 @@ class SQLiteStore(SqlRecords):
                 self._in_tx = False
 
     _TRUE = "1"
+    _FALSE = "0"
 
     def _in(self, column: str, values: Sequence[int]) -> tuple[str, list[Any]]:
         return f"{column} IN ({','.join('?' * len(values))})", [int(v) for v in values]
 
     def _vector(self, raw: Any) -> np.ndarray:
         return np.frombuffer(raw, dtype=np.float32)
+
+    def _vector_param(self, vector: np.ndarray) -> Any:
+        return np.ascontiguousarray(vector, dtype=np.float32).tobytes()
+
+    def _insert_seq(self, sql: str, params: Sequence[Any]) -> int:
+        return int(self._q(sql, params).lastrowid or 0)
+
+    def _text_changed(self, seq: int, text: str | None) -> None:
+        # FTS5 is a separate table here (PostgreSQL generates its column).
+        self._q("DELETE FROM memories_fts WHERE rowid = ?", (seq,))
+        if text is not None:
+            self._q("INSERT INTO memories_fts(rowid, text) VALUES (?, ?)", (seq, text))
 
     def _q(self, sql: str, params: Sequence[Any] = (), *, binary: bool = False) -> Rows:
         # The shared SQL (sql_records.py) uses psycopg's %s; no statement holds a
@@ -120,34 +134,6 @@ class SQLiteStore(SqlRecords):
             self._conn.close()
 
     # ---- scope state -------------------------------------------------------
-
-    def scope_row(self, scope: Scope, *, now: str) -> ScopeRow:
-        row = self._q(
-            "SELECT revision, dim, gate_state, sage_tau FROM scopes WHERE scope_key = ?", (scope.key,)
-        ).fetchone()
-        if row is None:
-            self._q(
-                "INSERT INTO scopes(scope_key, user_id, agent_id, run_id, created_at) VALUES (?,?,?,?,?)",
-                (scope.key, scope.user_id, scope.agent_id, scope.run_id, now),
-            )
-            return ScopeRow(revision=0, dim=None, gate_state=None, sage_tau=None)
-        return ScopeRow(revision=row[0], dim=row[1], gate_state=row[2], sage_tau=row[3])
-
-    def read_scope(self, scope: Scope) -> ScopeRow | None:
-        row = self._q(
-            "SELECT revision, dim, gate_state, sage_tau FROM scopes WHERE scope_key = ?", (scope.key,)
-        ).fetchone()
-        return None if row is None else ScopeRow(revision=row[0], dim=row[1], gate_state=row[2], sage_tau=row[3])
-
-    def peek_revision(self, scope: Scope) -> int | None:
-        row = self._q("SELECT revision FROM scopes WHERE scope_key = ?", (scope.key,)).fetchone()
-        return None if row is None else int(row[0])
-
-    def save_scope(self, scope: Scope, *, revision: int, dim: int, gate_state: bytes, sage_tau: float | None) -> None:
-        self._q(
-            "UPDATE scopes SET revision = ?, dim = ?, gate_state = ?, sage_tau = ? WHERE scope_key = ?",
-            (revision, dim, gate_state, sage_tau, scope.key),
-        )
 
     def scope_vectors(self, scope: Scope, dim: int) -> VectorsRow:
         rows = self._q(
@@ -167,98 +153,7 @@ class SQLiteStore(SqlRecords):
         nn = np.array([none_to_nan(r[3]) for r in rows], dtype=np.float64)
         return VectorsRow(seqs=seqs, ids=[r[1] for r in rows], matrix=matrix, nn_cos=nn)
 
-    def mark_changed(self, scope: Scope, seqs: Sequence[int], revision: int) -> None:
-        if seqs:
-            marks = ",".join("?" * len(seqs))
-            self._q(f"UPDATE memories SET changed_rev = ? WHERE scope_key = ? AND seq IN ({marks})",
-                    [revision, scope.key, *seqs])
-
-    def changes_since(self, scope: Scope, revision: int, dim: int) -> ChangesRow:
-        rows = self._q(
-            "SELECT seq, is_active, embedding, nn_cos FROM memories WHERE scope_key = ? AND changed_rev > ?"
-            " ORDER BY seq", (scope.key, revision)).fetchall()
-        matrix = np.zeros((len(rows), dim), dtype=np.float32)
-        for i, r in enumerate(rows):
-            v = np.frombuffer(r[2], dtype=np.float32)
-            if v.shape[0] == dim:
-                matrix[i] = v
-        return ChangesRow(seqs=np.array([r[0] for r in rows], dtype=np.int64),
-                          active=np.array([bool(r[1]) for r in rows], dtype=bool), matrix=matrix,
-                          nn_cos=np.array([none_to_nan(r[3]) for r in rows], dtype=np.float64))
-
-    def scope_keys(self) -> list[str]:
-        return [r[0] for r in self._q("SELECT scope_key FROM scopes ORDER BY scope_key")]
-
     # ---- memories ------------------------------------------------------------
-
-    def active_by_hash(self, scope: Scope, text_hash: str) -> tuple[int, str] | None:
-        row = self._q(
-            "SELECT seq, id FROM memories WHERE scope_key = ? AND text_hash = ? AND is_active = 1 ORDER BY seq LIMIT 1",
-            (scope.key, text_hash),
-        ).fetchone()
-        return None if row is None else (int(row[0]), str(row[1]))
-
-    def insert_memory(
-        self,
-        scope: Scope,
-        *,
-        text: str,
-        text_hash: str,
-        embedding: np.ndarray,
-        nn_cos: float,
-        metadata: dict[str, Any],
-        sources: list[str],
-        valid_from: str | None,
-        now: str,
-    ) -> tuple[int, str]:
-        memory_id = str(uuid.uuid4())
-        cur = self._q(
-            "INSERT INTO memories(id, scope_key, text, text_hash, embedding, nn_cos, metadata, source, sources,"
-            " last_seen_at, valid_from, created_at) VALUES (?,?,?,?,?,?,?,?,?,?,?,?)",
-            (
-                memory_id, scope.key, text, text_hash, embedding.astype(np.float32).tobytes(),
-                nan_to_none(nn_cos), json.dumps(metadata), sources[0] if sources else None,
-                json.dumps(sources), now, valid_from or now, now,
-            ),
-        )
-        seq = int(cur.lastrowid or 0)
-        self._q("INSERT INTO memories_fts(rowid, text) VALUES (?, ?)", (seq, text))
-        return seq, memory_id
-
-    def touch_memory(self, seq: int, *, sources: list[str], now: str) -> None:
-        """A NOOP folded into this memory: count it, and keep where it came from."""
-        row = self._q("SELECT sources FROM memories WHERE seq = ?", (seq,)).fetchone()
-        merged = json.loads(row[0]) if row else []
-        merged.extend(s for s in sources if s not in merged)
-        self._q(
-            "UPDATE memories SET seen_count = seen_count + 1, last_seen_at = ?, sources = ? WHERE seq = ?",
-            (now, json.dumps(merged), seq),
-        )
-
-    def update_memory_text(self, seq: int, *, text: str, text_hash: str, embedding: np.ndarray, now: str) -> None:
-        self._record_version(seq, now=now)
-        self._q(
-            "UPDATE memories SET text = ?, text_hash = ?, embedding = ?, updated_at = ? WHERE seq = ?",
-            (text, text_hash, embedding.astype(np.float32).tobytes(), now, seq),
-        )
-        self._q("UPDATE memories_fts SET text = ? WHERE rowid = ?", (text, seq))
-
-    def soft_delete(self, seq: int, *, now: str, valid_to: str | None) -> None:
-        self._q(
-            "UPDATE memories SET is_active = 0, expired_at = ?, valid_to = COALESCE(?, valid_to, ?) WHERE seq = ?",
-            (now, valid_to, now, seq),
-        )
-        self._q("DELETE FROM memories_fts WHERE rowid = ?", (seq,))
-
-    def memory_row(self, memory_id: str) -> tuple[int, str, str, np.ndarray, float, bool]:
-        """(seq, scope_key, text, embedding, nn_cos, is_active) of a memory."""
-        row = self._q(
-            "SELECT seq, scope_key, text, embedding, nn_cos, is_active FROM memories WHERE id = ?", (memory_id,)
-        ).fetchone()
-        if row is None:
-            raise NotFoundError(f"no memory with id {memory_id!r}; list ids with get_all()")
-        return (int(row[0]), row[1], row[2], np.frombuffer(row[3], dtype=np.float32).copy(),
-                none_to_nan(row[4]), bool(row[5]))
 
     def keyword_search(self, scope: Scope, match: str, limit: int) -> list[tuple[int, float]]:
         rows = self._q(
@@ -280,3 +175,10 @@ class SQLiteStore(SqlRecords):
             return bool(self._q("PRAGMA integrity_check").fetchone()[0] == "ok")
         except StoreError:
             return False
+
+
+if TYPE_CHECKING:
+    # mypy checks here that this store is a Store, and that what its
+    # transaction yields is a WriteTx.
+    def _is_a_store(store: SQLiteStore) -> tuple[Store, WriteTx]:
+        return store, store

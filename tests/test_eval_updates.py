@@ -279,7 +279,7 @@ def test_cli_prints_json(capsys, monkeypatch, embedder):
     from memsieve.cli import run_eval
     from memsieve.eval import updates
 
-    monkeypatch.setattr(updates, "_load_embedder", lambda spec: embedder)  # the session's model, loaded once
+    monkeypatch.setattr(updates, "load_embedder", lambda spec: embedder)  # the session's model, loaded once
     assert run_eval(["updates", "--ids", "event-01,negation-01", "--gate", "none", "--json"]) == 0
     printed = json.loads(capsys.readouterr().out)
     assert printed["meta"]["items"] == 2 and printed["arms"]["none"]["micro"]["candidates"] == 4
@@ -293,3 +293,15 @@ def test_cli_prints_json(capsys, monkeypatch, embedder):
 def test_bad_options_are_config_errors(opts, message):
     with pytest.raises(ConfigError, match=message):
         run_updates(UpdatesOptions(**opts))
+
+
+@pytest.mark.parametrize("spec, message", [
+    ("no_colon_here", "--embedder expects module:callable"),
+    ("memsieve.embedding:no_such_factory", "cannot load the embedder"),
+    ("no_such_module_xyz:make", "cannot load the embedder"),
+])
+def test_bad_embedder_spec_is_a_config_error(spec, message):
+    from memsieve.eval.updates import load_embedder
+
+    with pytest.raises(ConfigError, match=message):
+        load_embedder(spec)

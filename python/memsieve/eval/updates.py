@@ -273,7 +273,7 @@ def _write(out: Path, result: dict[str, Any], rows: list[dict[str, Any]]) -> Non
     (out / "summary.md").write_text(markdown(result))
 
 
-def _load_embedder(spec: str | None) -> Any:
+def load_embedder(spec: str | None) -> Any:
     """``module:callable`` returning an embedder, or None for the packaged one."""
     if not spec or spec == "default":
         return None
@@ -313,7 +313,7 @@ def main_updates(args: argparse.Namespace) -> int:
     opts = UpdatesOptions(
         data=args.data, split=args.split, out=args.out,
         gates=tuple(g.strip() for g in args.gate.split(",") if g.strip()),
-        embedder=_load_embedder(args.embedder), llm_base_url=args.llm_base_url, llm_model=args.llm_model,
+        embedder=load_embedder(args.embedder), llm_base_url=args.llm_base_url, llm_model=args.llm_model,
         llm_api_key=os.environ.get(args.llm_api_key_env, "not-needed"), infer=args.infer,
         ids=[i.strip() for i in args.ids.split(",") if i.strip()] if args.ids else None,
     )

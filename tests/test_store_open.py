@@ -189,3 +189,35 @@ def test_a_damaged_file_reports_integrity_false_not_a_raw_error(tmp_path):
         return  # refused at open: as good
     assert store.integrity_ok() is False
     store.close()
+
+
+# ---- upgrading a database written by an older schema -------------------------
+
+
+@pytest.mark.parametrize("kind", ["sqlite", "postgres"])
+def test_a_version_3_database_keeps_its_shares_through_the_column_rename(kind, tmp_path, request, monkeypatch):
+    import numpy as np
+
+    from memsieve.store import migrations, pg_migrations
+    from memsieve.store.postgres import PostgresStore
+    from memsieve.store.sqlite import SQLiteStore
+
+    module, opener = (migrations, SQLiteStore) if kind == "sqlite" else (pg_migrations, PostgresStore)
+    target = str(tmp_path / "v3.db") if kind == "sqlite" else request.getfixturevalue("pg_url")
+    full = list(module.MIGRATIONS)
+    monkeypatch.setattr(module, "MIGRATIONS", full[:3])
+    old = opener(target)
+    scope = Scope.of("u")
+    vec = np.ones(4, dtype=np.float32) / 2
+    with old.transaction(scope):
+        old._q("INSERT INTO scopes(scope_key, user_id, created_at) VALUES (%s, %s, %s)", (scope.key, "u", "t"))
+        old._q("INSERT INTO memories(id, scope_key, text, text_hash, embedding, nn_cos, created_at)"
+               " VALUES (%s, %s, %s, %s, %s, %s, %s)", ("m1", scope.key, "kept", "h", old._vector_param(vec), 0.25, "t"))
+    old.close()
+    monkeypatch.setattr(module, "MIGRATIONS", full)
+    new = opener(target)
+    row = new.memory_row("m1")
+    assert (row.text, row.share, row.is_active) == ("kept", 0.25, True)
+    np.testing.assert_array_equal(row.embedding, vec)
+    assert new.scope_vectors(scope, 4).shares.tolist() == [0.25]
+    new.close()

@@ -235,7 +235,7 @@ class ScopeGate:
     def sync(self, changes: "ChangesRow", *, threshold: _core.ThresholdState, sage_tau: float | None,
              revision: int) -> None:
         """Catch up with another writer's commits: apply the changed rows, take its threshold."""
-        for seq, active, vector, nn in zip(changes.seqs, changes.active, changes.matrix, changes.nn_cos):
+        for seq, active, vector, nn in zip(changes.seqs, changes.active, changes.matrix, changes.shares):
             if active:
                 self._put(int(seq), np.ascontiguousarray(vector), float(nn))
             else:

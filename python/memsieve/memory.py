@@ -215,7 +215,8 @@ class Memory:
         vec = self.embed([text])[0]
         scope = Scope(item.user_id, item.agent_id, item.run_id)
         with self._gates.write(scope, dim=vec.shape[0]) as (tx, gate):
-            seq, _, old_text, _, _, active = tx.memory_row(memory_id)
+            stored = tx.memory_row(memory_id)
+            seq, old_text, active = stored.seq, stored.text, stored.is_active
             if not active:
                 raise NotFoundError(f"memory {memory_id!r} is deleted; restore it from history or add it anew")
             now = now_iso()
@@ -240,7 +241,8 @@ class Memory:
         dim = self._gates.scope_dim(scope)
         assert dim is not None, "a scope with a memory has a width"
         with self._gates.write(scope, dim=dim) as (tx, gate):
-            seq, _, old_text, _, _, active = tx.memory_row(memory_id)
+            stored = tx.memory_row(memory_id)
+            seq, old_text, active = stored.seq, stored.text, stored.is_active
             if active:
                 now = now_iso()
                 tx.soft_delete(seq, now=now, valid_to=None)
@@ -268,7 +270,7 @@ class Memory:
             nn = gate.share(gate.score(vec)) if len(gate) else math.nan
             now = now_iso()
             seq, memory_id = tx.insert_memory(
-                scope, text=rejection.text, text_hash=text_hash(rejection.text), embedding=vec, nn_cos=nn,
+                scope, text=rejection.text, text_hash=text_hash(rejection.text), embedding=vec, share=nn,
                 metadata=rejection.metadata, sources=rejection.sources, valid_from=valid_from, now=now)
             gate.add(seq, vec, nn)
             tx.add_history(memory_id, scope, event="RESTORE", old_text=None, new_text=rejection.text,

@@ -178,7 +178,7 @@ class ScopeGates:
         key = scope.key
         with self._lock:
             cached = self._cache.get(key)
-            row = tx.scope_row(scope, now=now_iso()) if in_tx else self._store.read_scope(scope)
+            row = tx.ensure_scope_row(scope, now=now_iso()) if in_tx else self._store.read_scope(scope)
             revision = row.revision if row else 0
             if cached is not None and cached.revision == revision:
                 self._cache.move_to_end(key)
@@ -201,7 +201,7 @@ class ScopeGates:
                              revision=revision, index_min_size=self._index_min_size,
                              index_path=self._index_path(scope))
             vectors = self._store.scope_vectors(scope, dim)
-            gate.load(vectors.seqs, vectors.matrix, vectors.nn_cos)
+            gate.load(vectors.seqs, vectors.matrix, vectors.shares)
             if cached is not None:
                 gate.trace = cached.trace
                 self._evict(key, save=False)

@@ -19,7 +19,7 @@ from memsieve.gate import GateScore, ScopeGate
 from memsieve.inputs import text_hash
 from memsieve.records import Decision
 from memsieve.scope import Scope
-from memsieve.store import SQLiteStore
+from memsieve.store import WriteTx
 
 NEIGHBOURS_FOR_LLM = 5
 
@@ -53,7 +53,7 @@ class WritePath:
         now: the transaction's timestamp.
     """
 
-    def __init__(self, store: SQLiteStore, scope: Scope, gate: ScopeGate, config: GateConfig, *,
+    def __init__(self, store: WriteTx, scope: Scope, gate: ScopeGate, config: GateConfig, *,
                  crud: Callable[[str, list[tuple[str, str]]], Any] | None,
                  guard: Callable[[Any, float, float], Any] | None,
                  embed_one: Callable[[str], np.ndarray], now: str) -> None:
@@ -96,7 +96,7 @@ class WritePath:
     def _add(self, cand: Candidate, s: GateScore | None, *, layer: str, reason: str) -> tuple[int, str]:
         share = self.gate.share(s) if s is not None else math.nan
         seq, memory_id = self.store.insert_memory(
-            self.scope, text=cand.text, text_hash=cand.hash, embedding=cand.vector, nn_cos=share,
+            self.scope, text=cand.text, text_hash=cand.hash, embedding=cand.vector, share=share,
             metadata=cand.metadata, sources=cand.sources, valid_from=cand.valid_from, now=self.now)
         self._ids[seq] = memory_id
         self.gate.add(seq, cand.vector, share)
@@ -173,7 +173,7 @@ class WritePath:
         seq_of = {items[int(q)].id: int(q) for q in seqs if int(q) in items}
         decision = self.crud(cand.text, neighbours)
         if decision.event in ("UPDATE", "DELETE") and decision.target_id in seq_of:
-            _, _, _, target_vec, _, _ = self.store.memory_row(decision.target_id)
+            target_vec = self.store.memory_row(decision.target_id).embedding
             cos = float(np.dot(target_vec, cand.vector))
             decision = self.guard(decision, cos, self.config.crud_update_min_sim)
         if decision.fault:
@@ -193,7 +193,7 @@ class WritePath:
             self.store.update_memory_text(target_seq, text=new_text, text_hash=text_hash(new_text),
                                           embedding=vec, now=self.now)
             self.store.touch_memory(target_seq, sources=cand.sources, now=self.now)
-            self.store.add_history(decision.target_id, self.scope, event="UPDATE", old_text=old[2],
+            self.store.add_history(decision.target_id, self.scope, event="UPDATE", old_text=old.text,
                                    new_text=new_text, layer="llm", reason=why, now=self.now,
                                    extra={"candidate": cand.text, "sources": cand.sources})
             self.gate.replace(target_seq, vec)
@@ -203,7 +203,7 @@ class WritePath:
             target_seq = seq_of[decision.target_id]
             old = self.store.memory_row(decision.target_id)
             self.store.soft_delete(target_seq, now=self.now, valid_to=cand.valid_from)
-            self.store.add_history(decision.target_id, self.scope, event="DELETE", old_text=old[2],
+            self.store.add_history(decision.target_id, self.scope, event="DELETE", old_text=old.text,
                                    new_text=None, layer="llm", reason=why, now=self.now,
                                    extra={"superseded_by_text": cand.text})
             self.gate.remove(target_seq)

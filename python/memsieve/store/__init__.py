@@ -5,7 +5,8 @@ from __future__ import annotations
 import os
 from typing import Any
 
-from memsieve.store.base import CandidatesRow, ChangesRow, ScopeRow, Store, StoreReader, VectorsRow, WriteTx
+from memsieve.store.base import (CandidatesRow, ChangesRow, MemoryRow, ScopeRow, Store, StoreReader, VectorsRow,
+                                  WriteTx)
 from memsieve.store.sqlite import SQLiteStore
 
 _PG_SCHEMES = ("postgresql://", "postgres://")
@@ -21,5 +22,5 @@ def open_store(path: str | os.PathLike[str], **options: Any) -> Store:
     return SQLiteStore(target, **options)
 
 
-__all__ = ["CandidatesRow", "ChangesRow", "SQLiteStore", "ScopeRow", "Store", "StoreReader", "VectorsRow", "WriteTx",
+__all__ = ["CandidatesRow", "ChangesRow", "MemoryRow", "SQLiteStore", "ScopeRow", "Store", "StoreReader", "VectorsRow", "WriteTx",
            "open_store"]

@@ -44,23 +44,48 @@ class ScopeRow:
 
 @dataclass(frozen=True)
 class VectorsRow:
-    """A scope's active memories as arrays: seqs (n,) int64, matrix (n, d) float32, nn_cos (n,) float64."""
+    """A scope's active memories as arrays: seqs (n,) int64, matrix (n, d) float32, shares (n,) float64.
+
+    A share is what a memory contributed to the threshold when it was added:
+    1 - its novelty then (nan for a scope's first memory).
+    """
 
     seqs: np.ndarray
     ids: list[str]
     matrix: np.ndarray
-    nn_cos: np.ndarray
+    shares: np.ndarray
 
 
 @dataclass(frozen=True)
 class ChangesRow:
     """Memories of a scope changed after some revision: seqs (n,) int64, active (n,) bool,
-    matrix (n, d) float32, nn_cos (n,) float64."""
+    matrix (n, d) float32, shares (n,) float64."""
 
     seqs: np.ndarray
     active: np.ndarray
     matrix: np.ndarray
-    nn_cos: np.ndarray
+    shares: np.ndarray
+
+
+@dataclass(frozen=True)
+class MemoryRow:
+    """What the write path needs of one memory.
+
+    Attributes:
+        seq: the memory's row number (the gate's and the index's label).
+        scope_key: its scope.
+        text: its current text.
+        embedding: (d,) float32, its current vector (a copy).
+        share: 1 - novelty when it was added (nan for a scope's first memory).
+        is_active: False once soft-deleted.
+    """
+
+    seq: int
+    scope_key: str
+    text: str
+    embedding: np.ndarray
+    share: float
+    is_active: bool
 
 
 @dataclass(frozen=True)
@@ -164,7 +189,7 @@ class StoreReader(Protocol):
 
     # memories
     def active_by_hash(self, scope: Scope, text_hash: str) -> tuple[int, str] | None: ...
-    def memory_row(self, memory_id: str) -> tuple[int, str, str, np.ndarray, float, bool]: ...
+    def memory_row(self, memory_id: str) -> MemoryRow: ...
     def ids_for_seqs(self, seqs: Sequence[int]) -> dict[int, str]: ...
     def items_for_seqs(self, seqs: Sequence[int]) -> dict[int, MemoryItem]: ...
     def items_at(self, seqs: Sequence[int], as_of: str) -> dict[int, MemoryItem]: ...
@@ -193,13 +218,13 @@ class WriteTx(StoreReader, Protocol):
     """An open write transaction: the reads, and every write. Commits when the ``with`` block ends."""
 
     # scope state
-    def scope_row(self, scope: Scope, *, now: str) -> ScopeRow: ...
+    def ensure_scope_row(self, scope: Scope, *, now: str) -> ScopeRow: ...
     def save_scope(self, scope: Scope, *, revision: int, dim: int, gate_state: bytes,
                    sage_tau: float | None) -> None: ...
     def mark_changed(self, scope: Scope, seqs: Sequence[int], revision: int) -> None: ...
 
     # memories
-    def insert_memory(self, scope: Scope, *, text: str, text_hash: str, embedding: np.ndarray, nn_cos: float,
+    def insert_memory(self, scope: Scope, *, text: str, text_hash: str, embedding: np.ndarray, share: float,
                       metadata: dict[str, Any], sources: list[str], valid_from: str | None,
                       now: str) -> tuple[int, str]: ...
     def touch_memory(self, seq: int, *, sources: list[str], now: str) -> None: ...

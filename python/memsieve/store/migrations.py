@@ -125,6 +125,11 @@ MIGRATIONS: list[str] = [
     );
     CREATE INDEX memory_versions_memory ON memory_versions(memory_seq, known_to)
     """,
+    # 4: the column holds 1 - novelty at the time of the ADD (a "share" of the
+    # threshold), not a cosine; it is named for what it holds.
+    """
+    ALTER TABLE memories RENAME COLUMN nn_cos TO share
+    """,
 ]
 
 

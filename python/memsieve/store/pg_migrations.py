@@ -145,6 +145,10 @@ MIGRATIONS: list[str] = [
     );
     CREATE INDEX memory_versions_memory ON memory_versions(memory_seq, known_to)
     """,
+    # 4: nn_cos holds 1 - novelty, a "share" (see the SQLite step 4).
+    """
+    ALTER TABLE memories RENAME COLUMN nn_cos TO share
+    """,
 ]
 
 #: Every table the migrations create (for size_bytes and integrity_ok).

@@ -19,8 +19,8 @@ import numpy as np
 from memsieve.errors import NotFoundError
 from memsieve.records import HistoryEntry, MemoryItem, Rejection
 from memsieve.scope import Scope
-from memsieve.store.base import (MEMORY_COLUMNS, REJECTION_COLUMNS, CandidatesRow, ChangesRow, ScopeRow,
-                                  memory_item, nan_to_none, none_to_nan, rejection_record, sql_limit, stack_rows)
+from memsieve.store.base import (MEMORY_COLUMNS, REJECTION_COLUMNS, CandidatesRow, ChangesRow, MemoryRow,
+                                  ScopeRow, memory_item, nan_to_none, none_to_nan, rejection_record, sql_limit, stack_rows)
 
 
 #: Joins each memory ``m`` to the version ``v`` that held at a time (the first
@@ -78,7 +78,7 @@ class SqlRecords:
 
     # ---- scope state -----------------------------------------------------------
 
-    def scope_row(self, scope: Scope, *, now: str) -> ScopeRow:
+    def ensure_scope_row(self, scope: Scope, *, now: str) -> ScopeRow:
         """The scope's state, inserting an empty row for a scope never written (inside a transaction)."""
         row = self.read_scope(scope)
         if row is None:
@@ -121,7 +121,7 @@ class SqlRecords:
     def changes_since(self, scope: Scope, revision: int, dim: int) -> ChangesRow:
         """Memories of the scope changed after ``revision``; a row of another width stays zero (and inactive
         rows are only removed, so their vector is never used)."""
-        rows = self._q("SELECT seq, is_active, embedding, nn_cos FROM memories WHERE scope_key = %s"
+        rows = self._q("SELECT seq, is_active, embedding, share FROM memories WHERE scope_key = %s"
                        " AND changed_rev > %s ORDER BY seq", (scope.key, int(revision)), binary=True).fetchall()
         matrix = np.zeros((len(rows), dim), dtype=np.float32)
         for i, r in enumerate(rows):
@@ -130,19 +130,19 @@ class SqlRecords:
                 matrix[i] = v
         return ChangesRow(seqs=np.array([r[0] for r in rows], dtype=np.int64),
                           active=np.array([bool(r[1]) for r in rows], dtype=bool), matrix=matrix,
-                          nn_cos=np.array([none_to_nan(r[3]) for r in rows], dtype=np.float64))
+                          shares=np.array([none_to_nan(r[3]) for r in rows], dtype=np.float64))
 
     # ---- memories: writes --------------------------------------------------------
 
-    def insert_memory(self, scope: Scope, *, text: str, text_hash: str, embedding: np.ndarray, nn_cos: float,
+    def insert_memory(self, scope: Scope, *, text: str, text_hash: str, embedding: np.ndarray, share: float,
                       metadata: dict[str, Any], sources: list[str], valid_from: str | None,
                       now: str) -> tuple[int, str]:
         memory_id = str(uuid.uuid4())
         seq = self._insert_seq(
-            "INSERT INTO memories(id, scope_key, text, text_hash, embedding, nn_cos, metadata, source, sources,"
+            "INSERT INTO memories(id, scope_key, text, text_hash, embedding, share, metadata, source, sources,"
             " last_seen_at, valid_from, created_at) VALUES (%s,%s,%s,%s,%s,%s,%s,%s,%s,%s,%s,%s)",
             (
-                memory_id, scope.key, text, text_hash, self._vector_param(embedding), nan_to_none(nn_cos),
+                memory_id, scope.key, text, text_hash, self._vector_param(embedding), nan_to_none(share),
                 json.dumps(metadata), sources[0] if sources else None, json.dumps(sources), now,
                 valid_from or now, now,
             ),
@@ -198,14 +198,14 @@ class SqlRecords:
         ).fetchone()
         return None if row is None else (int(row[0]), str(row[1]))
 
-    def memory_row(self, memory_id: str) -> tuple[int, str, str, np.ndarray, float, bool]:
-        """(seq, scope_key, text, embedding, nn_cos, is_active) of a memory."""
-        row = self._q("SELECT seq, scope_key, text, embedding, nn_cos, is_active FROM memories WHERE id = %s",
+    def memory_row(self, memory_id: str) -> MemoryRow:
+        row = self._q("SELECT seq, scope_key, text, embedding, share, is_active FROM memories WHERE id = %s",
                       (memory_id,), binary=True).fetchone()
         if row is None:
             raise NotFoundError(f"no memory with id {memory_id!r}; list ids with get_all()")
-        return (int(row[0]), str(row[1]), str(row[2]), np.array(self._vector(row[3]), dtype=np.float32),
-                none_to_nan(row[4]), bool(row[5]))
+        return MemoryRow(seq=int(row[0]), scope_key=str(row[1]), text=str(row[2]),
+                         embedding=np.array(self._vector(row[3]), dtype=np.float32), share=none_to_nan(row[4]),
+                         is_active=bool(row[5]))
 
     def ids_for_seqs(self, seqs: Sequence[int]) -> dict[int, str]:
         if not seqs:

@@ -137,7 +137,7 @@ class SQLiteStore(SqlRecords):
 
     def scope_vectors(self, scope: Scope, dim: int) -> VectorsRow:
         rows = self._q(
-            "SELECT seq, id, embedding, nn_cos FROM memories WHERE scope_key = ? AND is_active = 1 ORDER BY seq",
+            "SELECT seq, id, embedding, share FROM memories WHERE scope_key = ? AND is_active = 1 ORDER BY seq",
             (scope.key,),
         ).fetchall()
         seqs = np.fromiter((r[0] for r in rows), dtype=np.int64, count=len(rows))
@@ -150,8 +150,8 @@ class SQLiteStore(SqlRecords):
                     "the embedder changed: re-embed with the original model or use a new database"
                 )
             matrix[i] = v
-        nn = np.array([none_to_nan(r[3]) for r in rows], dtype=np.float64)
-        return VectorsRow(seqs=seqs, ids=[r[1] for r in rows], matrix=matrix, nn_cos=nn)
+        shares = np.array([none_to_nan(r[3]) for r in rows], dtype=np.float64)
+        return VectorsRow(seqs=seqs, ids=[r[1] for r in rows], matrix=matrix, shares=shares)
 
     # ---- memories ------------------------------------------------------------
 

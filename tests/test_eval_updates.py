@@ -305,3 +305,22 @@ def test_bad_embedder_spec_is_a_config_error(spec, message):
 
     with pytest.raises(ConfigError, match=message):
         load_embedder(spec)
+
+
+def test_llm_endpoint_is_used_and_its_calls_reported(tmp_path, llama_server, embedder):
+    """With --llm-base-url and --infer, every turn goes through the real server's
+    fact extraction, so the arm must report calls and tokens; a turn whose reply
+    cannot be parsed is counted as an error, and the run goes on."""
+    result = run_updates(UpdatesOptions(split="dev", ids=["correction-11"], embedder=embedder, infer=True,
+                                        llm_base_url=llama_server.base_url, out=str(tmp_path)))
+    usage = result["arms"]["default"]["llm"]
+    assert usage["calls"] >= 2 and usage["prompt_tokens"] > 0  # one extraction per turn at least
+    assert result["meta"]["llm"] == llama_server.base_url and result["meta"]["infer"] is True
+    md = markdown(result)
+    assert f"{usage['calls']} LLM calls" in md
+    (row,) = [json.loads(line) for line in (tmp_path / "items.jsonl").read_text().splitlines()]
+    failed = [t for t in row["turns"] if t.get("error")]
+    assert all(t["error"].startswith("LLM") and t["decisions"] == [] for t in failed)
+    micro = result["arms"]["default"]["micro"]
+    assert micro["items"] == 1 and micro["errors"] == row["errors"] == len(failed)
+    assert (f"{len(failed)} turns failed in the LLM step" in md) == bool(failed)

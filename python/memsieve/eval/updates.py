@@ -30,7 +30,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from memsieve.errors import ConfigError
+from memsieve.errors import ConfigError, LLMError
 from memsieve.eval.metrics import answer_recall, content_tokens
 from memsieve.eval.updates_data import VERSION_KINDS, Item, load_items
 from memsieve.eval.updates_report import markdown, summarize
@@ -137,8 +137,12 @@ class ItemRunner:
                 forget_log = self._forget(turn.text, scope)
                 turns.append({"turn": i, "forget": forget_log})
                 continue
-            decisions = self.mem.add([{"role": turn.role, "content": turn.text}], **scope,
-                                     valid_from=turn.date, source=f"{item.id}#{i}", infer=self.infer)
+            try:
+                decisions = self.mem.add([{"role": turn.role, "content": turn.text}], **scope,
+                                         valid_from=turn.date, source=f"{item.id}#{i}", infer=self.infer)
+            except LLMError as exc:  # a model's bad reply fails this turn, not the whole run
+                turns.append({"turn": i, "decisions": [], "error": f"{type(exc).__name__}: {exc}"})
+                continue
             turns.append({"turn": i, "decisions": [d.to_dict() for d in decisions]})
         hits = self.mem.search(item.question, **scope, limit=self.limit)
         row: dict[str, Any] = {"id": item.id, "kind": item.kind, "split": item.split,
@@ -151,7 +155,8 @@ class ItemRunner:
                         if (v := row[k]) is not None)
         row["stored"] = len(self.mem.get_all(**scope))
         events = [d["event"] for t in added for d in t["decisions"]]
-        row.update(candidates=len(events), noops=events.count("NOOP"))
+        row.update(candidates=len(events), noops=events.count("NOOP"),
+                   errors=sum(1 for t in added if t.get("error")))
         row["hits"] = [{"rank": r, "text": h.text, "score": h.score, "valid_from": h.valid_from}
                        for r, h in enumerate(hits, start=1)]
         row["turns"] = turns
@@ -241,9 +246,10 @@ def run_updates(opts: UpdatesOptions) -> dict[str, Any]:
         try:
             runner = ItemRunner(mem, limit=opts.limit, infer=opts.infer)
             arm_rows = [{"arm": gate, **runner.run(it)} for it in items]
+            llm = mem.llm.usage_dict() if mem.llm is not None else None  # calls and tokens of this arm
         finally:
             mem.close()
-        arms[gate] = summarize(arm_rows, seconds=time.perf_counter() - t0)
+        arms[gate] = {**summarize(arm_rows, seconds=time.perf_counter() - t0), "llm": llm}
         rows += arm_rows
     meta = {"split": opts.split, "items": len(items), "gates": {g: GATES[g] for g in opts.gates},
             "limit": opts.limit, "embedder": getattr(embedder, "name", type(embedder).__name__),

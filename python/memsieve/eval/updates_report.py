@@ -30,7 +30,7 @@ def _group(rows: Sequence[dict[str, Any]]) -> dict[str, Any]:
     out: dict[str, Any] = {"items": len(rows), "accuracy": _rate(rows, "ok")["rate"]}
     for key in ("ok",) + CRITERIA:
         out[key] = _rate(rows, key)
-    for key in ("candidates", "stored", "noops"):
+    for key in ("candidates", "stored", "noops", "errors"):
         out[key] = sum(int(r.get(key) or 0) for r in rows)
     out["unsupported"] = sum(1 for r in rows for t in r.get("turns", [])
                              if (t.get("forget") or {}).get("supported") is False)
@@ -101,7 +101,8 @@ def prose(name: str, arm: dict[str, Any]) -> str:
     m = arm["micro"]
     kinds = arm["per_kind"]
     parts = [f"**{name}**: {m['ok']['hits']} of {m['items']} items pass (micro {_pct(m['accuracy'])}, "
-             f"macro {_pct(arm['macro'])}); {m['stored']} of {m['candidates']} turns stored, {m['noops']} NOOPs."]
+             f"macro {_pct(arm['macro'])}); {m['stored']} of {m['candidates']} turns stored, {m['noops']} NOOPs"
+             + (f"; {m['errors']} turns failed in the LLM step." if m["errors"] else ".")]
     versions = [g for k, g in kinds.items() if k in VERSION_KINDS]
     if versions:
         dropped = sum(g["answer_noop"]["hits"] for g in versions)
@@ -129,7 +130,7 @@ def prose(name: str, arm: dict[str, Any]) -> str:
 def markdown(result: dict[str, Any]) -> str:
     """The whole report: prose per arm, the goals, one table per arm, and a comparison when several ran."""
     meta, arms = result["meta"], result["arms"]
-    lines = [f"# Updates set: {meta['split']} split, {meta['items']} items", "",
+    lines = [f"# Updates set: {meta['split']} split, {meta['items']} item{'' if meta['items'] == 1 else 's'}", "",
              f"Default `Memory.search` at limit {meta['limit']}, embedder {meta['embedder']}, "
              f"LLM {meta['llm'] or 'none'}; code {meta['code'] or 'unknown'}; {meta['wall_s']} s.", ""]
     for name, arm in arms.items():
@@ -141,7 +142,10 @@ def markdown(result: dict[str, Any]) -> str:
     if len(arms) > 1:
         lines += ["## Arms side by side", ""] + _comparison(arms) + [""]
     for name, arm in arms.items():
-        lines += [f"## {name} ({arm['seconds']} s)", ""] + _arm_table(arm) + [""]
+        llm = arm.get("llm")
+        calls = (f", {llm.get('calls', 0)} LLM calls, {llm.get('prompt_tokens', 0) + llm.get('completion_tokens', 0)}"
+                 " tokens") if llm else ""
+        lines += [f"## {name} ({arm['seconds']} s{calls})", ""] + _arm_table(arm) + [""]
     lines += ["Columns: accuracy = items passing every criterion of their kind; found = every expected token in "
               "the top results; newer first = the newer version ranks above the stale one; NOOP = a paraphrase "
               "was not stored; forgotten = no stale token findable after a forget request; answer NOOPed = the "

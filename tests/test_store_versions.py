@@ -79,3 +79,20 @@ def test_two_updates_in_one_instant_keep_the_text_before_both(mem):
         tx.update_memory_text(seq, text="I live in Braga", text_hash="b", embedding=vecs[1], now=same)
     assert mem.store.candidates(scope, as_of=t).texts == ["I live in Lisbon"]
     assert mem.store.candidates(scope, as_of=same).texts == ["I live in Braga"]
+
+
+def test_reads_and_marks_by_seq_take_more_seqs_than_one_statement_can_bind(mem):
+    from memsieve.store.sql_records import SEQ_BATCH
+
+    ds = mem.add(["I live in Lisbon", "My sister Marta plays the cello", "Our dog is afraid of thunder"],
+                 user_id="ana")
+    assert [d.event for d in ds] == ["ADD"] * 3
+    scope = Scope.of("ana")
+    real = [int(s) for s in mem.store.candidates(scope, as_of=None).seqs]
+    many = list(range(10_000_000, 10_000_000 + 40 * SEQ_BATCH)) + real + real  # 36k seqs, duplicates too
+    assert sorted(mem.store.ids_for_seqs(many).values()) == sorted(d.memory_id for d in ds)
+    assert set(mem.store.items_for_seqs(many)) == set(real)
+    assert set(mem.store.items_at(many, now_iso())) == set(real)
+    with mem.store.transaction(scope) as tx:
+        tx.mark_changed(scope, many, 99)
+    assert mem.store.changes_since(scope, 98, 384).seqs.tolist() == sorted(real)

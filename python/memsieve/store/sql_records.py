@@ -23,6 +23,10 @@ from memsieve.store.base import (MEMORY_COLUMNS, REJECTION_COLUMNS, CandidatesRo
                                   ScopeRow, memory_item, nan_to_none, none_to_nan, rejection_record, sql_limit, stack_rows)
 
 
+#: Seqs bound in one statement: under SQLite's smallest limit of 999 variables
+#: (builds before 3.32), so a large write or read is split, never refused.
+SEQ_BATCH = 900
+
 #: Joins each memory ``m`` to the version ``v`` that held at a time (the first
 #: param): the earliest superseded version the store still knew after that
 #: time. No such version (NULL) means the row's current text held then.
@@ -113,10 +117,8 @@ class SqlRecords:
         return sorted(str(r[0]) for r in self._q("SELECT scope_key FROM scopes"))
 
     def mark_changed(self, scope: Scope, seqs: Sequence[int], revision: int) -> None:
-        if seqs:
-            where, params = self._in("seq", seqs)
-            self._q(f"UPDATE memories SET changed_rev = %s WHERE scope_key = %s AND {where}",
-                    [int(revision), scope.key, *params])
+        self._for_seqs("UPDATE memories SET changed_rev = %s WHERE scope_key = %s AND", "seq", seqs,
+                       before=(int(revision), scope.key), fetch=False)
 
     def changes_since(self, scope: Scope, revision: int, dim: int) -> ChangesRow:
         """Memories of the scope changed after ``revision``; a row of another width stays zero (and inactive
@@ -184,7 +186,7 @@ class SqlRecords:
     def get_all(self, scope: Scope, *, include_inactive: bool, limit: int | None) -> list[MemoryItem]:
         sql = f"SELECT {MEMORY_COLUMNS} FROM memories m WHERE m.scope_key = %s"
         if not include_inactive:
-            sql += " AND m.is_active"
+            sql += f" AND m.is_active = {self._TRUE}"
         sql += " ORDER BY m.seq"
         if limit is not None:
             sql += f" LIMIT {sql_limit(limit)}"
@@ -208,27 +210,31 @@ class SqlRecords:
                          is_active=bool(row[5]))
 
     def ids_for_seqs(self, seqs: Sequence[int]) -> dict[int, str]:
-        if not seqs:
-            return {}
-        where, params = self._in("seq", seqs)
-        return {int(s): str(i) for s, i in self._q(f"SELECT seq, id FROM memories WHERE {where}", params)}
+        return {int(s): str(i) for s, i in self._for_seqs("SELECT seq, id FROM memories WHERE", "seq", seqs)}
 
     def items_for_seqs(self, seqs: Sequence[int]) -> dict[int, MemoryItem]:
-        if not seqs:
-            return {}
-        where, params = self._in("m.seq", seqs)
-        rows = self._q(f"SELECT m.seq, {MEMORY_COLUMNS} FROM memories m WHERE {where}", params)
+        rows = self._for_seqs(f"SELECT m.seq, {MEMORY_COLUMNS} FROM memories m WHERE", "m.seq", seqs)
         return {int(r[0]): memory_item(r[1:]) for r in rows}
+
+    def _for_seqs(self, head: str, column: str, seqs: Sequence[int], *, before: Sequence[Any] = (),
+                  fetch: bool = True) -> list[Any]:
+        """Run ``head`` + a test that ``column`` is one of ``seqs``, in batches; the rows of every batch."""
+        unique = list(dict.fromkeys(int(s) for s in seqs))
+        rows: list[Any] = []
+        for start in range(0, len(unique), SEQ_BATCH):
+            where, params = self._in(column, unique[start:start + SEQ_BATCH])
+            result = self._q(f"{head} {where}", [*before, *params])
+            if fetch:
+                rows.extend(result.fetchall())
+        return rows
 
     # ---- memories as they were -------------------------------------------------
 
     def items_at(self, seqs: Sequence[int], as_of: str) -> dict[int, MemoryItem]:
         """The memories with these seqs, each with the text it had at ``as_of`` (ISO time)."""
-        if not seqs:
-            return {}
-        where, params = self._in("m.seq", seqs)
         columns = MEMORY_COLUMNS.replace("m.text,", "COALESCE(v.text, m.text),", 1)
-        rows = self._q(f"SELECT m.seq, {columns} FROM memories m {VERSION_AT} WHERE {where}", [as_of, *params])
+        rows = self._for_seqs(f"SELECT m.seq, {columns} FROM memories m {VERSION_AT} WHERE", "m.seq", seqs,
+                              before=(as_of,))
         return {int(r[0]): memory_item(r[1:]) for r in rows}
 
     def candidates(self, scope: Scope, *, as_of: str | None) -> CandidatesRow:

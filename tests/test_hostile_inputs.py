@@ -276,6 +276,8 @@ def test_every_call_after_close_is_a_typed_error_and_embeds_nothing(seeded):
         lambda: m.restore(rejection_id),
         lambda: m.stats(user_id="ana"),
         lambda: m.faults(user_id="ana"),
+        lambda: m.gate_trace(user_id="ana"),
+        lambda: m.context("Lisbon", user_id="ana"),
     ]
     for i, call in enumerate(calls):
         with pytest.raises(memsieve.StoreError) as info:

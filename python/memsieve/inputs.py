@@ -18,7 +18,7 @@ import re
 import unicodedata
 from collections.abc import Mapping, Sequence
 from datetime import datetime, timezone
-from typing import Any
+from typing import Any, Literal, overload
 
 from memsieve.errors import ConfigError, InvalidInputError, InvalidTextError, NotFoundError, short_repr
 
@@ -256,6 +256,12 @@ def check_sources(source: object) -> list[str]:
 
 
 # ---- limits and ids ----------------------------------------------------------
+
+
+@overload
+def check_limit(limit: object, *, where: str = ..., optional: Literal[False] = ...) -> int: ...
+@overload
+def check_limit(limit: object, *, where: str = ..., optional: bool) -> int | None: ...
 
 
 def check_limit(limit: object, *, where: str = "limit", optional: bool = False) -> int | None:

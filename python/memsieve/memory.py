@@ -425,6 +425,8 @@ class Memory:
     def gate_trace(self, *, user_id: str | None = None, agent_id: str | None = None,
                    run_id: str | None = None) -> list[tuple[int, float, float]]:
         """(memories, tau, kappa) after each add() call of this process, for plotting tau over time."""
+        if self._closed:  # the only call that reads no store
+            raise ClosedError()
         gate = self._gates.peek(Scope.of(user_id, agent_id, run_id))
         return list(gate.trace) if gate else []
 

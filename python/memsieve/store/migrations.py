@@ -9,6 +9,22 @@ import sqlite3
 
 from memsieve.errors import StoreError
 
+#: Step 3 of both stores, which differ only in their types: every superseded
+#: text of a memory, with its vector and the interval [known_from, known_to)
+#: the store knew it.
+MEMORY_VERSIONS = """
+    CREATE TABLE memory_versions (
+        seq        {seq},
+        memory_seq {seq_ref} NOT NULL REFERENCES memories(seq),
+        text       TEXT NOT NULL,
+        text_hash  TEXT NOT NULL,
+        embedding  {vector} NOT NULL,
+        known_from TEXT NOT NULL,
+        known_to   TEXT NOT NULL
+    );
+    CREATE INDEX memory_versions_memory ON memory_versions(memory_seq, known_to)
+    """
+
 MIGRATIONS: list[str] = [
     # 1: memories, their history, rejections, links, scope state, counters, faults.
     """
@@ -113,18 +129,7 @@ MIGRATIONS: list[str] = [
     # 3: every superseded text of a memory, with its vector and the interval the
     # store knew it [known_from, known_to), so a point-in-time read sees the
     # text and the vector that held then, not today's.
-    """
-    CREATE TABLE memory_versions (
-        seq        INTEGER PRIMARY KEY AUTOINCREMENT,
-        memory_seq INTEGER NOT NULL REFERENCES memories(seq),
-        text       TEXT NOT NULL,
-        text_hash  TEXT NOT NULL,
-        embedding  BLOB NOT NULL,
-        known_from TEXT NOT NULL,
-        known_to   TEXT NOT NULL
-    );
-    CREATE INDEX memory_versions_memory ON memory_versions(memory_seq, known_to)
-    """,
+    MEMORY_VERSIONS.format(seq="INTEGER PRIMARY KEY AUTOINCREMENT", seq_ref="INTEGER", vector="BLOB"),
     # 4: the column holds 1 - novelty at the time of the ADD (a "share" of the
     # threshold), not a cosine; it is named for what it holds.
     """

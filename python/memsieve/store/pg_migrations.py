@@ -20,6 +20,7 @@ from __future__ import annotations
 from typing import Any
 
 from memsieve.errors import StoreError
+from memsieve.store.migrations import MEMORY_VERSIONS
 
 #: Advisory-lock key that serializes migrations (a fixed 63-bit constant: the
 #: bytes of "memsieve" read as an integer).
@@ -133,18 +134,8 @@ MIGRATIONS: list[str] = [
     """,
     # 3: every superseded text of a memory and the interval the store knew it
     # (see the SQLite step 3).
-    """
-    CREATE TABLE memory_versions (
-        seq        BIGINT GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
-        memory_seq BIGINT NOT NULL REFERENCES memories(seq),
-        text       TEXT NOT NULL,
-        text_hash  TEXT NOT NULL,
-        embedding  vector NOT NULL,
-        known_from TEXT NOT NULL,
-        known_to   TEXT NOT NULL
-    );
-    CREATE INDEX memory_versions_memory ON memory_versions(memory_seq, known_to)
-    """,
+    MEMORY_VERSIONS.format(seq="BIGINT GENERATED ALWAYS AS IDENTITY PRIMARY KEY", seq_ref="BIGINT",
+                           vector="vector"),
     # 4: nn_cos holds 1 - novelty, a "share" (see the SQLite step 4).
     """
     ALTER TABLE memories RENAME COLUMN nn_cos TO share

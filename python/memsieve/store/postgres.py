@@ -104,10 +104,10 @@ class PostgresStore(SqlRecords):
             self._connect()
         return self._conn
 
+    # ---- the dialect (the hooks of SqlRecords; its TRUE and FALSE are PostgreSQL's) ----
+
     def _in(self, column: str, values: Sequence[int]) -> tuple[str, list[Any]]:
         return f"{column} = ANY(%s)", [[int(v) for v in values]]
-
-    _FALSE = "FALSE"
 
     def _vector(self, raw: Any) -> np.ndarray:
         return np.asarray(raw, dtype=np.float32)
@@ -120,6 +120,8 @@ class PostgresStore(SqlRecords):
 
     def _text_changed(self, seq: int, text: str | None) -> None:
         pass  # the fts column is generated from text, so full-text search follows by itself
+
+    # ---- statements ----------------------------------------------------------
 
     def _q(self, sql: str, params: Sequence[Any] = (), *, binary: bool = False) -> Any:
         import psycopg

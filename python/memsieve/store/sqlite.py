@@ -91,13 +91,36 @@ class SQLiteStore(SqlRecords):
             try:
                 yield self
             except BaseException:
-                if self._conn.in_transaction:
-                    self._conn.execute("ROLLBACK")
+                self._rollback()
                 raise
             else:
                 self._q("COMMIT")
             finally:
                 self._in_tx = False
+
+    def _rollback(self) -> None:
+        # The error that ended the transaction is the one to report: a
+        # rollback that fails too (a damaged file) must not replace it.
+        try:
+            if self._conn.in_transaction:
+                self._conn.execute("ROLLBACK")
+        except sqlite3.Error:
+            pass
+
+    def _q(self, sql: str, params: Sequence[Any] = (), *, binary: bool = False) -> Rows:
+        # The shared SQL (sql_records.py) uses psycopg's %s; no statement holds a
+        # literal '%'. ``binary`` is psycopg's wire format, meaningless here.
+        with self.lock:
+            if self._closed:
+                raise ClosedError(f"the store {self.path!r}")
+            return run(self._conn, self.path, sql.replace("%s", "?"), params)
+
+    def close(self) -> None:
+        with self.lock:
+            self._closed = True
+            self._conn.close()
+
+    # ---- the dialect (the hooks of SqlRecords) ----------------------------------
 
     _TRUE = "1"
     _FALSE = "0"
@@ -119,19 +142,6 @@ class SQLiteStore(SqlRecords):
         self._q("DELETE FROM memories_fts WHERE rowid = ?", (seq,))
         if text is not None:
             self._q("INSERT INTO memories_fts(rowid, text) VALUES (?, ?)", (seq, text))
-
-    def _q(self, sql: str, params: Sequence[Any] = (), *, binary: bool = False) -> Rows:
-        # The shared SQL (sql_records.py) uses psycopg's %s; no statement holds a
-        # literal '%'. ``binary`` is psycopg's wire format, meaningless here.
-        with self.lock:
-            if self._closed:
-                raise ClosedError(f"the store {self.path!r}")
-            return run(self._conn, self.path, sql.replace("%s", "?"), params)
-
-    def close(self) -> None:
-        with self.lock:
-            self._closed = True
-            self._conn.close()
 
     # ---- scope state -------------------------------------------------------
 

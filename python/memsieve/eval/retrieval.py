@@ -16,13 +16,15 @@ from __future__ import annotations
 
 import json
 import time
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from memsieve.eval.arms import (check_search_mode, default_search_mode, ingest, main_specs, score_questions,
-                                search_modes)
-from memsieve.eval.locomo import CATEGORY_LABELS, STREAMS, load_locomo
+from memsieve.eval.arms import (StreamRun, check_search_mode, default_search_mode, ingest, main_specs,
+                                score_questions, search_modes)
+from memsieve.eval.locomo import CATEGORY_LABELS, STREAMS, Dataset, load_locomo
 from memsieve.eval.metrics import aggregate, percentile, primary_key
 from memsieve.eval.report import md_table, pct
 from memsieve.eval.runinfo import code_version
@@ -76,10 +78,30 @@ def score_mode(mem: Any, conversations: Any, run: Any, ks: tuple[int, ...], mode
     return entry
 
 
-def run_retrieval(opts: RetrievalOptions) -> dict[str, Any]:
-    """Store everything, search with every mode, write retrieval.json and retrieval.md; return the report."""
+@contextmanager
+def stored_everything(ds: Dataset, table: Any, stream: str) -> Iterator[tuple[Any, StreamRun]]:
+    """A fresh ``Memory(":memory:")`` holding all of ``stream`` (gate off), one scope per conversation.
+
+    Args:
+        ds: the loaded dataset.
+        table: the embedder (the run's :class:`~memsieve.eval.vectors.VectorTable`).
+        stream: ``"turns"`` or ``"observations"``.
+
+    Yields:
+        (memory, run): the open Memory and what ingesting did (provenance, counts); closed on exit.
+    """
     from memsieve import GateConfig, Memory
 
+    add_all = main_specs()["add-all"]
+    mem = Memory(":memory:", embedder=table, gate=GateConfig(**add_all.gate))
+    try:
+        yield mem, ingest(mem, ds.conversations, stream, add_all)
+    finally:
+        mem.close()
+
+
+def run_retrieval(opts: RetrievalOptions) -> dict[str, Any]:
+    """Store everything, search with every mode, write retrieval.json and retrieval.md; return the report."""
     modes = tuple(check_search_mode(m) for m in opts.modes) if opts.modes else search_modes()
     ks = tuple(sorted(set(opts.ks)))
     wall0 = time.perf_counter()
@@ -87,13 +109,10 @@ def run_retrieval(opts: RetrievalOptions) -> dict[str, Any]:
     ds = load_locomo(opts.data, conversations=opts.conversations)
     table, embed_info = embed_all(ds, streams=opts.streams, embedder_factory=opts.embedder_factory,
                                   embedding_cache=opts.embedding_cache, progress=opts.progress)
-    add_all = main_specs()["add-all"]
     results: dict[str, dict[str, Any]] = {}
     timings: dict[str, Any] = {}
     for stream in opts.streams:
-        mem = Memory(":memory:", embedder=table, gate=GateConfig(**add_all.gate))
-        try:
-            run = ingest(mem, ds.conversations, stream, add_all)
+        with stored_everything(ds, table, stream) as (mem, run):
             results[stream] = {}
             for mode in modes:
                 t0 = time.perf_counter()
@@ -101,8 +120,6 @@ def run_retrieval(opts: RetrievalOptions) -> dict[str, Any]:
                                          **score_mode(mem, ds.conversations, run, ks, mode)}
                 timings[f"{stream}/{mode}_s"] = round(time.perf_counter() - t0, 2)
             timings[f"{stream}/ingest_s"] = round(run.ingest_s, 2)
-        finally:
-            mem.close()
     meta = {"data": str(opts.data), "conversations": [c.sample_id for c in ds.conversations],
             "questions": len(ds.questions), "streams": list(opts.streams), "modes": list(modes),
             "search_default": default_search_mode(), "ks": list(ks), "code": code, "embedding": embed_info,
@@ -153,7 +170,7 @@ def retrieval_markdown(report: dict[str, Any]) -> str:
     t = meta["timings"]
     out += ["## Cost", "", f"- Whole run {meta['wall_s']} s; embedding {meta['embedding']['embed_s']} s "
             f"({meta['embedding']['distinct_texts']} distinct texts, {meta['embedding']['source']}); "
-            + "; ".join(f"{name.replace('_s', '')} {v} s" for name, v in t.items()) + ".", ""]
+            + "; ".join(f"{name.removesuffix('_s')} {v} s" for name, v in t.items()) + ".", ""]
     return "\n".join(out) + "\n"
 
 

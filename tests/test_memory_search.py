@@ -82,7 +82,7 @@ def test_hnsw_index_matches_exact_scan_and_survives_restart(tmp_path, table_embe
                      index_min_size=50)
     for m in (exact, indexed):
         m.add(texts, user_id="u")
-    gate = indexed._gates[memsieve.Scope.of("u").key]
+    gate = indexed.gates.peek(memsieve.Scope.of("u"))
     assert gate.index is not None and gate.index.count == 300
     for q in texts[:20]:
         a = [h.id and h.text for h in exact.search(q, user_id="u", limit=5)]

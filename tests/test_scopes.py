@@ -7,7 +7,7 @@ import unicodedata
 import warnings
 
 import pytest
-from hypothesis import given, settings
+from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 
 import memsieve
@@ -48,6 +48,23 @@ def test_distinct_normalized_triples_never_share_a_key(a, b):
         return
     assert (sa.key == sb.key) == (sa == sb)
     assert (sa.slug == sb.slug) == (sa == sb)
+
+
+_raw_ids = st.none() | st.text(st.sampled_from(["a", "e", " ", "\t", "\x7f", "\u0301", "\u00e9", '"', "\\", "\x00"]),
+                               max_size=4) | st.text(max_size=6) | st.just("x" * 257)
+
+
+@settings(max_examples=500)
+@given(_raw_ids, _raw_ids, _raw_ids)
+def test_a_stored_key_is_flagged_exactly_when_scope_of_cannot_produce_it(user_id, agent_id, run_id):
+    assume((user_id, agent_id, run_id) != (None, None, None))  # no version stored a scope without ids
+    stored = Scope(user_id, agent_id, run_id)  # as an older version wrote it, unnormalized
+    try:
+        reachable = Scope.of(user_id, agent_id, run_id) == stored
+    except ScopeError:
+        reachable = False
+    assert unreachable_scopes([stored.key]) == ([] if reachable else [stored])
+    assert stored.is_normalized == reachable
 
 
 @pytest.mark.parametrize("spelling", [" ana", "ana ", "\tana\n", "\u3000ana", "ana\r\n"])

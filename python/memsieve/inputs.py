@@ -255,6 +255,15 @@ def check_sources(source: object) -> list[str]:
     return [check_storable(s, where=f"source {i}") for i, s in enumerate(items)]
 
 
+def check_optional_str(value: object, *, where: str) -> str | None:
+    """An optional name such as the ``layer`` filter of ``rejections``: None, or a storable str."""
+    if value is None:
+        return None
+    if not isinstance(value, str):
+        raise InvalidInputError(f"{where} must be a string or None, got {type(value).__name__} {short_repr(value)}")
+    return check_storable(value, where=where)
+
+
 # ---- limits and ids ----------------------------------------------------------
 
 
@@ -378,12 +387,3 @@ def check_embedder(embedder: Any) -> Any:
         raise ConfigError(f"the embedder {name} has dim={short_repr(dim)}; dim must be a positive int, "
                           "the width of the vectors embed() returns")
     return embedder
-
-
-def check_optional_str(value: object, *, where: str) -> str | None:
-    """An optional name such as the ``layer`` filter of ``rejections``: None, or a storable str."""
-    if value is None:
-        return None
-    if not isinstance(value, str):
-        raise InvalidInputError(f"{where} must be a string or None, got {type(value).__name__} {short_repr(value)}")
-    return check_storable(value, where=where)

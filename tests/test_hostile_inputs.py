@@ -246,6 +246,7 @@ def test_a_bad_embedder_is_refused_at_construction_and_creates_no_file(tmp_path,
     ({"path": "m\x00.db"}, "NUL"),
     ({"max_text_chars": "10"}, "max_text_chars"), ({"max_text_chars": True}, "max_text_chars"),
     ({"max_text_chars": 0}, "at least 1"), ({"max_text_chars": 2.5}, "max_text_chars"),
+    ({"router": 123}, "decide(query, vector)"),
 ])
 def test_bad_options_are_config_errors(tmp_path, monkeypatch, kwargs, named):
     monkeypatch.chdir(tmp_path)

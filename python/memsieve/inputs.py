@@ -387,3 +387,15 @@ def check_embedder(embedder: Any) -> Any:
         raise ConfigError(f"the embedder {name} has dim={short_repr(dim)}; dim must be a positive int, "
                           "the width of the vectors embed() returns")
     return embedder
+
+
+def check_router(router: Any) -> Any:
+    """The ``router`` of ``Memory``: None, or an object with ``decide(query, vector)`` (a QueryRouter).
+
+    Raises:
+        ConfigError: ``router`` has no callable ``decide``.
+    """
+    if router is not None and not callable(getattr(router, "decide", None)):
+        raise ConfigError(f"router must have a decide(query, vector) method, got {type(router).__name__}; "
+                          "pass memsieve.router.QueryRouter.load(path) or None")
+    return router

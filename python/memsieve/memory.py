@@ -13,8 +13,8 @@ import numpy as np
 from memsieve.config import GateConfig
 from memsieve.errors import ClosedError, ConfigError, EmbedderError, NotFoundError
 from memsieve.inputs import (MAX_TEXT_CHARS, candidate_texts, check_count, check_embedder, check_limit,
-                             check_metadata, check_optional_str, check_path, check_record_id, check_sources,
-                             check_text, iso_time, now_iso, text_hash)
+                             check_metadata, check_optional_str, check_path, check_record_id, check_router,
+                             check_sources, check_text, iso_time, now_iso, text_hash)
 from memsieve.records import Decision, HistoryEntry, MemoryItem, Rejection, SearchResult
 from memsieve.scope import Scope, check_owner, warn_unreachable_scopes
 from memsieve.render import Order, render_results
@@ -74,7 +74,7 @@ class Memory:
         self._embedder_lock = threading.Lock()
         self.max_text_chars = check_count(max_text_chars, name="max_text_chars")
         self._closed = False
-        self.router = router
+        self.router = check_router(router)
         self._llm_config = llm
         self._llm: Any = None
         self.store = open_store(default_path() if path is None else check_path(path))

@@ -4,6 +4,7 @@ conversation through the real Memory, SQLite store and ONNX embedder."""
 from __future__ import annotations
 
 import json
+from types import SimpleNamespace
 
 import pytest
 
@@ -94,3 +95,30 @@ def test_cli_search_mode_reaches_every_question(tmp_path, capsys):
     rep = _strict((out / "retrieval.json").read_text())
     assert list(rep["results"]["turns"]) == ["keyword", "dense"] and rep["meta"]["modes"] == ["keyword", "dense"]
     assert "# LoCoMo retrieval" in capsys.readouterr().out
+
+
+class _LimitDependentSearch:
+    """A search whose top hit depends on the limit, as a fusion whose candidate depth grows with it."""
+
+    def __init__(self):
+        self.limits = []
+
+    def search(self, query, *, user_id, limit, mode=None):
+        self.limits.append(limit)
+        hit = lambda i, text: SimpleNamespace(id=f"m{i}", text=text, source=f"D1:{i}", sources=[f"D1:{i}"],  # noqa: E731
+                                              valid_from="2023-05-08T13:56:00")
+        right, wrong = hit(1, "Ana: my cat is called Miso."), hit(2, "Ben: I play the violin.")
+        return [right][:limit] if limit == 1 else [wrong, right][:limit]
+
+
+def test_recall_at_k_is_scored_on_search_with_limit_k(tmp_path):
+    from memsieve.eval.arms import StreamRun, score_questions
+    from memsieve.eval.locomo import load_locomo
+
+    conv = load_locomo(write_synthetic(tmp_path)).conversations[0]
+    fake = _LimitDependentSearch()
+    rows = score_questions(fake, [conv], StreamRun(), (1, 2), mode="hybrid")
+    cat = next(r for r in rows if r["qid"] == "conv-x/0")  # "What is the name of Ana's cat?" -> Miso
+    # Cutting the limit-2 list would put the violin turn first; search(limit=1) finds Miso.
+    assert cat["answer_recall@1"] == 1.0 and cat["evidence_recall@1"] == 1.0
+    assert cat["retrieved_ids"] == ["m2", "m1"] and sorted(set(fake.limits)) == [1, 2]

@@ -245,6 +245,8 @@ def score_questions(mem: Any, conversations: Sequence[Conversation], run: Stream
     :func:`memsieve.render.render_line`, ``[YYYY-MM-DD] text`` from its
     ``valid_from``. ``answer_recall@k`` is computed over those dated lines (the
     primary measure); ``answer_recall_undated@k`` over the bare texts, beside it.
+    Each cut-off k is scored on ``search(limit=k)`` itself; the row's ids,
+    sources, texts and latency are those of the largest k.
 
     Strict evidence credits a retrieved memory with the dia_ids its own text was
     written from; provenance evidence also credits the dia_ids of NOOPs folded
@@ -261,10 +263,7 @@ def score_questions(mem: Any, conversations: Sequence[Conversation], run: Stream
             t0 = time.perf_counter()
             hits = mem.search(q.question, user_id=conv.sample_id, limit=limit, **how)
             latency_ms = (time.perf_counter() - t0) * 1000.0
-            texts = [h.text for h in hits]
-            dated = [render_line(h, dated=True) for h in hits]
-            own = [run.own[h.id] if h.id in run.own else _as_set(h.source) for h in hits]
-            prov = [own[i] | run.provenance.get(h.id, set()) for i, h in enumerate(hits)]
+            own, prov = _credits(run, hits)
             for i, h in enumerate(hits):
                 # The store's own record must hold every id the harness saw go in.
                 run.provenance_checked += 1
@@ -275,17 +274,28 @@ def score_questions(mem: Any, conversations: Sequence[Conversation], run: Stream
                                    "latency_ms": round(latency_ms, 3), "retrieved_ids": [h.id for h in hits],
                                    "retrieved_sources": [sorted(p) for p in prov]}
             if keep_texts:
-                row["retrieved_texts"] = dated
+                row["retrieved_texts"] = [render_line(h, dated=True) for h in hits]
             for k in ks:
+                # recall@k is what search(limit=k) returns: a fused mode's top k may depend on the limit
+                # (its candidate depth grows with it), so a shorter limit is asked for, not cut from the longest.
+                top = hits if k == limit else mem.search(q.question, user_id=conv.sample_id, limit=k, **how)
+                top_own, top_prov = (own, prov) if k == limit else _credits(run, top)
+                dated = [render_line(h, dated=True) for h in top]
                 row[f"answer_recall@{k}"] = answer_recall(q.answer, dated, k)
-                row[f"answer_recall_undated@{k}"] = answer_recall(q.answer, texts, k)
+                row[f"answer_recall_undated@{k}"] = answer_recall(q.answer, [h.text for h in top], k)
                 row[f"adversarial_recall@{k}"] = answer_recall(q.adversarial_answer, dated, k)
-                row[f"evidence_recall@{k}"] = evidence_recall(q.evidence, own, k)
-                row[f"provenance_recall@{k}"] = evidence_recall(q.evidence, prov, k)
+                row[f"evidence_recall@{k}"] = evidence_recall(q.evidence, top_own, k)
+                row[f"provenance_recall@{k}"] = evidence_recall(q.evidence, top_prov, k)
             rows.append(row)
             if tick is not None:
                 tick(1)
     return rows
+
+
+def _credits(run: StreamRun, hits: Sequence[Any]) -> tuple[list[set[str]], list[set[str]]]:
+    """Per hit: the dia_ids its own text was written from, and those plus the NOOPs folded into it."""
+    own = [run.own[h.id] if h.id in run.own else _as_set(h.source) for h in hits]
+    return own, [own[i] | run.provenance.get(h.id, set()) for i, h in enumerate(hits)]
 
 
 def _as_set(source: Any) -> set[str]:

@@ -126,8 +126,9 @@ def markdown(summary: dict[str, Any], sweep: list[dict[str, Any]], meta: dict[st
                 m = e[avg]
                 rows.append([arm, f"{e['stored']:.0f}", pct(e["stored_fraction"]), f"{e['noops']:.0f}"]
                             + [pct(m.get(f"answer_recall@{x}")) for x in ks]
-                            + [pct(m.get(f"answer_recall_undated@{k}")), pct(m.get(f"evidence_recall@{k}")), pct(m.get(f"provenance_recall@{k}")),
-                               f"{e['llm_calls']:.0f}", f"{e['ingest_s']:.1f}",
+                            + [pct(m.get(f"{name}@{k}")) for name in ("answer_recall_undated", "evidence_recall",
+                                                                        "provenance_recall")]
+                            + [f"{e['llm_calls']:.0f}", f"{e['ingest_s']:.1f}",
                                "-" if e["search_ms_mean"] is None else f"{e['search_ms_mean']:.2f}"])
             what = "per question" if avg == "micro" else "mean of the category means"
             out += [f"**{avg.capitalize()}** ({what})", "", md_table(header, rows), ""]

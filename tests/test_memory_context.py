@@ -40,3 +40,16 @@ def test_undated_and_empty(diary):
 def test_a_bad_order_is_refused(diary):
     with pytest.raises(ConfigError, match="order"):
         diary.context("support group", user_id="c", order="newest")
+
+
+def test_the_default_path_gets_its_folder_but_an_explicit_one_must_exist(tmp_path, monkeypatch, table_embedder):
+    from memsieve.errors import StoreError
+
+    monkeypatch.delenv("MEMSIEVE_DB", raising=False)
+    monkeypatch.setenv("XDG_DATA_HOME", str(tmp_path / "xdg"))
+    with Memory(embedder=table_embedder) as m:
+        m.add("a fact", user_id="u")
+    assert (tmp_path / "xdg" / "memsieve" / "memsieve.db").exists()
+    with pytest.raises(StoreError, match="does not exist"):
+        Memory(tmp_path / "missing" / "m.db", embedder=table_embedder)
+    assert not (tmp_path / "missing").exists()

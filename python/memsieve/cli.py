@@ -59,7 +59,8 @@ def _memory(ns: argparse.Namespace) -> Any:
     target = _db_target(ns)
     if ns.command in READ_COMMANDS:
         _check_exists(target)
-    return Memory(target)
+    # Only the default path gets its folder made; an explicit --db must have one.
+    return Memory(None if ns.db is None else target)
 
 
 def _num(x: float | None) -> str:

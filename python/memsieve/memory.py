@@ -33,6 +33,14 @@ def default_path() -> str:
     return os.path.join(base, "memsieve", "memsieve.db")
 
 
+def _default_store() -> str:
+    """The default path, with its folder made: only an explicit path must already have one."""
+    path = default_path()
+    if not path.startswith(("postgresql://", "postgres://")):
+        os.makedirs(os.path.dirname(os.path.abspath(path)), exist_ok=True)
+    return path
+
+
 class Memory:
     """Long-term memory whose write path decides mostly by arithmetic.
 
@@ -77,7 +85,7 @@ class Memory:
         self.router = check_router(router)
         self._llm_config = llm
         self._llm: Any = None
-        self.store = open_store(default_path() if path is None else check_path(path))
+        self.store = open_store(_default_store() if path is None else check_path(path))
         try:
             warn_unreachable_scopes(self.store.scope_keys())
             self._gates = ScopeGates(self.store, self.gate_config, index_min_size=index_min_size,

@@ -17,8 +17,12 @@ pub struct TopK {
 }
 
 impl TopK {
-    pub fn new(k: usize) -> Self {
-        TopK { k, bar: f32::NEG_INFINITY, sims: Vec::with_capacity(k + 1), rows: Vec::with_capacity(k + 1) }
+    /// A buffer for the k best of at most `rows` rows. It reserves room for
+    /// min(k, rows) entries, never k: k comes from the caller (a search limit)
+    /// and may be far larger than any scope, or than memory.
+    pub fn new(k: usize, rows: usize) -> Self {
+        let cap = k.min(rows) + 1;
+        TopK { k, bar: f32::NEG_INFINITY, sims: Vec::with_capacity(cap), rows: Vec::with_capacity(cap) }
     }
 
     /// Insert a row known to beat the bar (or any row while fewer than k are held).
@@ -72,7 +76,7 @@ impl TopK {
         }
         all.sort_by(|a, b| b.0.total_cmp(&a.0).then(a.1.cmp(&b.1)));
         all.truncate(k);
-        let mut top = TopK::new(k);
+        let mut top = TopK::new(k, all.len());
         for (s, r) in all {
             top.sims.push(s);
             top.rows.push(r);
@@ -222,8 +226,9 @@ pub struct Scan {
 }
 
 impl Scan {
-    fn new(w: Want) -> Self {
-        Scan { top: w.k.map(TopK::new), lse: w.kappa.map(StreamLse::new) }
+    /// An empty scan of at most `rows` rows.
+    fn new(w: Want, rows: usize) -> Self {
+        Scan { top: w.k.map(|k| TopK::new(k, rows)), lse: w.kappa.map(StreamLse::new) }
     }
 
     fn push(&mut self, w: Want, row0: usize, s: &[f32]) -> Result<()> {
@@ -245,7 +250,7 @@ impl Scan {
         if parts.len() == 1 {
             return Ok(parts.into_iter().next().expect("one part"));
         }
-        let mut out = Scan::new(w);
+        let mut out = Scan::new(w, 0);
         if let Some(l) = &mut out.lse {
             for p in &parts {
                 l.merge(p.lse.as_ref().expect("lse wanted"));
@@ -262,7 +267,7 @@ impl Scan {
 pub fn scan_query(matrix: &[f32], d: usize, q: &[f32], w: Want, plan: Plan) -> Result<Scan> {
     let n = matrix.len() / d.max(1);
     let parts = par::map_rows(plan, n, d, |rows| {
-        let mut acc = Scan::new(w);
+        let mut acc = Scan::new(w, rows.len());
         let mut res = Ok(());
         simd::scan(&matrix[rows.start * d..rows.end * d], d, q, |r0, s| {
             if res.is_ok() {
@@ -279,7 +284,7 @@ pub fn scan_queries(matrix: &[f32], d: usize, queries: &[f32], w: Want, plan: Pl
     let n = matrix.len() / d.max(1);
     let nq = queries.len() / d.max(1);
     let parts = par::map_rows(plan, n, d, |rows| {
-        let mut acc = vec![Scan::new(w); nq];
+        let mut acc = vec![Scan::new(w, rows.len()); nq];
         let mut res = Ok(());
         simd::scan_batch(&matrix[rows.start * d..rows.end * d], d, queries, |j, r0, s| {
             if res.is_ok() {
@@ -518,6 +523,24 @@ mod tests {
         bad[17] = f32::NAN;
         assert!(matches!(knn(&bad, 8, &q, 1.0, 3), Err(CoreError::InvalidVector(_))));
         assert!(matches!(sage(&bad, 8, &q, 1.0), Err(CoreError::InvalidVector(_))));
+    }
+
+    #[test]
+    fn a_k_far_above_the_rows_allocates_for_the_rows() {
+        // k = 2^50 used to reserve 2^50 entries and abort the process.
+        let (n, d) = (5, 8);
+        let m = unit_rows(n, d, 7);
+        let qs = m[..2 * d].to_vec();
+        let huge = 1usize << 50;
+        let top = topk(&m, d, &qs[..d], huge).unwrap();
+        assert_eq!((top.rows.len(), top.rows[0]), (n, 0));
+        assert!(top.sims.capacity() <= n + 1);
+        let exact = knn(&m, d, &qs[..d], 20.0, n).unwrap();
+        assert_eq!(knn(&m, d, &qs[..d], 20.0, huge).unwrap().novelty, exact.novelty);
+        for (j, t) in topk_batch(&m, d, &qs, huge).unwrap().iter().enumerate() {
+            assert_eq!((t.rows.len(), t.rows[0]), (n, j));
+        }
+        assert_eq!(topk(&[], d, &qs[..d], usize::MAX).unwrap().rows.len(), 0);
     }
 
     /// Rows above the parallel threshold, with exact duplicates of row 3 placed

@@ -4,6 +4,11 @@
 use crate::error::{CoreError, Result};
 use crate::rng::Rng;
 
+/// The largest kappa sampled. Far above it, Wood's x0 = (1 - b) / (1 + b)
+/// rounds to 1 in f64, every proposal is rejected and the loop never ends;
+/// already at 1e12 a sample is mu to float32 precision.
+pub const MAX_KAPPA: f64 = 1e12;
+
 /// Draw `n` unit vectors from vMF(mu, kappa); `mu` must have unit norm and
 /// length d >= 2. Returns an (n, d) row-major matrix.
 pub fn sample(mu: &[f32], kappa: f64, n: usize, seed: u64) -> Result<Vec<f32>> {
@@ -13,9 +18,9 @@ pub fn sample(mu: &[f32], kappa: f64, n: usize, seed: u64) -> Result<Vec<f32>> {
             "vMF sampling needs dimension >= 2, got {d}; pass a longer mean direction"
         )));
     }
-    if !(kappa.is_finite() && kappa >= 0.0) {
+    if !(0.0..=MAX_KAPPA).contains(&kappa) {
         return Err(CoreError::Config(format!(
-            "kappa must be finite and >= 0, got {kappa}; pass e.g. kappa=50.0"
+            "kappa must lie in [0, 1e12] for sampling, got {kappa}; pass e.g. kappa=50.0"
         )));
     }
     let mu64: Vec<f64> = mu.iter().map(|&v| v as f64).collect();
@@ -91,5 +96,11 @@ mod tests {
     fn rejects_bad_input() {
         assert!(matches!(sample(&[1.0], 1.0, 1, 0), Err(CoreError::Shape(_))));
         assert!(matches!(sample(&[1.0, 0.0], f64::NAN, 1, 0), Err(CoreError::Config(_))));
+        // kappa = 1e20 used to loop forever (x0 == 1, every proposal rejected).
+        for kappa in [1e20, f64::INFINITY, -1.0] {
+            assert!(matches!(sample(&[1.0, 0.0], kappa, 1, 0), Err(CoreError::Config(_))), "{kappa}");
+        }
+        let s = sample(&[0.6, 0.8], MAX_KAPPA, 2, 0).unwrap();
+        assert!((s[0] - 0.6).abs() < 1e-6 && (s[1] - 0.8).abs() < 1e-6, "{s:?}");
     }
 }

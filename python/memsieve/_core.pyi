@@ -6,6 +6,13 @@ DtypeError (not float32 / not an ndarray), ShapeError (rank, width, layout,
 emptiness), InvalidVectorError (NaN/inf, zero norm, or a query whose norm is
 off 1 by more than 1e-3), ConfigError (kappa <= 0, k < 1, ...), StateError.
 
+Scalars are checked as strictly: a bool, None (unless the parameter is
+Optional), a string or a float where a number or an int is expected raises
+DtypeError (a TypeError); an int out of range (k >= 2**63, k < 1, a float
+parameter given 10**400) raises ConfigError. A size may exceed the data (a k
+above the number of rows returns every row) but no output may hold more than
+2**28 values (ConfigError), so no argument can make the process abort.
+
 Queries are checked fully (O(d)). Matrix rows are not re-checked for norm on
 every call (that would double the cost of a scan); a NaN/inf in a row is caught
 by the scan itself and reported with its row index. An (0, d) matrix is an empty
@@ -102,7 +109,10 @@ def kappa_from_spacing(mean_nn_cos: float, *, c: float = 4.0, max_kappa: float =
     nearest-neighbour cosine, capped at ``max_kappa``."""
 
 def sample_vmf(mu: F32, kappa: float, n: int, *, seed: int) -> F32:
-    """Draw n unit vectors from vMF(mu, kappa) with Wood's algorithm -> (n, d)."""
+    """Draw n unit vectors from vMF(mu, kappa) with Wood's algorithm -> (n, d).
+
+    kappa must lie in [0, 1e12] (above it the rejection loop cannot end in f64);
+    any int is a seed, taken modulo 2**64."""
 
 # --- novelty ------------------------------------------------------------------
 

@@ -5,12 +5,15 @@ use numpy::{IntoPyArray, PyArray1, PyArray2};
 use pyo3::prelude::*;
 use pyo3::types::PyBytes;
 
-use super::validate::{count, dims, finite_rows, ids, matrix, non_empty, slice, vector};
+use super::validate::{dims, finite_rows, matrix, non_empty, opt_float, opt_pair, output_size, slice, vector, Arg};
 use crate::error::CoreError;
 use crate::novelty::KnnScore;
 use crate::projection;
 use crate::scope;
 use crate::threshold::{self, ThresholdParams};
+
+const K_EXAMPLE: &str = "the default is k=10";
+const ID_EXAMPLE: &str = "ids are the store's int64 sequence numbers";
 
 /// ids and cosines of the nearest rows, best first.
 type Nearest<'py> = (Bound<'py, PyArray1<i64>>, Bound<'py, PyArray1<f32>>);
@@ -24,18 +27,25 @@ pub struct PyThresholdState {
 #[pymethods]
 impl PyThresholdState {
     #[new]
-    #[pyo3(signature = (*, gamma=0.5, tau_min=0.05, tau_max=0.5, kappa_c=4.0, prior_nn_cos=0.5, prior_weight=8.0))]
-    fn new(gamma: f64, tau_min: f64, tau_max: f64, kappa_c: f64, prior_nn_cos: f64, prior_weight: f64) -> PyResult<Self> {
-        let p = ThresholdParams { gamma, tau_min, tau_max, kappa_c, prior_nn_cos, prior_weight };
+    #[pyo3(signature = (*, gamma=Arg::Float(0.5), tau_min=Arg::Float(0.05), tau_max=Arg::Float(0.5), kappa_c=Arg::Float(4.0), prior_nn_cos=Arg::Float(0.5), prior_weight=Arg::Float(8.0)), text_signature = "(*, gamma=0.5, tau_min=0.05, tau_max=0.5, kappa_c=4.0, prior_nn_cos=0.5, prior_weight=8.0)")]
+    fn new(py: Python<'_>, gamma: Arg<'_>, tau_min: Arg<'_>, tau_max: Arg<'_>, kappa_c: Arg<'_>, prior_nn_cos: Arg<'_>, prior_weight: Arg<'_>) -> PyResult<Self> {
+        let p = ThresholdParams {
+            gamma: gamma.float(py, "gamma")?,
+            tau_min: tau_min.float(py, "tau_min")?,
+            tau_max: tau_max.float(py, "tau_max")?,
+            kappa_c: kappa_c.float(py, "kappa_c")?,
+            prior_nn_cos: prior_nn_cos.float(py, "prior_nn_cos")?,
+            prior_weight: prior_weight.float(py, "prior_weight")?,
+        };
         Ok(PyThresholdState { inner: threshold::ThresholdState::new(p)? })
     }
 
-    fn on_add(&mut self, nn_cos: f64) -> PyResult<()> {
-        Ok(self.inner.on_add(nn_cos)?)
+    fn on_add(&mut self, py: Python<'_>, nn_cos: Arg<'_>) -> PyResult<()> {
+        Ok(self.inner.on_add(nn_cos.float(py, "nn_cos")?)?)
     }
 
-    fn on_remove(&mut self, nn_cos: f64) -> PyResult<()> {
-        Ok(self.inner.on_remove(nn_cos)?)
+    fn on_remove(&mut self, py: Python<'_>, nn_cos: Arg<'_>) -> PyResult<()> {
+        Ok(self.inner.on_remove(nn_cos.float(py, "nn_cos")?)?)
     }
 
     #[getter]
@@ -140,9 +150,9 @@ fn query<'py>(py: Python<'py>, q: &Bound<'py, PyAny>) -> PyResult<numpy::PyReado
 impl PyScopeState {
     #[new]
     #[pyo3(signature = (dim, *, threshold=None))]
-    fn new(dim: i64, threshold: Option<PyRef<'_, PyThresholdState>>) -> PyResult<Self> {
-        let dim = count(dim, "dim", 1, "pass the embedding width, e.g. 384")?;
-        super::validate::output_size(1, dim, "a scope row")?;
+    fn new(py: Python<'_>, dim: Arg<'_>, threshold: Option<PyRef<'_, PyThresholdState>>) -> PyResult<Self> {
+        let dim = dim.count(py, "dim", 1, "pass the embedding width, e.g. 384")?;
+        output_size(1, dim, "a scope row")?;
         let t = match threshold {
             Some(t) => t.inner.clone(),
             None => threshold::ThresholdState::new(ThresholdParams::default())?,
@@ -166,7 +176,9 @@ impl PyScopeState {
     }
 
     #[pyo3(signature = (id, vector, *, nn_cos=None))]
-    fn add(&mut self, id: i64, vector: &Bound<'_, PyAny>, nn_cos: Option<f64>) -> PyResult<()> {
+    fn add(&mut self, py: Python<'_>, id: Arg<'_>, vector: &Bound<'_, PyAny>, nn_cos: Option<Arg<'_>>) -> PyResult<()> {
+        let id = id.int(py, "id", ID_EXAMPLE)?;
+        let nn_cos = opt_float(py, nn_cos, "nn_cos")?;
         let v = super::validate::vector(vector, "vector")?;
         let vs = slice(&v)?;
         Ok(self.inner.add(id, vs, nn_cos)?)
@@ -186,12 +198,12 @@ impl PyScopeState {
         Ok(self.inner.add_many(is, ms)?)
     }
 
-    fn remove(&mut self, id: i64) -> PyResult<f64> {
-        Ok(self.inner.remove(id)?)
+    fn remove(&mut self, py: Python<'_>, id: Arg<'_>) -> PyResult<f64> {
+        Ok(self.inner.remove(id.int(py, "id", ID_EXAMPLE)?)?)
     }
 
-    fn contains(&self, id: i64) -> bool {
-        self.inner.contains(id)
+    fn contains(&self, py: Python<'_>, id: Arg<'_>) -> PyResult<bool> {
+        Ok(self.inner.contains(id.int(py, "id", ID_EXAMPLE)?))
     }
 
     fn ids<'py>(&self, py: Python<'py>) -> Bound<'py, PyArray1<i64>> {
@@ -204,41 +216,42 @@ impl PyScopeState {
         Ok(arr.into_pyarray(py))
     }
 
-    #[pyo3(signature = (query, *, k=10, kappa=None))]
-    fn score(&self, py: Python<'_>, query: &Bound<'_, PyAny>, k: i64, kappa: Option<f64>) -> PyResult<ScoreResult> {
+    #[pyo3(signature = (query, *, k=Arg::Int(10), kappa=None), text_signature = "($self, query, *, k=10, kappa=None)")]
+    fn score(&self, py: Python<'_>, query: &Bound<'_, PyAny>, k: Arg<'_>, kappa: Option<Arg<'_>>) -> PyResult<ScoreResult> {
         let q = self::query(py, query)?;
         let qs = slice(&q)?;
-        let k = count(k, "k", 1, "the default is k=10")?;
-        let kappa = kappa.unwrap_or_else(|| self.inner.threshold.kappa());
+        let k = k.count(py, "k", 1, K_EXAMPLE)?;
+        let kappa = opt_float(py, kappa, "kappa")?.unwrap_or_else(|| self.inner.threshold.kappa());
         let inner = &self.inner;
         let r = py.detach(|| inner.score_knn(qs, kappa, k))?;
         Ok(self.result(r, kappa))
     }
 
-    #[pyo3(signature = (query, *, k=10))]
-    fn score_maxcos(&self, py: Python<'_>, query: &Bound<'_, PyAny>, k: i64) -> PyResult<ScoreResult> {
+    #[pyo3(signature = (query, *, k=Arg::Int(10)), text_signature = "($self, query, *, k=10)")]
+    fn score_maxcos(&self, py: Python<'_>, query: &Bound<'_, PyAny>, k: Arg<'_>) -> PyResult<ScoreResult> {
         let q = self::query(py, query)?;
         let qs = slice(&q)?;
-        let k = count(k, "k", 1, "the default is k=10")?;
+        let k = k.count(py, "k", 1, K_EXAMPLE)?;
         let inner = &self.inner;
         let r = py.detach(|| inner.score_maxcos(qs, k))?;
         Ok(self.result(r, f64::NAN))
     }
 
-    #[pyo3(signature = (query, *, kappa, k=10))]
-    fn score_sage(&self, py: Python<'_>, query: &Bound<'_, PyAny>, kappa: f64, k: i64) -> PyResult<ScoreResult> {
+    #[pyo3(signature = (query, *, kappa, k=Arg::Int(10)), text_signature = "($self, query, *, kappa, k=10)")]
+    fn score_sage(&self, py: Python<'_>, query: &Bound<'_, PyAny>, kappa: Arg<'_>, k: Arg<'_>) -> PyResult<ScoreResult> {
         let q = self::query(py, query)?;
         let qs = slice(&q)?;
-        let k = count(k, "k", 1, "the default is k=10")?;
+        let kappa = kappa.float(py, "kappa")?;
+        let k = k.count(py, "k", 1, K_EXAMPLE)?;
         let inner = &self.inner;
         let r = py.detach(|| inner.score_sage(qs, kappa, k))?;
         Ok(self.result(r, kappa))
     }
 
-    fn nearest<'py>(&self, py: Python<'py>, query: &Bound<'py, PyAny>, k: i64) -> PyResult<Nearest<'py>> {
+    fn nearest<'py>(&self, py: Python<'py>, query: &Bound<'py, PyAny>, k: Arg<'py>) -> PyResult<Nearest<'py>> {
         let q = self::query(py, query)?;
         let qs = slice(&q)?;
-        let k = count(k, "k", 1, "pass e.g. k=10")?;
+        let k = k.count(py, "k", 1, "pass e.g. k=10")?;
         let inner = &self.inner;
         let top = py.detach(|| inner.nearest(qs, k))?;
         let ids: Vec<i64> = top.rows.iter().map(|&r| self.inner.id_of(r)).collect();
@@ -246,8 +259,8 @@ impl PyScopeState {
     }
 
     #[pyo3(signature = (*, clip=None))]
-    fn kappa_banerjee(&self, clip: Option<(f64, f64)>) -> PyResult<f64> {
-        Ok(self.inner.kappa_banerjee(clip)?)
+    fn kappa_banerjee(&self, py: Python<'_>, clip: Option<Arg<'_>>) -> PyResult<f64> {
+        Ok(self.inner.kappa_banerjee(opt_pair(py, clip, "clip", "SAGE uses clip=(1e-3, 50.0)")?)?)
     }
 
     fn to_bytes<'py>(&self, py: Python<'py>) -> Bound<'py, PyBytes> {
@@ -276,8 +289,8 @@ impl PyPca {
 #[pymethods]
 impl PyPca {
     #[new]
-    fn new(n_components: i64) -> PyResult<Self> {
-        let requested = count(n_components, "n_components", 1, "pass e.g. n_components=16")?;
+    fn new(py: Python<'_>, n_components: Arg<'_>) -> PyResult<Self> {
+        let requested = n_components.count(py, "n_components", 1, "pass e.g. n_components=16")?;
         Ok(PyPca { requested, fitted: None })
     }
 
@@ -305,9 +318,10 @@ impl PyPca {
         Ok(slf)
     }
 
-    #[pyo3(signature = (x, *, normalize=true))]
-    fn transform<'py>(&self, py: Python<'py>, x: &Bound<'py, PyAny>, normalize: bool) -> PyResult<Bound<'py, PyArray2<f32>>> {
+    #[pyo3(signature = (x, *, normalize=Arg::Flag(true)), text_signature = "($self, x, *, normalize=True)")]
+    fn transform<'py>(&self, py: Python<'py>, x: &Bound<'py, PyAny>, normalize: Arg<'py>) -> PyResult<Bound<'py, PyArray2<f32>>> {
         let p = self.fitted()?;
+        let normalize = normalize.flag(py, "normalize")?;
         let m = matrix(x, "x")?;
         let (n, d) = dims(&m, "x")?;
         if d != p.dim {
@@ -342,6 +356,5 @@ pub(crate) fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<ScoreResult>()?;
     m.add_class::<PyScopeState>()?;
     m.add_class::<PyPca>()?;
-    let _ = ids;
     Ok(())
 }

@@ -1,8 +1,11 @@
-//! Extraction and validation of numpy arguments: dtype, rank, layout, width,
-//! emptiness and finiteness, each failing with a typed error and a fix.
+//! Extraction and validation of arguments, each failing with a typed error
+//! and a fix: numpy arrays (dtype, rank, layout, width, emptiness,
+//! finiteness) and scalars (`Arg`: ints, floats, flags and clip pairs).
 
 use numpy::{PyArray1, PyArray2, PyArrayDescrMethods, PyArrayMethods, PyReadonlyArray1, PyReadonlyArray2, PyUntypedArray, PyUntypedArrayMethods};
+use pyo3::exceptions::PyOverflowError;
 use pyo3::prelude::*;
+use pyo3::types::PyTuple;
 
 use super::dtype_error;
 use crate::error::{CoreError, Result};
@@ -129,6 +132,21 @@ pub(crate) fn queries_against(qs: &[f32], b: usize, qd: usize, d: usize) -> Resu
     Ok(())
 }
 
+/// A scope matrix and one query, each validated and checked against the other.
+pub(crate) struct MatrixQuery<'py> {
+    pub m: PyReadonlyArray2<'py, f32>,
+    pub q: PyReadonlyArray1<'py, f32>,
+    pub d: usize,
+}
+
+pub(crate) fn matrix_and_query<'py>(matrix_obj: &Bound<'py, PyAny>, query_obj: &Bound<'py, PyAny>) -> PyResult<MatrixQuery<'py>> {
+    let m = matrix(matrix_obj, "matrix")?;
+    let (_, d) = dims(&m, "matrix")?;
+    let q = vector(query_obj, "query")?;
+    query_against(slice(&q)?, d, "query")?;
+    Ok(MatrixQuery { m, q, d })
+}
+
 /// A scope matrix and a block of queries, each validated and checked against the other.
 pub(crate) struct MatrixQueries<'py> {
     pub m: PyReadonlyArray2<'py, f32>,
@@ -150,14 +168,6 @@ pub(crate) fn matrix_and_queries<'py>(
     Ok(MatrixQueries { m, q, n, d, b })
 }
 
-/// A count-like integer argument that must be >= `min`.
-pub(crate) fn count(v: i64, name: &str, min: i64, example: &str) -> Result<usize> {
-    if v < min {
-        return Err(CoreError::Config(format!("{name} must be >= {min}, got {v}; {example}")));
-    }
-    usize::try_from(v).map_err(|_| CoreError::Config(format!("{name}={v} is too large; {example}")))
-}
-
 /// Every row finite (projection inputs need not be unit vectors).
 pub(crate) fn finite_rows(x: &[f32], name: &str) -> Result<()> {
     if let Some(i) = x.iter().position(|v| !v.is_finite()) {
@@ -169,13 +179,154 @@ pub(crate) fn finite_rows(x: &[f32], name: &str) -> Result<()> {
     Ok(())
 }
 
-/// Refuse outputs too large to allocate, which would abort the process
-/// instead of raising: `rows * width` float32 values at most 2^32.
+/// The most float32 values one output may hold: 2^28 (1 GiB). A larger
+/// request is refused with a ConfigError before anything is allocated, since
+/// a failed allocation aborts the process instead of raising.
+pub(crate) const MAX_OUTPUT_VALUES: usize = 1 << 28;
+
+/// Refuse an output of `rows * width` values over `MAX_OUTPUT_VALUES`.
 pub(crate) fn output_size(rows: usize, width: usize, what: &str) -> Result<()> {
     match rows.checked_mul(width) {
-        Some(n) if n <= 1 << 32 => Ok(()),
+        Some(n) if n <= MAX_OUTPUT_VALUES => Ok(()),
         _ => Err(CoreError::Config(format!(
-            "{what} would hold {rows} x {width} values, over the 2^32 limit; ask for fewer rows or a smaller width"
+            "{what} would hold {rows} x {width} values, over the 2^28 limit; ask for fewer rows or a smaller width"
         ))),
     }
+}
+
+/// A scalar argument exactly as Python passed it, or its signature default.
+///
+/// Bindings take every scalar as `Arg` rather than letting PyO3 convert it,
+/// because PyO3 accepts `True` as the int 1 and raises a bare OverflowError
+/// or TypeError for a huge int, None or a string; the methods below raise
+/// a typed error that names the argument instead.
+pub(crate) enum Arg<'py> {
+    Given(Bound<'py, PyAny>),
+    Int(i64),
+    Float(f64),
+    Flag(bool),
+}
+
+impl<'a, 'py> FromPyObject<'a, 'py> for Arg<'py> {
+    type Error = PyErr;
+
+    fn extract(obj: Borrowed<'a, 'py, PyAny>) -> PyResult<Self> {
+        Ok(Arg::Given(obj.to_owned()))
+    }
+}
+
+/// How a rejected value is shown: its repr, or its size for a huge int
+/// (whose repr may be too long to print, or refused by Python).
+fn shown(obj: &Bound<'_, PyAny>) -> String {
+    if let Ok(bits) = obj.call_method0("bit_length").and_then(|b| b.extract::<u64>()) {
+        if bits > 128 {
+            return format!("an int of {bits} bits");
+        }
+    }
+    let r = obj.repr().map(|r| r.to_string()).unwrap_or_else(|_| "?".into());
+    if r.chars().count() > 60 {
+        format!("{}...", r.chars().take(57).collect::<String>())
+    } else {
+        r
+    }
+}
+
+fn type_error(obj: &Bound<'_, PyAny>, name: &str, want: &str, example: &str) -> PyErr {
+    let ty = obj.get_type().name().map(|n| n.to_string()).unwrap_or_else(|_| "?".into());
+    // True == 1 in Python, so say why a bool is refused where a number is wanted.
+    let why = if is_bool(obj) && want != "True or False" { " (a bool is not a number here)" } else { "" };
+    dtype_error(obj.py(), format!("{name} must be {want}{why}, got {ty} {}; {example}", shown(obj)))
+}
+
+/// Python's bool and numpy's bool_ (PyO3 extracts exactly these as bool).
+fn is_bool(obj: &Bound<'_, PyAny>) -> bool {
+    obj.extract::<bool>().is_ok()
+}
+
+impl<'py> Arg<'py> {
+    fn object(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
+        Ok(match self {
+            Arg::Given(o) => o.clone(),
+            Arg::Int(v) => v.into_pyobject(py)?.into_any(),
+            Arg::Float(v) => v.into_pyobject(py)?.into_any(),
+            Arg::Flag(v) => v.into_pyobject(py)?.to_owned().into_any(),
+        })
+    }
+
+    /// The value as an i64; Err(true) when it is an integer out of range.
+    fn i64_of(obj: &Bound<'py, PyAny>) -> std::result::Result<i64, bool> {
+        if is_bool(obj) {
+            return Err(false);
+        }
+        obj.extract::<i64>().map_err(|e| e.is_instance_of::<PyOverflowError>(obj.py()))
+    }
+
+    /// Any integer in i64 (an id): not a bool, a float or a numeric string.
+    pub(crate) fn int(&self, py: Python<'py>, name: &str, example: &str) -> PyResult<i64> {
+        let obj = self.object(py)?;
+        Self::i64_of(&obj).map_err(|overflow| match overflow {
+            true => CoreError::Config(format!("{name} = {} is out of range, it must fit in 64 bits; {example}", shown(&obj))).into(),
+            false => type_error(&obj, name, "an integer", example),
+        })
+    }
+
+    /// A size or count: an integer >= `min`.
+    pub(crate) fn count(&self, py: Python<'py>, name: &str, min: usize, example: &str) -> PyResult<usize> {
+        let obj = self.object(py)?;
+        let out_of_range = |v: String| CoreError::Config(format!("{name} must be >= {min} (and below 2^63), got {v}; {example}")).into();
+        match Self::i64_of(&obj) {
+            Ok(v) => usize::try_from(v).ok().filter(|&n| n >= min).ok_or_else(|| out_of_range(v.to_string())),
+            Err(true) => Err(out_of_range(shown(&obj))),
+            Err(false) => Err(type_error(&obj, name, "an integer", example)),
+        }
+    }
+
+    /// A seed: any integer, reduced modulo 2^64 (negative and huge values wrap).
+    pub(crate) fn seed(&self, py: Python<'py>, name: &str) -> PyResult<u64> {
+        let obj = self.object(py)?;
+        let example = "pass any int, e.g. seed=0";
+        if is_bool(&obj) {
+            return Err(type_error(&obj, name, "an integer", example));
+        }
+        let index = py.import("operator")?.getattr("index")?;
+        let i = index.call1((&obj,)).map_err(|_| type_error(&obj, name, "an integer", example))?;
+        i.call_method1("__and__", (u64::MAX,))?.extract::<u64>()
+    }
+
+    /// A float (an int converts); range checks are the kernels'.
+    pub(crate) fn float(&self, py: Python<'py>, name: &str) -> PyResult<f64> {
+        let obj = self.object(py)?;
+        let example = "pass a float such as 0.5";
+        if is_bool(&obj) {
+            return Err(type_error(&obj, name, "a number", example));
+        }
+        obj.extract::<f64>().map_err(|e| {
+            if e.is_instance_of::<PyOverflowError>(py) {
+                CoreError::Config(format!("{name} = {} is too large for a float; {example}", shown(&obj))).into()
+            } else {
+                type_error(&obj, name, "a number", example)
+            }
+        })
+    }
+
+    /// True or False (Python's or numpy's), nothing else.
+    pub(crate) fn flag(&self, py: Python<'py>, name: &str) -> PyResult<bool> {
+        let obj = self.object(py)?;
+        obj.extract::<bool>().map_err(|_| type_error(&obj, name, "True or False", &format!("pass {name}=True")))
+    }
+}
+
+/// An optional float: None (or absent) stays None.
+pub(crate) fn opt_float(py: Python<'_>, arg: Option<Arg<'_>>, name: &str) -> PyResult<Option<f64>> {
+    arg.map(|a| a.float(py, name)).transpose()
+}
+
+/// An optional (lo, hi) pair of floats, such as `clip`.
+pub(crate) fn opt_pair(py: Python<'_>, arg: Option<Arg<'_>>, name: &str, example: &str) -> PyResult<Option<(f64, f64)>> {
+    let Some(arg) = arg else { return Ok(None) };
+    let obj = arg.object(py)?;
+    let t = obj.cast::<PyTuple>().ok().filter(|t| t.len() == 2).ok_or_else(|| type_error(&obj, name, "a (lo, hi) tuple or None", example))?;
+    let lo = Arg::Given(t.get_item(0)?).float(py, &format!("{name}[0]"))?;
+    let hi = Arg::Given(t.get_item(1)?).float(py, &format!("{name}[1]"))?;
+    Ok(Some((lo, hi)))
 }

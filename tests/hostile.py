@@ -33,14 +33,27 @@ class HashEmbedder:
         return out
 
 
-def snapshot(path: Path) -> dict[str, list[tuple]]:
-    """Every row of every table of the SQLite file at ``path``, read through a separate connection.
+def snapshot(path: Path | str) -> dict[str, list[tuple]]:
+    """Every row of every table of the SQLite file or PostgreSQL schema at ``path``, read through a
+    separate connection.
 
     Two snapshots are equal exactly when no committed change happened between them.
     """
+    if str(path).startswith("postgresql://"):
+        return _snapshot_pg(str(path))
     conn = sqlite3.connect(f"file:{path}?mode=ro", uri=True)
     try:
         tables = [r[0] for r in conn.execute("SELECT name FROM sqlite_master WHERE type = 'table' ORDER BY name")]
         return {t: sorted(conn.execute(f'SELECT * FROM "{t}"').fetchall(), key=repr) for t in tables}
     finally:
         conn.close()
+
+
+def _snapshot_pg(url: str) -> dict[str, list[tuple]]:
+    import psycopg
+
+    with psycopg.connect(url, autocommit=True) as conn:
+        tables = [r[0] for r in conn.execute(
+            "SELECT table_name FROM information_schema.tables WHERE table_schema = current_schema()"
+            " ORDER BY table_name")]
+        return {t: sorted(conn.execute(f'SELECT * FROM "{t}"').fetchall(), key=repr) for t in tables}

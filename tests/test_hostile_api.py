@@ -4,8 +4,9 @@ Hypothesis draws texts (lone surrogates and control characters included), ids
 of every type, metadata and filters built recursively with non-JSON leaves,
 limits, times, modes and layers, and calls add, search, context, get, get_all, update,
 delete, history, links, rejections, restore, stats and faults on one file
-database. After each call the database is compared with a snapshot taken
-before it: an error leaves it identical, and so does every read.
+database (and, in a smaller run, on PostgreSQL). After each call the database
+is compared with a snapshot taken before it: an error leaves it identical, and
+so does every read.
 """
 
 from __future__ import annotations
@@ -190,6 +191,13 @@ def onnx_world(tmp_path_factory, embedder):
     w.memory.close()
 
 
+@pytest.fixture(scope="module")
+def pg_world(pg_server):
+    w = _world(pg_server.create_schema("hostile_api"), HashEmbedder())
+    yield w
+    w.memory.close()
+
+
 _settings = dict(deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
 
 
@@ -204,3 +212,9 @@ def test_any_call_gives_a_result_or_a_typed_error_and_an_error_writes_nothing(ha
 @given(data=st.data())
 def test_the_same_holds_with_the_real_onnx_embedder(onnx_world, data):
     _check_one_call(onnx_world, data.draw(st.sampled_from(OPS), label="op"), data)
+
+
+@settings(max_examples=60, **_settings)
+@given(data=st.data())
+def test_the_same_holds_on_postgresql(pg_world, data):
+    _check_one_call(pg_world, data.draw(st.sampled_from(OPS), label="op"), data)

@@ -19,7 +19,7 @@ def code_version() -> dict[str, Any]:
         head = subprocess.run(["git", "rev-parse", "HEAD"], cwd=here, capture_output=True, text=True,
                               timeout=10).stdout.strip()
         dirty = subprocess.run(["git", "status", "--porcelain", "--untracked-files=no"], cwd=here,
-                               capture_output=True, text=True, timeout=10).stdout.strip()
+                               capture_output=True, text=True, timeout=10).stdout.rstrip()
     except (OSError, subprocess.SubprocessError):
         return {"commit": None, "dirty_files": None}
     return {"commit": head or None, "dirty_files": dirty.splitlines()[:20] if dirty else []}

@@ -221,6 +221,16 @@ def paired_interval(a: dict[str, list[dict[str, Any]]], b: dict[str, list[dict[s
             "hi": diffs[int(0.975 * resamples) - 1], "p_le_0": sum(d <= 0 for d in diffs) / resamples}
 
 
+def _shipped(mode: str) -> Callable[[dict[str, Any]], list[str]]:
+    """The ranking ``Memory.search(mode=mode, limit=K)`` returned."""
+    return lambda q: q["modes"][mode]
+
+
+def _fused(depth: int, fuse: Fuser) -> Callable[[dict[str, Any]], list[str]]:
+    """The ranking ``fuse`` makes of the two lists at ``depth``."""
+    return lambda q: fuse(*q["lists"][depth])
+
+
 def rule_value(entry: dict[str, Any], streams: Sequence[str]) -> float:
     """The winner rule: mean of dated recall@K micro and macro over the streams."""
     vals = [entry[s][avg][KEYS[0]] for s in streams for avg in ("micro", "macro")]
@@ -252,14 +262,12 @@ def tune(data: str, *, depths: Sequence[int] = DEPTHS, streams: Sequence[str] = 
                           **{f"{m}_search_s": round(v, 2) for m, v in spent.items()}}
         t1 = time.perf_counter()
         for mode in search_modes():
-            modes.setdefault(mode, {})[stream], rows[mode][stream] = score(
-                questions, lambda q, m=mode: q["modes"][m])
+            modes.setdefault(mode, {})[stream], rows[mode][stream] = score(questions, _shipped(mode))
         for depth in depths:
             for params, fuse in grid:
                 p = {**params, "depth": depth}
                 entry = entries.setdefault(label(p), {"params": p})
-                entry[stream], rows[label(p)][stream] = score(
-                    questions, lambda q, d=depth, f=fuse: f(*q["lists"][d]))
+                entry[stream], rows[label(p)][stream] = score(questions, _fused(depth, fuse))
         timing[stream]["fuse_and_score_s"] = round(time.perf_counter() - t1, 1)
     ranked = []
     for name, entry in entries.items():

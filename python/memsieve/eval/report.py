@@ -13,6 +13,10 @@ from memsieve.eval import narrative
 from memsieve.eval.locomo import CATEGORY_LABELS
 from memsieve.eval.metrics import primary_key
 
+# How answer recall is scored, said once for every report that shows it.
+DATED_NOTE = ("Answer recall is scored on each hit as the reader sees it, `[YYYY-MM-DD] text` "
+              "(memsieve.render), at `search(limit=k)`; `undated` is the same over the bare text.")
+
 
 def _mean_tree(trees: Sequence[Any]) -> Any:
     """Leaf-wise mean of equally shaped dicts of numbers (None where any is None)."""
@@ -112,9 +116,7 @@ def markdown(summary: dict[str, Any], sweep: list[dict[str, Any]], meta: dict[st
     out = ["# LoCoMo evaluation of the write gate", ""]
     out += [f"Data: `{Path(meta['data']).name}` ({', '.join(meta['conversations'])}; {meta['questions']} "
             f"questions). All numbers are percentages unless marked; recall@k is over the top k of "
-            f"{search_phrase(meta)} in the question's own conversation scope. Answer recall is scored on "
-            f"each hit as the reader sees it, `[YYYY-MM-DD] text` (memsieve.render); `undated` is the bare "
-            f"text.", ""]
+            f"{search_phrase(meta)} in the question's own conversation scope. {DATED_NOTE}", ""]
     out += ["## What the numbers say", ""] + [f"- {s}" for s in narrative.narrative(summary, sweep, meta)] + [""]
     for stream, arms in summary.items():
         out += [f"## Stream `{stream}`", ""]

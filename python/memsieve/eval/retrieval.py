@@ -26,7 +26,7 @@ from memsieve.eval.arms import (StreamRun, check_search_mode, default_search_mod
                                 score_questions, search_modes)
 from memsieve.eval.locomo import CATEGORY_LABELS, STREAMS, Dataset, load_locomo
 from memsieve.eval.metrics import aggregate, percentile, primary_key
-from memsieve.eval.report import md_table, pct
+from memsieve.eval.report import DATED_NOTE, md_table, pct
 from memsieve.eval.runinfo import code_version
 from memsieve.eval.vectors import embed_all
 
@@ -143,11 +143,9 @@ def retrieval_markdown(report: dict[str, Any]) -> str:
     k = primary_key(ks)
     out = ["# LoCoMo retrieval: every search mode, everything stored", ""]
     out += [f"Data: `{Path(meta['data']).name}` ({len(meta['conversations'])} conversations, {meta['questions']} "
-            f"questions). Gate off (add-all); each question searched in its own conversation's scope. Answer "
-            f"recall is over the top k hits rendered as the reader sees them, `[YYYY-MM-DD] text` "
-            f"(memsieve.render); `undated` is the bare text. Percentages; latency in ms per "
-            f"`Memory.search` call (query vector precomputed). `Memory.search`'s default mode is "
-            f"`{meta['search_default']}`.", ""]
+            f"questions), gate off (add-all), each question in its own conversation's scope. {DATED_NOTE} "
+            f"Percentages; latency in ms per `Memory.search` call at the largest k (query vector precomputed). "
+            f"`Memory.search`'s default mode is `{meta['search_default']}`.", ""]
     out += ["## What the numbers say", ""] + [f"- {s}" for s in report["narrative"]] + [""]
     for stream, modes in results.items():
         out += [f"## Stream `{stream}`", ""]

@@ -73,7 +73,8 @@ def test_an_unknown_mode_fails_before_any_work(tmp_path):
     with pytest.raises(ConfigError, match="'fuzzy'"):
         run_retrieval(RetrievalOptions(data=str(data), out=str(tmp_path / "o"), modes=("fuzzy",)))
     assert main(["eval", "locomo", str(data), "--out", str(tmp_path / "o2"), "--search", "auto"]) == 2
-    assert not (tmp_path / "o").exists() and not (tmp_path / "o2").exists()
+    assert main(["eval", "locomo", str(tmp_path / "missing.json"), "--out", str(tmp_path / "o3")]) == 2
+    assert not any((tmp_path / name).exists() for name in ("o", "o2", "o3"))
 
 
 def test_the_default_mode_is_read_from_memory_search(monkeypatch):

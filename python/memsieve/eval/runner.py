@@ -199,8 +199,8 @@ def run_locomo(opts: EvalOptions) -> dict[str, Any]:
     wall0 = time.perf_counter()
     code = code_version()  # before any job: the tree the arms actually ran
     out = Path(opts.out)
-    out.mkdir(parents=True, exist_ok=True)
     ds = load_locomo(opts.data, conversations=opts.conversations)
+    out.mkdir(parents=True, exist_ok=True)  # after the data loaded: a bad path leaves nothing behind
     table, embed_info = embed_all(ds, streams=opts.streams, embedder_factory=opts.embedder_factory,
                                   embedding_cache=opts.embedding_cache, progress=opts.progress)
     arms = tuple(opts.arms) + (("llm",) if opts.llm_base_url and "llm" not in opts.arms else ())

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 from dataclasses import asdict, dataclass, field
 from typing import Any, Literal
 
@@ -109,7 +110,13 @@ class SearchResult:
 
 @dataclass(frozen=True)
 class Rejection:
-    """A candidate the write path did not store, kept so it can be audited and restored."""
+    """A candidate the write path did not store, kept so it can be audited and restored.
+
+    Attributes:
+        information: the candidate's informational novelty when the gate refused
+            it (0..1: the IDF-weighted share of its tokens its neighbours lack;
+            nan when not computed).
+    """
 
     id: str
     text: str
@@ -129,6 +136,7 @@ class Rejection:
     created_at: str
     restored_memory_id: str | None = None
     restored_at: str | None = None
+    information: float = math.nan
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)

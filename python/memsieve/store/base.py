@@ -11,6 +11,7 @@ postgres.py), so nothing above this layer depends on the backend.
 from __future__ import annotations
 
 import json
+import math
 import threading
 from collections.abc import Sequence
 from contextlib import AbstractContextManager
@@ -44,7 +45,8 @@ class ScopeRow:
 
 @dataclass(frozen=True)
 class VectorsRow:
-    """A scope's active memories as arrays: seqs (n,) int64, matrix (n, d) float32, shares (n,) float64.
+    """A scope's active memories as arrays: seqs (n,) int64, matrix (n, d) float32, shares (n,) float64,
+    and their n ids and current texts (what the keyword index is built from).
 
     A share is what a memory contributed to the threshold when it was added:
     1 - its novelty then (nan for a scope's first memory).
@@ -54,17 +56,23 @@ class VectorsRow:
     ids: list[str]
     matrix: np.ndarray
     shares: np.ndarray
+    texts: list[str]
 
 
 @dataclass(frozen=True)
 class ChangesRow:
     """Memories of a scope changed after some revision: seqs (n,) int64, active (n,) bool,
-    matrix (n, d) float32, shares (n,) float64."""
+    matrix (n, d) float32, shares (n,) float64, and their n current texts.
+
+    An inactive row is only to be removed, so its vector stays zero and its
+    text is the empty string.
+    """
 
     seqs: np.ndarray
     active: np.ndarray
     matrix: np.ndarray
     shares: np.ndarray
+    texts: list[str]
 
 
 @dataclass(frozen=True)
@@ -148,7 +156,7 @@ def none_to_nan(x: float | None) -> float:
 
 REJECTION_COLUMNS = (
     "id, text, scope_key, source, metadata, layer, novelty, tau, delta, kappa, nearest_id, nearest_cos,"
-    " reason, created_at, restored_memory_id, restored_at"
+    " reason, created_at, restored_memory_id, restored_at, information"
 )
 
 
@@ -170,7 +178,7 @@ def rejection_record(r: Sequence[Any]) -> Rejection:
         sources=sources, metadata=json.loads(r[4]), layer=r[5],
         novelty=none_to_nan(r[6]), tau=none_to_nan(r[7]), delta=none_to_nan(r[8]), kappa=none_to_nan(r[9]),
         nearest_id=r[10], nearest_cos=none_to_nan(r[11]), reason=r[12], created_at=r[13],
-        restored_memory_id=r[14], restored_at=r[15],
+        restored_memory_id=r[14], restored_at=r[15], information=none_to_nan(r[16]),
     )
 
 
@@ -191,6 +199,7 @@ class StoreReader(Protocol):
     def active_by_hash(self, scope: Scope, text_hash: str) -> tuple[int, str] | None: ...
     def memory_row(self, memory_id: str) -> MemoryRow: ...
     def ids_for_seqs(self, seqs: Sequence[int]) -> dict[int, str]: ...
+    def embeddings_for_seqs(self, seqs: Sequence[int]) -> dict[int, np.ndarray]: ...
     def items_for_seqs(self, seqs: Sequence[int]) -> dict[int, MemoryItem]: ...
     def items_at(self, seqs: Sequence[int], as_of: str) -> dict[int, MemoryItem]: ...
     def candidates(self, scope: Scope, *, as_of: str | None) -> CandidatesRow: ...
@@ -206,6 +215,8 @@ class StoreReader(Protocol):
                    limit: int | None) -> list[Rejection]: ...
     def count_rejections(self, scope: Scope) -> int: ...
     def links(self, memory_id: str) -> list[tuple[str, str, float | None]]: ...
+    def version_links(self, memory_ids: Sequence[str],
+                      kinds: Sequence[str] = ("updates", "supersedes")) -> list[tuple[str, str, str]]: ...
     def counters(self, scope: Scope) -> list[tuple[str, str, int]]: ...
     def faults(self, scope: Scope) -> list[dict[str, Any]]: ...
 
@@ -239,7 +250,7 @@ class WriteTx(StoreReader, Protocol):
     def add_rejection(self, scope: Scope, *, text: str, sources: list[str], metadata: dict[str, Any],
                       layer: str, novelty: float, tau: float, delta: float, kappa: float,
                       nearest_id: str | None, nearest_cos: float, reason: str, valid_from: str | None,
-                      now: str) -> str: ...
+                      now: str, information: float = math.nan) -> str: ...
     def mark_restored(self, rejection_id: str, memory_id: str, now: str) -> None: ...
     def add_link(self, memory_id: str, linked_id: str, *, kind: str, cosine: float, now: str) -> None: ...
     def bump(self, scope: Scope, event: str, layer: str) -> None: ...

@@ -25,6 +25,16 @@ MEMORY_VERSIONS = """
     CREATE INDEX memory_versions_memory ON memory_versions(memory_seq, known_to)
     """
 
+#: Step 5 of both stores (with each store's float type): the gate's
+#: information term on every rejection, and the indexes a purge and the
+#: freshness reads look rows up by (a rejection by the memory it was folded
+#: into or restored as, a link by either end).
+REJECTION_INFORMATION = """
+    ALTER TABLE rejections ADD COLUMN information {real};
+    CREATE INDEX rejections_nearest ON rejections(nearest_id);
+    CREATE INDEX rejections_restored ON rejections(restored_memory_id) WHERE restored_memory_id IS NOT NULL
+    """
+
 MIGRATIONS: list[str] = [
     # 1: memories, their history, rejections, links, scope state, counters, faults.
     """
@@ -134,6 +144,11 @@ MIGRATIONS: list[str] = [
     # threshold), not a cosine; it is named for what it holds.
     """
     ALTER TABLE memories RENAME COLUMN nn_cos TO share
+    """,
+    # 5: the information term of rejections and the purge's lookups (see
+    # REJECTION_INFORMATION); PostgreSQL has had links_linked since step 1.
+    REJECTION_INFORMATION.format(real="REAL") + """;
+    CREATE INDEX links_linked ON links(linked_id)
     """,
 ]
 

@@ -20,7 +20,7 @@ from __future__ import annotations
 from typing import Any
 
 from memsieve.errors import StoreError
-from memsieve.store.migrations import MEMORY_VERSIONS
+from memsieve.store.migrations import MEMORY_VERSIONS, REJECTION_INFORMATION
 
 #: Advisory-lock key that serializes migrations (a fixed 63-bit constant: the
 #: bytes of "memsieve" read as an integer).
@@ -139,6 +139,12 @@ MIGRATIONS: list[str] = [
     # 4: nn_cos holds 1 - novelty, a "share" (see the SQLite step 4).
     """
     ALTER TABLE memories RENAME COLUMN nn_cos TO share
+    """,
+    # 5: the information term of rejections and the purge's lookups (see the
+    # SQLite step 5). A purged memory keeps no embedding: pgvector has no
+    # zero-width vector, so the column admits NULL (SQLite stores an empty BLOB).
+    REJECTION_INFORMATION.format(real="DOUBLE PRECISION") + """;
+    ALTER TABLE memories ALTER COLUMN embedding DROP NOT NULL
     """,
 ]
 

@@ -109,8 +109,12 @@ class PostgresStore(SqlRecords):
     def _in(self, column: str, values: Sequence[int]) -> tuple[str, list[Any]]:
         return f"{column} = ANY(%s)", [[int(v) for v in values]]
 
+    def _in_text(self, column: str, values: Sequence[str]) -> tuple[str, list[Any]]:
+        return f"{column} = ANY(%s)", [[str(v) for v in values]]
+
     def _vector(self, raw: Any) -> np.ndarray:
-        return np.asarray(raw, dtype=np.float32)
+        # None: a purged memory's embedding, or one read only for active rows.
+        return np.empty(0, dtype=np.float32) if raw is None else np.asarray(raw, dtype=np.float32)
 
     def _vector_param(self, vector: np.ndarray) -> Any:
         return np.asarray(vector, dtype=np.float32)  # the pgvector dumper registered on the connection
@@ -194,11 +198,11 @@ class PostgresStore(SqlRecords):
         row = self._q(
             "SELECT COUNT(*), COALESCE(array_agg(seq ORDER BY seq), '{}'), COALESCE(array_agg(id ORDER BY seq), '{}'),"
             " COALESCE(string_agg(vector_send(embedding), ''::bytea ORDER BY seq), ''::bytea),"
-            " COALESCE(array_agg(share ORDER BY seq), '{}')"
+            " COALESCE(array_agg(share ORDER BY seq), '{}'), COALESCE(array_agg(text ORDER BY seq), '{}')"
             " FROM memories WHERE scope_key = %s AND is_active",
             (scope.key,), binary=True,
         ).fetchone()
-        n, seqs, ids, blob, shares = int(row[0]), row[1], row[2], bytes(row[3]), row[4]
+        n, seqs, ids, blob, shares, texts = int(row[0]), row[1], row[2], bytes(row[3]), row[4], row[5]
         width = 4 + 4 * dim  # uint16 dim, uint16 reserved, dim big-endian float32
         records = np.frombuffer(blob, dtype=">u2", count=len(blob) // 2) if len(blob) == n * width else None
         if records is None or (n and not np.all(records.reshape(n, width // 2)[:, 0] == dim)):
@@ -206,7 +210,8 @@ class PostgresStore(SqlRecords):
         matrix = np.frombuffer(blob, dtype=">f4").reshape(n, dim + 1)[:, 1:].astype(np.float32)
         return VectorsRow(seqs=np.asarray(seqs, dtype=np.int64).reshape(n), ids=[str(i) for i in ids],
                           matrix=np.ascontiguousarray(matrix).reshape(n, dim),
-                          shares=np.array([none_to_nan(x) for x in shares], dtype=np.float64))
+                          shares=np.array([none_to_nan(x) for x in shares], dtype=np.float64),
+                          texts=[str(t) for t in texts])
 
     def _raise_width_mismatch(self, scope: Scope, dim: int) -> None:
         row = self._q("SELECT id, vector_dims(embedding) FROM memories WHERE scope_key = %s AND is_active"

@@ -10,6 +10,7 @@ seq, the full-text index) is a handful of small methods each store supplies.
 from __future__ import annotations
 
 import json
+import math
 import uuid
 from collections.abc import Sequence
 from typing import Any
@@ -48,7 +49,8 @@ class SqlRecords:
     faults, and the reads of memories by seq and at a point in time.
 
     A store supplies the dialect: ``_q`` (run one statement), ``_TRUE`` and
-    ``_FALSE`` (its boolean literals), ``_in`` (a ``column IN (...)`` test),
+    ``_FALSE`` (its boolean literals), ``_in`` and ``_in_text`` (a ``column IN (...)``
+    test of integers or of texts),
     ``_vector`` and ``_vector_param`` (an embedding read back, and one to
     bind), ``_insert_seq`` (insert and return the new seq) and
     ``_text_changed`` (keep its full-text index in step).
@@ -62,6 +64,10 @@ class SqlRecords:
 
     def _in(self, column: str, values: Sequence[int]) -> tuple[str, list[Any]]:  # pragma: no cover
         """SQL testing that ``column`` is one of ``values``, and its params."""
+        raise NotImplementedError
+
+    def _in_text(self, column: str, values: Sequence[str]) -> tuple[str, list[Any]]:  # pragma: no cover
+        """SQL testing that the text ``column`` is one of ``values``, and its params."""
         raise NotImplementedError
 
     def _vector(self, raw: Any) -> np.ndarray:  # pragma: no cover
@@ -121,10 +127,15 @@ class SqlRecords:
                        before=(int(revision), scope.key), fetch=False)
 
     def changes_since(self, scope: Scope, revision: int, dim: int) -> ChangesRow:
-        """Memories of the scope changed after ``revision``; a row of another width stays zero (and inactive
-        rows are only removed, so their vector is never used)."""
-        rows = self._q("SELECT seq, is_active, embedding, share FROM memories WHERE scope_key = %s"
-                       " AND changed_rev > %s ORDER BY seq", (scope.key, int(revision)), binary=True).fetchall()
+        """Memories of the scope changed after ``revision``; a row of another width stays zero.
+
+        Inactive rows are only removed, so neither their vector nor their text
+        is read (a purged row has neither).
+        """
+        rows = self._q(
+            f"SELECT seq, is_active, CASE WHEN is_active = {self._TRUE} THEN embedding END, share,"
+            f" CASE WHEN is_active = {self._TRUE} THEN text ELSE '' END FROM memories WHERE scope_key = %s"
+            " AND changed_rev > %s ORDER BY seq", (scope.key, int(revision)), binary=True).fetchall()
         matrix = np.zeros((len(rows), dim), dtype=np.float32)
         for i, r in enumerate(rows):
             v = self._vector(r[2])
@@ -132,7 +143,8 @@ class SqlRecords:
                 matrix[i] = v
         return ChangesRow(seqs=np.array([r[0] for r in rows], dtype=np.int64),
                           active=np.array([bool(r[1]) for r in rows], dtype=bool), matrix=matrix,
-                          shares=np.array([none_to_nan(r[3]) for r in rows], dtype=np.float64))
+                          shares=np.array([none_to_nan(r[3]) for r in rows], dtype=np.float64),
+                          texts=[str(r[4]) for r in rows])
 
     # ---- memories: writes --------------------------------------------------------
 
@@ -212,18 +224,24 @@ class SqlRecords:
     def ids_for_seqs(self, seqs: Sequence[int]) -> dict[int, str]:
         return {int(s): str(i) for s, i in self._for_seqs("SELECT seq, id FROM memories WHERE", "seq", seqs)}
 
+    def embeddings_for_seqs(self, seqs: Sequence[int]) -> dict[int, np.ndarray]:
+        """The current embedding of each memory found, a (d,) float32 copy; a purged memory has none."""
+        rows = self._for_seqs("SELECT seq, embedding FROM memories WHERE", "seq", seqs, binary=True)
+        vectors = ((int(r[0]), self._vector(r[1])) for r in rows)
+        return {s: np.array(v, dtype=np.float32) for s, v in vectors if v.shape[0]}
+
     def items_for_seqs(self, seqs: Sequence[int]) -> dict[int, MemoryItem]:
         rows = self._for_seqs(f"SELECT m.seq, {MEMORY_COLUMNS} FROM memories m WHERE", "m.seq", seqs)
         return {int(r[0]): memory_item(r[1:]) for r in rows}
 
     def _for_seqs(self, head: str, column: str, seqs: Sequence[int], *, before: Sequence[Any] = (),
-                  fetch: bool = True) -> list[Any]:
+                  fetch: bool = True, binary: bool = False) -> list[Any]:
         """Run ``head`` + a test that ``column`` is one of ``seqs``, in batches; the rows of every batch."""
         unique = list(dict.fromkeys(int(s) for s in seqs))
         rows: list[Any] = []
         for start in range(0, len(unique), SEQ_BATCH):
             where, params = self._in(column, unique[start:start + SEQ_BATCH])
-            result = self._q(f"{head} {where}", [*before, *params])
+            result = self._q(f"{head} {where}", [*before, *params], binary=binary)
             if fetch:
                 rows.extend(result.fetchall())
         return rows
@@ -286,16 +304,17 @@ class SqlRecords:
     def add_rejection(self, scope: Scope, *, text: str, sources: list[str], metadata: dict[str, Any],
                       layer: str, novelty: float, tau: float, delta: float, kappa: float,
                       nearest_id: str | None, nearest_cos: float, reason: str, valid_from: str | None,
-                      now: str) -> str:
+                      now: str, information: float = math.nan) -> str:
+        """Record a refused candidate; ``information`` is the gate's information term (nan: not computed)."""
         rejection_id = str(uuid.uuid4())
         self._q(
             "INSERT INTO rejections(id, scope_key, text, source, metadata, layer, novelty, tau, delta, kappa,"
-            " nearest_id, nearest_cos, reason, valid_from, created_at)"
-            " VALUES (%s,%s,%s,%s,%s,%s,%s,%s,%s,%s,%s,%s,%s,%s,%s)",
+            " nearest_id, nearest_cos, reason, valid_from, created_at, information)"
+            " VALUES (%s,%s,%s,%s,%s,%s,%s,%s,%s,%s,%s,%s,%s,%s,%s,%s)",
             (
                 rejection_id, scope.key, text, json.dumps(sources) if sources else None, json.dumps(metadata),
                 layer, nan_to_none(novelty), nan_to_none(tau), nan_to_none(delta), nan_to_none(kappa),
-                nearest_id, nan_to_none(nearest_cos), reason, valid_from, now,
+                nearest_id, nan_to_none(nearest_cos), reason, valid_from, now, nan_to_none(information),
             ),
         )
         return rejection_id
@@ -339,6 +358,30 @@ class SqlRecords:
         return [(r[0], r[1], r[2]) for r in self._q(
             "SELECT linked_id, kind, cosine FROM links WHERE memory_id = %s"
             " UNION ALL SELECT memory_id, kind, cosine FROM links WHERE linked_id = %s", (memory_id, memory_id))]
+
+    def version_links(self, memory_ids: Sequence[str],
+                      kinds: Sequence[str] = ("updates", "supersedes")) -> list[tuple[str, str, str]]:
+        """Every link of one of ``kinds`` with either end among ``memory_ids``: [(memory_id, linked_id, kind)].
+
+        One statement per batch of ids (each id is bound twice, once per end,
+        so a batch holds half of SEQ_BATCH); sorted by code point, so both
+        stores return the same list.
+        """
+        unique = list(dict.fromkeys(str(i) for i in memory_ids))
+        wanted = list(dict.fromkeys(str(k) for k in kinds))
+        if not unique or not wanted:
+            return []
+        found: set[tuple[str, str, str]] = set()
+        step = SEQ_BATCH // 2
+        for start in range(0, len(unique), step):
+            batch = unique[start:start + step]
+            kind_in, kind_params = self._in_text("kind", wanted)
+            from_in, from_params = self._in_text("memory_id", batch)
+            to_in, to_params = self._in_text("linked_id", batch)
+            rows = self._q(f"SELECT memory_id, linked_id, kind FROM links WHERE {kind_in} AND ({from_in} OR {to_in})",
+                           [*kind_params, *from_params, *to_params])
+            found.update((str(r[0]), str(r[1]), str(r[2])) for r in rows)
+        return sorted(found)
 
     def bump(self, scope: Scope, event: str, layer: str) -> None:
         self._q(

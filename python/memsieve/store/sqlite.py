@@ -128,8 +128,12 @@ class SQLiteStore(SqlRecords):
     def _in(self, column: str, values: Sequence[int]) -> tuple[str, list[Any]]:
         return f"{column} IN ({','.join('?' * len(values))})", [int(v) for v in values]
 
+    def _in_text(self, column: str, values: Sequence[str]) -> tuple[str, list[Any]]:
+        return f"{column} IN ({','.join('?' * len(values))})", [str(v) for v in values]
+
     def _vector(self, raw: Any) -> np.ndarray:
-        return np.frombuffer(raw, dtype=np.float32)
+        # None: a column read only for active rows, on an inactive one.
+        return np.empty(0, dtype=np.float32) if raw is None else np.frombuffer(raw, dtype=np.float32)
 
     def _vector_param(self, vector: np.ndarray) -> Any:
         return np.ascontiguousarray(vector, dtype=np.float32).tobytes()
@@ -147,7 +151,7 @@ class SQLiteStore(SqlRecords):
 
     def scope_vectors(self, scope: Scope, dim: int) -> VectorsRow:
         rows = self._q(
-            "SELECT seq, id, embedding, share FROM memories WHERE scope_key = ? AND is_active = 1 ORDER BY seq",
+            "SELECT seq, id, embedding, share, text FROM memories WHERE scope_key = ? AND is_active = 1 ORDER BY seq",
             (scope.key,),
         ).fetchall()
         seqs = np.fromiter((r[0] for r in rows), dtype=np.int64, count=len(rows))
@@ -161,7 +165,8 @@ class SQLiteStore(SqlRecords):
                 )
             matrix[i] = v
         shares = np.array([none_to_nan(r[3]) for r in rows], dtype=np.float64)
-        return VectorsRow(seqs=seqs, ids=[r[1] for r in rows], matrix=matrix, shares=shares)
+        return VectorsRow(seqs=seqs, ids=[r[1] for r in rows], matrix=matrix, shares=shares,
+                          texts=[r[4] for r in rows])
 
     # ---- memories ------------------------------------------------------------
 

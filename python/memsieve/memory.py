@@ -17,6 +17,7 @@ from memsieve.inputs import (MAX_TEXT_CHARS, candidate_texts, check_count, check
                              check_sources, check_text, iso_time, now_iso, text_hash)
 from memsieve.records import Decision, HistoryEntry, MemoryItem, Rejection, SearchResult
 from memsieve.scope import Scope, check_owner, warn_unreachable_scopes
+from memsieve.fusion import Fusion
 from memsieve.render import Order, render_results
 from memsieve.rerank import DEFAULT_RERANK_DEPTH, check_reranker
 from memsieve.scope_gates import DEFAULT_MAX_CACHE_BYTES, ScopeGates
@@ -66,17 +67,22 @@ class Memory:
             cross-encoder) that rescores the first ``rerank_depth`` results of
             every search.
         rerank_depth: how many first-stage results the reranker rescores.
+        fusion: how ``search(mode="hybrid")``, the default, fuses the dense and
+            keyword rankings (``memsieve.fusion.Fusion``; its defaults were
+            chosen on the LoCoMo dev split, see docs/EVALUATION.md).
     """
 
     def __init__(self, path: str | os.PathLike[str] | None = None, *, embedder: Any = None, llm: Any = None,
                  gate: GateConfig | None = None, max_text_chars: int = MAX_TEXT_CHARS,
                  index_min_size: int = 20_000, router: Any = None,
                  max_cache_bytes: int = DEFAULT_MAX_CACHE_BYTES, reranker: Any = None,
-                 rerank_depth: int = DEFAULT_RERANK_DEPTH) -> None:
+                 rerank_depth: int = DEFAULT_RERANK_DEPTH, fusion: Fusion | None = None) -> None:
         self.gate_config = gate or GateConfig()
         if not isinstance(self.gate_config, GateConfig):
             raise ConfigError(f"gate must be a GateConfig, got {type(gate).__name__}")
         reranker = check_reranker(reranker)
+        if fusion is not None and not isinstance(fusion, Fusion):
+            raise ConfigError(f"fusion must be a memsieve.fusion.Fusion, got {type(fusion).__name__}")
         depth = check_limit(rerank_depth, where="rerank_depth")
         self._embedder = check_embedder(embedder)
         self._embedder_lock = threading.Lock()
@@ -94,7 +100,7 @@ class Memory:
             self.store.close()  # a refused option leaves no open file behind
             raise
         self._searcher = Searcher(self.store, self._gates, embed=self.embed, reranker=reranker,
-                                  rerank_depth=depth or DEFAULT_RERANK_DEPTH)
+                                  rerank_depth=depth or DEFAULT_RERANK_DEPTH, fusion=fusion)
 
     # ---- parts loaded lazily -------------------------------------------------
 
@@ -292,7 +298,7 @@ class Memory:
 
     def search(self, query: str, *, user_id: str | None = None, agent_id: str | None = None,
                run_id: str | None = None, limit: int = 10, filters: dict[str, Any] | None = None,
-               as_of: Any = None, mode: SearchMode = "dense") -> list[SearchResult]:
+               as_of: Any = None, mode: SearchMode = "hybrid") -> list[SearchResult]:
         """Find the memories of one scope that best match ``query``.
 
         Args:
@@ -301,9 +307,10 @@ class Memory:
             filters: metadata equality filters, e.g. ``{"role": "user"}``.
             as_of: a time (datetime or ISO string): search what the store knew
                 and what held then, including memories deleted since.
-            mode: ``"dense"`` (embeddings), ``"keyword"`` (full text, bm25),
-                ``"hybrid"`` (reciprocal-rank fusion of the two) or ``"auto"``
-                (the calibrated router picks one per query; needs ``router``).
+            mode: ``"hybrid"`` (the default: the dense and keyword rankings
+                fused as ``fusion`` says), ``"dense"`` (embeddings),
+                ``"keyword"`` (the scope's own bm25 index) or ``"auto"`` (the
+                calibrated router picks one per query; needs ``router``).
         """
         scope = Scope.of(user_id, agent_id, run_id)
         query = check_text(query, where="query", max_chars=self.max_text_chars)

@@ -15,6 +15,7 @@ import numpy as np
 
 from memsieve import _core
 from memsieve.errors import ConfigError
+from memsieve.fusion import Fusion
 from memsieve.records import SearchResult
 from memsieve.rerank import DEFAULT_RERANK_DEPTH, Reranker, rerank_order
 from memsieve.scope import Scope
@@ -25,9 +26,6 @@ if TYPE_CHECKING:
 SearchMode = Literal["dense", "keyword", "hybrid", "auto"]
 _MODES = ("dense", "keyword", "hybrid")
 _WORD = re.compile(r"\w+", re.UNICODE)
-#: Reciprocal-rank fusion constant: 60 is the value from the original RRF paper,
-#: large enough that one list's top rank cannot drown the other list.
-RRF_K = 60
 
 Hits = list[tuple[int, float]]
 
@@ -39,10 +37,14 @@ class Searcher:
         store: the store (rows, keyword search, point-in-time candidates).
         gates: the scopes' cached gate state (exact scan or hnswlib index).
         embed: embeds a list of texts to (n, d) float32 unit rows.
+        reranker: rescores the first ``rerank_depth`` results, if given.
+        fusion: how ``hybrid`` combines the dense and keyword rankings.
     """
 
     def __init__(self, store: Any, gates: "ScopeGates", *, embed: Callable[[Sequence[str]], np.ndarray],
-                 reranker: Reranker | None = None, rerank_depth: int = DEFAULT_RERANK_DEPTH) -> None:
+                 reranker: Reranker | None = None, rerank_depth: int = DEFAULT_RERANK_DEPTH,
+                 fusion: Fusion | None = None) -> None:
+        self._fusion = fusion or Fusion()
         self._store = store
         self._gates = gates
         self._embed = embed
@@ -68,8 +70,9 @@ class Searcher:
             if mode == "dense":
                 hits = self._dense(scope, q, limit, view)
             else:
-                wide = max(3 * limit, 30)
-                hits = _fuse([self._dense(scope, q, wide, view), self._keyword(scope, query, wide, view)], limit)
+                depth = max(self._fusion.depth, limit)
+                hits = self._fusion.fuse(self._dense(scope, q, depth, view),
+                                         self._keyword(scope, query, depth, view))[:limit]
         seqs = [s for s, _ in hits]
         items = self._store.items_for_seqs(seqs) if as_of is None else self._store.items_at(seqs, as_of)
         found = [(items[s], score) for s, score in hits if s in items]
@@ -144,12 +147,3 @@ def _overlap_rank(view: _Candidates, words: list[str], limit: int) -> Hits:
             scored.append((int(seq), float(n)))
     scored.sort(key=lambda h: (-h[1], h[0]))
     return scored[:limit]
-
-
-def _fuse(rankings: list[Hits], limit: int) -> Hits:
-    """Reciprocal-rank fusion: sum of 1 / (RRF_K + rank) over the lists a memory appears in."""
-    scores: dict[int, float] = {}
-    for ranking in rankings:
-        for rank, (seq, _) in enumerate(ranking, start=1):
-            scores[seq] = scores.get(seq, 0.0) + 1.0 / (RRF_K + rank)
-    return sorted(scores.items(), key=lambda kv: -kv[1])[:limit]

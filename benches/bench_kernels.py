@@ -20,7 +20,7 @@ Rows:
     sage_score      novelty_sage over all N
     batch64         novelty_knn_batch with 64 queries
     numpy_batch64   X @ Q.T, then logsumexp per query
-    memsieve_add    ScopeState.add with a known nn_cos (incremental state)
+    memsieve_add    ScopeState.add (incremental vector index; the gate keeps the share)
     sage_resync     renormalize + clipped Banerjee kappa + PCA density + rebuild
 """
 
@@ -133,9 +133,9 @@ def write_rows(rng: np.random.Generator, n: int) -> list[dict]:
     next_id = [n]
 
     def add_batch() -> None:
-        # 256 incremental adds per timed call; nn_cos comes from the score, as in the gate.
+        # 256 incremental adds per timed call (the share is the gate's, not the index's).
         for v in fresh:
-            scope.add(next_id[0], v, nn_cos=0.3)
+            scope.add(next_id[0], v)
             next_id[0] += 1
 
     per_add = median_seconds(add_batch, budget=0.5) / len(fresh)

@@ -67,12 +67,12 @@ fn writes(c: &mut Criterion) {
     let n = 10_000;
     let m = unit_rows(n, D, 6);
     let extra = unit_rows(1, D, 7);
-    let mut s = scope::ScopeState::new(D, threshold::ThresholdState::new(Default::default()).unwrap()).unwrap();
+    let mut s = scope::ScopeState::new(D).unwrap();
     let ids: Vec<i64> = (0..n as i64).collect();
     s.add_many(&ids, &m).unwrap();
     g.bench_function("scope_add_remove_10k", |b| {
         b.iter(|| {
-            s.add(-1, black_box(&extra), Some(0.5)).unwrap();
+            s.add(-1, black_box(&extra)).unwrap();
             s.remove(-1).unwrap()
         })
     });

@@ -55,11 +55,14 @@ pub fn banerjee(matrix: &[f32], d: usize, clip: Option<(f64, f64)>) -> Result<f6
     banerjee_from_r(r, d, clip)
 }
 
-/// memsieve's kappa = min(c / (1 - m), max_kappa), m the typical nearest-neighbour cosine.
-pub fn from_spacing(mean_nn_cos: f64, c: f64, max_kappa: f64) -> Result<f64> {
-    if !(mean_nn_cos.is_finite() && (-1.0..=1.0).contains(&mean_nn_cos)) {
+/// memsieve's kappa = min(c / (1 - m), max_kappa), m the scope's mean share
+/// (1 - its mean novelty, which for dense scopes is near the typical
+/// nearest-neighbour cosine): a neighbour a typical novelty further away than
+/// the nearest then weighs e^-c as much.
+pub fn from_spacing(mean_share: f64, c: f64, max_kappa: f64) -> Result<f64> {
+    if !(-1.0..=1.0).contains(&mean_share) {
         return Err(CoreError::Config(format!(
-            "mean_nn_cos must be a cosine in [-1, 1], got {mean_nn_cos}; pass the mean nearest-neighbour cosine of the scope"
+            "mean_share must lie in [-1, 1], got {mean_share}; pass ThresholdState.mean_share"
         )));
     }
     if !(c.is_finite() && c > 0.0) {
@@ -70,7 +73,7 @@ pub fn from_spacing(mean_nn_cos: f64, c: f64, max_kappa: f64) -> Result<f64> {
             "max_kappa must be finite and > 0, got {max_kappa}; the default is max_kappa=1e4"
         )));
     }
-    let gap = 1.0 - mean_nn_cos;
+    let gap = 1.0 - mean_share;
     if gap <= 0.0 {
         return Ok(max_kappa);
     }

@@ -1,12 +1,12 @@
-//! A scope's vectors and threshold, kept incrementally: add and remove cost
-//! O(d) (plus an O(N d) scan only when the caller has no nn_cos to give).
+//! A scope's vectors: a pure vector index kept incrementally (add and remove
+//! cost O(d)). It holds no threshold: the gate (python/memsieve/gate.py) owns
+//! the scope's ThresholdState and each memory's share.
 
 use std::collections::HashMap;
 
 use crate::error::{CoreError, Result};
 use crate::kappa;
 use crate::novelty::{self, KnnScore, TopK};
-use crate::threshold::ThresholdState;
 use crate::vector::check_unit;
 
 /// Fixed-point scale of the running row sum (exactly reversible, see ThresholdState).
@@ -18,14 +18,11 @@ pub struct ScopeState {
     data: Vec<f32>,
     ids: Vec<i64>,
     rows: HashMap<i64, usize>,
-    /// nn_cos each row was added with (NaN: bulk-loaded or first memory).
-    nn_cos: Vec<f64>,
     sum_fixed: Vec<i64>,
-    pub threshold: ThresholdState,
 }
 
 impl ScopeState {
-    pub fn new(dim: usize, threshold: ThresholdState) -> Result<Self> {
+    pub fn new(dim: usize) -> Result<Self> {
         if dim == 0 {
             return Err(CoreError::Config("dim must be >= 1, got 0; pass the embedding width, e.g. 384".into()));
         }
@@ -34,9 +31,7 @@ impl ScopeState {
             data: Vec::new(),
             ids: Vec::new(),
             rows: HashMap::new(),
-            nn_cos: Vec::new(),
             sum_fixed: vec![0; dim],
-            threshold,
         })
     }
 
@@ -75,33 +70,27 @@ impl ScopeState {
         check_unit(q, "query")
     }
 
-    fn push_row(&mut self, id: i64, v: &[f32], nn_cos: f64) {
+    fn push_row(&mut self, id: i64, v: &[f32]) {
         self.rows.insert(id, self.ids.len());
         self.ids.push(id);
         self.data.extend_from_slice(v);
-        self.nn_cos.push(nn_cos);
         for (s, &x) in self.sum_fixed.iter_mut().zip(v) {
             *s += (x as f64 * SUM_SCALE).round() as i64;
         }
     }
 
-    /// Store `v` under `id`; `nn_cos` feeds the threshold (computed by a scan when None).
-    pub fn add(&mut self, id: i64, v: &[f32], nn_cos: Option<f64>) -> Result<()> {
+    /// Store `v` under `id`.
+    pub fn add(&mut self, id: i64, v: &[f32]) -> Result<()> {
         self.check_dim(v, "vector")?;
         check_unit(v, "vector")?;
         if self.rows.contains_key(&id) {
             return Err(CoreError::State(format!("id {id} is already in this scope; remove it first or use a new id")));
         }
-        let c = match nn_cos {
-            Some(c) => c,
-            None => novelty::topk(&self.data, self.dim, v, 1)?.sims.first().map_or(f64::NAN, |&s| s as f64),
-        };
-        self.threshold.on_add(c)?;
-        self.push_row(id, v, c);
+        self.push_row(id, v);
         Ok(())
     }
 
-    /// Bulk load rows without touching the threshold; all-or-nothing.
+    /// Store many rows; all-or-nothing.
     pub fn add_many(&mut self, ids: &[i64], vectors: &[f32]) -> Result<()> {
         if vectors.len() != ids.len() * self.dim {
             return Err(CoreError::Shape(format!(
@@ -120,19 +109,17 @@ impl ScopeState {
         }
         self.data.reserve(vectors.len());
         for (&id, row) in ids.iter().zip(vectors.chunks_exact(self.dim)) {
-            self.push_row(id, row, f64::NAN);
+            self.push_row(id, row);
         }
         Ok(())
     }
 
-    /// Remove `id` by swapping the last row into its place; undoes its threshold update.
-    pub fn remove(&mut self, id: i64) -> Result<f64> {
+    /// Remove `id` by swapping the last row into its place.
+    pub fn remove(&mut self, id: i64) -> Result<()> {
         let row = *self
             .rows
             .get(&id)
             .ok_or_else(|| CoreError::State(format!("id {id} is not in this scope; check contains(id) first")))?;
-        let c = self.nn_cos[row];
-        self.threshold.on_remove(c)?;
         let d = self.dim;
         for (s, &x) in self.sum_fixed.iter_mut().zip(&self.data[row * d..(row + 1) * d]) {
             *s -= (x as f64 * SUM_SCALE).round() as i64;
@@ -146,8 +133,7 @@ impl ScopeState {
         self.data.truncate(last * d);
         self.rows.remove(&id);
         self.ids.swap_remove(row);
-        self.nn_cos.swap_remove(row);
-        Ok(c)
+        Ok(())
     }
 
     pub fn score_knn(&self, q: &[f32], kappa: f64, k: usize) -> Result<KnnScore> {
@@ -197,7 +183,6 @@ impl ScopeState {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::threshold::ThresholdParams;
 
     fn unit(d: usize, seed: u64) -> Vec<f32> {
         let mut r = crate::rng::Rng::new(seed);
@@ -208,7 +193,7 @@ mod tests {
     }
 
     fn scope(d: usize) -> ScopeState {
-        ScopeState::new(d, ThresholdState::new(ThresholdParams::default()).unwrap()).unwrap()
+        ScopeState::new(d).unwrap()
     }
 
     #[test]
@@ -216,13 +201,13 @@ mod tests {
         let d = 37;
         let mut s = scope(d);
         for i in 0..50 {
-            s.add(i, &unit(d, i as u64), None).unwrap();
+            s.add(i, &unit(d, i as u64)).unwrap();
         }
         let q = unit(d, 999);
-        let before = (s.threshold.to_bytes(), s.score_knn(&q, 20.0, 5).unwrap().novelty, s.kappa_banerjee(None).unwrap());
-        s.add(1000, &unit(d, 1000), None).unwrap();
+        let before = (s.ids().to_vec(), s.score_knn(&q, 20.0, 5).unwrap().novelty, s.kappa_banerjee(None).unwrap());
+        s.add(1000, &unit(d, 1000)).unwrap();
         s.remove(1000).unwrap();
-        let after = (s.threshold.to_bytes(), s.score_knn(&q, 20.0, 5).unwrap().novelty, s.kappa_banerjee(None).unwrap());
+        let after = (s.ids().to_vec(), s.score_knn(&q, 20.0, 5).unwrap().novelty, s.kappa_banerjee(None).unwrap());
         assert_eq!(before, after);
         // Removing from the middle keeps ids and rows consistent.
         s.remove(7).unwrap();
@@ -240,7 +225,7 @@ mod tests {
         for i in 0..30 {
             let v = unit(d, i);
             all.extend_from_slice(&v);
-            s.add(i as i64, &v, Some(0.1)).unwrap();
+            s.add(i as i64, &v).unwrap();
         }
         let a = s.kappa_banerjee(None).unwrap();
         let b = kappa::banerjee(&all, d, None).unwrap();
@@ -252,11 +237,11 @@ mod tests {
         let d = 8;
         let mut s = scope(d);
         let v = unit(d, 1);
-        s.add(1, &v, None).unwrap();
-        assert!(matches!(s.add(1, &v, None), Err(CoreError::State(_))));
+        s.add(1, &v).unwrap();
+        assert!(matches!(s.add(1, &v), Err(CoreError::State(_))));
         assert!(matches!(s.remove(2), Err(CoreError::State(_))));
-        assert!(matches!(s.add(2, &v[..4], None), Err(CoreError::Shape(_))));
-        assert!(matches!(s.add(2, &[0.0; 8], None), Err(CoreError::InvalidVector(_))));
+        assert!(matches!(s.add(2, &v[..4]), Err(CoreError::Shape(_))));
+        assert!(matches!(s.add(2, &[0.0; 8]), Err(CoreError::InvalidVector(_))));
         assert!(matches!(s.add_many(&[3, 3], &[v.clone(), v.clone()].concat()), Err(CoreError::State(_))));
         assert_eq!(s.len(), 1);
     }

@@ -1,5 +1,8 @@
 //! Thresholds: SAGE's adaptive threshold as published, and memsieve's
 //! per-scope ThresholdState, which updates in O(1) on add and on delete.
+//!
+//! ThresholdState keeps no defaults: its parameters come from the caller
+//! (python/memsieve/config.py's GateConfig is their one source).
 
 use crate::error::{CoreError, Result};
 use crate::kappa;
@@ -81,7 +84,7 @@ pub fn sage_density(matrix: &[f32], d: usize, n_components: usize) -> Result<f64
     Ok(if rho.is_finite() { rho.min(DENSITY_CAP) } else { DENSITY_CAP })
 }
 
-/// Fixed-point scale of the nn_cos sum: integer sums make add-then-remove
+/// Fixed-point scale of the share sum: integer sums make add-then-remove
 /// restore the state bit for bit, which floating-point sums would not.
 const FIX_SCALE: f64 = (1u64 << 40) as f64;
 const MAGIC: &[u8; 4] = b"MSTS";
@@ -100,40 +103,36 @@ pub struct ThresholdParams {
     pub tau_min: f64,
     pub tau_max: f64,
     pub kappa_c: f64,
-    pub prior_nn_cos: f64,
+    /// The share a scope that has recorded nothing is assumed to take in.
+    pub prior_share: f64,
+    /// How many records the prior counts as.
     pub prior_weight: f64,
-}
-
-impl Default for ThresholdParams {
-    fn default() -> Self {
-        ThresholdParams { gamma: 0.5, tau_min: 0.05, tau_max: 0.5, kappa_c: 4.0, prior_nn_cos: 0.5, prior_weight: 8.0 }
-    }
 }
 
 impl ThresholdParams {
     pub fn validate(&self) -> Result<()> {
         let p = self;
         if !(p.gamma.is_finite() && p.gamma > 0.0) {
-            return Err(CoreError::Config(format!("gamma must be finite and > 0, got {}; the default is 0.5", p.gamma)));
+            return Err(CoreError::Config(format!("gamma must be finite and > 0, got {}; GateConfig's default is 0.62", p.gamma)));
         }
         if !(p.tau_min.is_finite() && p.tau_max.is_finite() && 0.0 <= p.tau_min && p.tau_min <= p.tau_max) {
             return Err(CoreError::Config(format!(
-                "need 0 <= tau_min <= tau_max, both finite, got tau_min={} tau_max={}; the defaults are 0.05 and 0.5",
+                "need 0 <= tau_min <= tau_max, both finite, got tau_min={} tau_max={}; GateConfig's defaults are 0.05 and 0.5",
                 p.tau_min, p.tau_max
             )));
         }
         if !(p.kappa_c.is_finite() && p.kappa_c > 0.0) {
-            return Err(CoreError::Config(format!("kappa_c must be finite and > 0, got {}; the default is 4.0", p.kappa_c)));
+            return Err(CoreError::Config(format!("kappa_c must be finite and > 0, got {}; GateConfig's default is 4.0", p.kappa_c)));
         }
-        if !(p.prior_nn_cos.is_finite() && (-1.0..=1.0).contains(&p.prior_nn_cos)) {
+        if !(-1.0..=1.0).contains(&p.prior_share) {
             return Err(CoreError::Config(format!(
-                "prior_nn_cos must be a cosine in [-1, 1], got {}; the default is 0.5",
-                p.prior_nn_cos
+                "prior_share must lie in [-1, 1], got {}; GateConfig's default is 0.5",
+                p.prior_share
             )));
         }
         if !(p.prior_weight.is_finite() && p.prior_weight >= 0.0) {
             return Err(CoreError::Config(format!(
-                "prior_weight must be finite and >= 0, got {}; the default is 8.0",
+                "prior_weight must be finite and >= 0, got {}; GateConfig's default is 8.0",
                 p.prior_weight
             )));
         }
@@ -141,8 +140,10 @@ impl ThresholdParams {
     }
 }
 
-/// memsieve's per-scope threshold: the sum and count of the nearest-neighbour
-/// cosines of added memories, shrunk towards a prior.
+/// memsieve's per-scope threshold: the sum and count of the shares the gate
+/// records, shrunk towards a prior. A share is 1 - novelty of a scored
+/// candidate (clamped to [-1, 1]): how much of it the scope already holds.
+/// tau = gamma * (1 - mean share) is then gamma times the scope's mean novelty.
 #[derive(Clone, Debug, PartialEq)]
 pub struct ThresholdState {
     pub params: ThresholdParams,
@@ -150,13 +151,13 @@ pub struct ThresholdState {
     sum_fixed: i128,
 }
 
-fn quantize(nn_cos: f64) -> Result<i128> {
-    if !(nn_cos.is_finite() && nn_cos.abs() <= 1.0 + 1e-4) {
+fn quantize(share: f64) -> Result<i128> {
+    if !(share.is_finite() && share.abs() <= 1.0 + 1e-4) {
         return Err(CoreError::Config(format!(
-            "nn_cos must be a cosine in [-1, 1] or nan for the first memory, got {nn_cos}; pass ScoreResult.nearest_cos"
+            "share must lie in [-1, 1] (1 - novelty, clamped), or be nan for the first memory, got {share}; pass ScopeGate.share(score)"
         )));
     }
-    Ok((nn_cos.clamp(-1.0, 1.0) * FIX_SCALE).round() as i128)
+    Ok((share.clamp(-1.0, 1.0) * FIX_SCALE).round() as i128)
 }
 
 impl ThresholdState {
@@ -165,27 +166,26 @@ impl ThresholdState {
         Ok(ThresholdState { params, count: 0, sum_fixed: 0 })
     }
 
-    /// Record a memory added with nearest-neighbour cosine `nn_cos` (NaN: the
-    /// scope was empty, nothing to learn from).
-    pub fn on_add(&mut self, nn_cos: f64) -> Result<()> {
-        if nn_cos.is_nan() {
+    /// Record a share (NaN: the scope was empty, nothing to learn from).
+    pub fn on_add(&mut self, share: f64) -> Result<()> {
+        if share.is_nan() {
             return Ok(());
         }
-        let q = quantize(nn_cos)?;
+        let q = quantize(share)?;
         self.count += 1;
         self.sum_fixed += q;
         Ok(())
     }
 
-    /// Undo `on_add(nn_cos)`.
-    pub fn on_remove(&mut self, nn_cos: f64) -> Result<()> {
-        if nn_cos.is_nan() {
+    /// Undo `on_add(share)`.
+    pub fn on_remove(&mut self, share: f64) -> Result<()> {
+        if share.is_nan() {
             return Ok(());
         }
-        let q = quantize(nn_cos)?;
+        let q = quantize(share)?;
         if self.count == 0 {
             return Err(CoreError::State(format!(
-                "on_remove({nn_cos}) on a threshold that holds no memories; call it only for memories passed to on_add"
+                "on_remove({share}) on a threshold that holds no memories; call it only for memories passed to on_add"
             )));
         }
         self.count -= 1;
@@ -197,23 +197,24 @@ impl ThresholdState {
         self.count
     }
 
-    pub fn mean_nn_cos(&self) -> f64 {
+    /// The mean recorded share, shrunk towards `prior_share`.
+    pub fn mean_share(&self) -> f64 {
         let p = &self.params;
         let w = self.count as f64 + p.prior_weight;
         if w <= 0.0 {
-            return p.prior_nn_cos;
+            return p.prior_share;
         }
         let sum = self.sum_fixed as f64 / FIX_SCALE;
-        ((sum + p.prior_nn_cos * p.prior_weight) / w).clamp(-1.0, 1.0)
+        ((sum + p.prior_share * p.prior_weight) / w).clamp(-1.0, 1.0)
     }
 
     pub fn kappa(&self) -> f64 {
-        kappa::from_spacing(self.mean_nn_cos(), self.params.kappa_c, 1e4).unwrap_or(1e4)
+        kappa::from_spacing(self.mean_share(), self.params.kappa_c, 1e4).unwrap_or(1e4)
     }
 
     pub fn tau(&self) -> f64 {
         let p = &self.params;
-        (p.gamma * (1.0 - self.mean_nn_cos())).clamp(p.tau_min, p.tau_max)
+        (p.gamma * (1.0 - self.mean_share())).clamp(p.tau_min, p.tau_max)
     }
 
     /// Magic "MSTS", version byte, six f64 parameters, count (u64), sum (i128),
@@ -223,7 +224,7 @@ impl ThresholdState {
         let mut out = Vec::with_capacity(ENCODED_LEN);
         out.extend_from_slice(MAGIC);
         out.push(VERSION);
-        for v in [p.gamma, p.tau_min, p.tau_max, p.kappa_c, p.prior_nn_cos, p.prior_weight] {
+        for v in [p.gamma, p.tau_min, p.tau_max, p.kappa_c, p.prior_share, p.prior_weight] {
             out.extend_from_slice(&v.to_le_bytes());
         }
         out.extend_from_slice(&self.count.to_le_bytes());
@@ -264,7 +265,7 @@ impl ThresholdState {
             tau_min: f(1),
             tau_max: f(2),
             kappa_c: f(3),
-            prior_nn_cos: f(4),
+            prior_share: f(4),
             prior_weight: f(5),
         };
         params.validate().map_err(|e| CoreError::State(format!("corrupt ThresholdState parameters: {e}")))?;
@@ -277,13 +278,19 @@ impl ThresholdState {
         let limit = count as i128 * FIX_SCALE as i128;
         if sum_fixed.abs() > limit {
             return Err(CoreError::State(format!(
-                "corrupt ThresholdState: the cosine sum {} is impossible for {count} memories; rebuild the state from the store",
+                "corrupt ThresholdState: the share sum {} is impossible for {count} memories; rebuild the state from the store",
                 sum_fixed as f64 / FIX_SCALE
             )));
         }
         Ok(ThresholdState { params, count, sum_fixed })
     }
 }
+
+/// The parameters of memsieve 0.1.0's defaults before gamma moved to 0.62;
+/// the stored fixtures below were written with them.
+#[cfg(test)]
+pub(crate) const TEST_PARAMS: ThresholdParams =
+    ThresholdParams { gamma: 0.5, tau_min: 0.05, tau_max: 0.5, kappa_c: 4.0, prior_share: 0.5, prior_weight: 8.0 };
 
 #[cfg(test)]
 mod tests {
@@ -309,8 +316,8 @@ mod tests {
 
     #[test]
     fn state_add_remove_is_exact() {
-        let mut t = ThresholdState::new(ThresholdParams::default()).unwrap();
-        assert!((t.mean_nn_cos() - 0.5).abs() < 1e-12);
+        let mut t = ThresholdState::new(TEST_PARAMS).unwrap();
+        assert!((t.mean_share() - 0.5).abs() < 1e-12);
         t.on_add(f64::NAN).unwrap();
         assert_eq!(t.count(), 0);
         for c in [0.3, 0.71, 0.123456789] {
@@ -321,7 +328,7 @@ mod tests {
         t.on_remove(0.987654321).unwrap();
         assert_eq!(t.to_bytes(), before);
         let want = (0.3 + 0.71 + 0.123456789 + 0.5 * 8.0) / 11.0;
-        assert!((t.mean_nn_cos() - want).abs() < 1e-9);
+        assert!((t.mean_share() - want).abs() < 1e-9);
         assert!((t.tau() - (0.5 * (1.0 - want)).clamp(0.05, 0.5)).abs() < 1e-9);
         assert!((t.kappa() - 4.0 / (1.0 - want)).abs() < 1e-6);
         assert_eq!(ThresholdState::from_bytes(&before).unwrap().to_bytes(), before);
@@ -329,7 +336,7 @@ mod tests {
 
     #[test]
     fn corrupt_bytes_are_rejected() {
-        let t = ThresholdState::new(ThresholdParams::default()).unwrap();
+        let t = ThresholdState::new(TEST_PARAMS).unwrap();
         let b = t.to_bytes();
         assert!(matches!(ThresholdState::from_bytes(&b[..10]), Err(CoreError::State(_))));
         let mut v = b.clone();
@@ -345,8 +352,8 @@ mod tests {
     }
 }
 
-/// Bytes written by the ThresholdState of memsieve 0.1.0 (before the rename of
-/// nn_cos to share), with the values they held; stored databases carry them.
+/// Bytes written by the ThresholdState of memsieve 0.1.0 (before nn_cos was
+/// renamed share), with the values they held; stored databases carry them.
 #[cfg(test)]
 pub(crate) mod fixtures {
     pub struct Stored {
@@ -359,7 +366,7 @@ pub(crate) mod fixtures {
 
     pub const STORED: [Stored; 3] = [
         Stored {
-            // Default parameters, nothing recorded.
+            // TEST_PARAMS, nothing recorded.
             hex: "4d53545301000000000000e03f9a9999999999a93f000000000000e03f0000000000001040000000000000e03f000000000000204000000000000000000000000000000000000000000000000033b00260adb22980",
             count: 0,
             mean: 0.5,
@@ -400,7 +407,7 @@ mod stored_tests {
             let b = bytes(s.hex);
             let t = ThresholdState::from_bytes(&b).unwrap();
             assert_eq!(t.count(), s.count);
-            assert_eq!(t.mean_nn_cos().to_bits(), s.mean.to_bits());
+            assert_eq!(t.mean_share().to_bits(), s.mean.to_bits());
             assert_eq!(t.kappa().to_bits(), s.kappa.to_bits());
             assert_eq!(t.tau().to_bits(), s.tau.to_bits());
             assert_eq!(t.to_bytes(), b);

@@ -5,6 +5,8 @@ import pytest
 
 import memsieve
 from memsieve import _core
+from memsieve.config import GateConfig
+from memsieve.gate import new_threshold
 
 D = 8
 
@@ -18,6 +20,12 @@ def unit_rows(n, d=D, seed=0):
 M = unit_rows(20)
 Q = unit_rows(1, seed=1)[0]
 QS = unit_rows(3, seed=2)
+
+
+def threshold(**overrides):
+    """A ThresholdState with GateConfig's parameters, some overridden."""
+    t = new_threshold(GateConfig())
+    return _core.ThresholdState(**{**t.params, **overrides}) if overrides else t
 
 
 def check(exc, fn, *words):
@@ -37,7 +45,7 @@ def scorers_of_query():
         lambda q: _core.novelty_sage(M, q, 10.0),
         lambda q: _core.novelty_knn(M, q, 10.0, 5),
         lambda q: _core.novelty_maxcos(M, q),
-        lambda q: _core.ScopeState(D).score(q),
+        lambda q: _core.ScopeState(D).score(q, kappa=20.0),
         lambda q: _core.ScopeState(D).add(1, q),
         lambda q: _core.sample_vmf(q, 5.0, 3, seed=0),
     ]
@@ -144,7 +152,7 @@ def test_config_errors():
         check(memsieve.ConfigError, lambda: _core.novelty_sage(M, Q, kappa), "kappa")
     check(memsieve.ConfigError, lambda: _core.novelty_knn(M, Q, 10.0, 0), "k must be >= 1", "got 0")
     check(memsieve.ConfigError, lambda: _core.novelty_knn(M, Q, 10.0, -4), "got -4")
-    check(memsieve.ConfigError, lambda: _core.ScopeState(D).score(Q, k=0), "k must be")
+    check(memsieve.ConfigError, lambda: _core.ScopeState(D).score(Q, kappa=20.0, k=0), "k must be")
     check(memsieve.ConfigError, lambda: _core.route(0.3, 0.2, -0.1), "delta", "-0.1")
     check(memsieve.ConfigError, lambda: _core.route(np.nan, 0.2, 0.1), "nan")
     check(memsieve.ConfigError, lambda: _core.route(0.3, np.inf, 0.1), "tau")
@@ -153,10 +161,10 @@ def test_config_errors():
     check(memsieve.ConfigError, lambda: _core.kappa_banerjee(M, clip=(5.0, 1.0)), "clip", "(1e-3, 50.0)")
     check(memsieve.ConfigError, lambda: _core.sage_tau_star(-1.0), "rho")
     check(memsieve.ConfigError, lambda: _core.sage_ema(0.3, 0.2, alpha=2.0), "alpha")
-    check(memsieve.ConfigError, lambda: _core.ThresholdState(gamma=-1.0), "gamma")
-    check(memsieve.ConfigError, lambda: _core.ThresholdState(tau_min=0.6, tau_max=0.5), "tau_min <= tau_max")
-    check(memsieve.ConfigError, lambda: _core.ThresholdState(prior_nn_cos=2.0), "prior_nn_cos")
-    check(memsieve.ConfigError, lambda: _core.ThresholdState().on_add(1.7), "nn_cos", "1.7")
+    check(memsieve.ConfigError, lambda: threshold(gamma=-1.0), "gamma")
+    check(memsieve.ConfigError, lambda: threshold(tau_min=0.6, tau_max=0.5), "tau_min <= tau_max")
+    check(memsieve.ConfigError, lambda: threshold(prior_share=2.0), "prior_share")
+    check(memsieve.ConfigError, lambda: threshold().on_add(1.7), "share", "1.7")
     check(memsieve.ConfigError, lambda: _core.ScopeState(0), "dim must be")
     check(memsieve.ConfigError, lambda: _core.Pca(0), "n_components")
     check(memsieve.ConfigError, lambda: _core.random_projection(M, 0, seed=1), "out_dim")
@@ -172,7 +180,7 @@ def test_config_errors():
 
 
 def test_state_errors():
-    good = _core.ThresholdState().to_bytes()
+    good = threshold().to_bytes()
     check(memsieve.StateError, lambda: _core.ThresholdState.from_bytes(good[:-1]), "expected 85 bytes", "to_bytes")
     check(memsieve.StateError, lambda: _core.ThresholdState.from_bytes(b"x" * len(good)), "not a ThresholdState")
     check(memsieve.StateError, lambda: _core.ThresholdState.from_bytes(b""), "got 0 bytes")
@@ -185,7 +193,7 @@ def test_state_errors():
         flipped[pos] ^= 1 << int(rng.integers(8))
         check(memsieve.StateError, lambda: _core.ThresholdState.from_bytes(bytes(flipped)), "corrupt")
     check(memsieve.StateError, lambda: _core.ThresholdState.from_bytes("text"), "bytes")
-    check(memsieve.StateError, lambda: _core.ThresholdState().on_remove(0.5), "holds no memories")
+    check(memsieve.StateError, lambda: threshold().on_remove(0.5), "holds no memories")
     scope = _core.ScopeState(D)
     scope.add(5, Q)
     check(memsieve.StateError, lambda: scope.add(5, Q), "id 5", "already")

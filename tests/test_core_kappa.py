@@ -13,6 +13,8 @@ import numpy as np
 import pytest
 
 from memsieve import _core
+from memsieve.config import GateConfig
+from memsieve.gate import new_threshold
 
 CASES = [
     # (d, N, kappa, relative tolerance)
@@ -76,9 +78,9 @@ def test_wood_samples_have_the_vmf_mean_cosine():
 
 
 def test_threshold_kappa_follows_the_spacing():
-    t = _core.ThresholdState()
+    t = new_threshold(GateConfig())  # prior_share 0.5 weighing 8, kappa_c 4
     for _ in range(50):
         t.on_add(0.8)
     m = (50 * 0.8 + 8 * 0.5) / 58
     assert abs(t.kappa - 4.0 / (1 - m)) < 1e-9
-    assert abs(t.kappa - _core.kappa_from_spacing(t.mean_nn_cos, c=4.0)) < 1e-12
+    assert abs(t.kappa - _core.kappa_from_spacing(t.mean_share, c=4.0)) < 1e-12

@@ -213,20 +213,20 @@ def test_sage_threshold_pieces(rng):
 
 
 def test_threshold_state(rng):
-    t = _core.ThresholdState(gamma=0.7, tau_min=0.02, tau_max=0.4, kappa_c=3.0, prior_nn_cos=0.3, prior_weight=5.0)
+    t = _core.ThresholdState(gamma=0.7, tau_min=0.02, tau_max=0.4, kappa_c=3.0, prior_share=0.3, prior_weight=5.0)
     cos = rng.uniform(-0.2, 0.99, 500)
     t.on_add(float("nan"))
     for c in cos:
         t.on_add(float(c))
     m = (cos.sum() + 0.3 * 5.0) / (len(cos) + 5.0)
     assert t.count == len(cos)
-    close(t.mean_nn_cos, m, rng, "mean_nn_cos")
+    close(t.mean_share, m, rng, "mean_share")
     close(t.kappa, min(3.0 / (1 - m), 1e4), rng, "kappa")
     close(t.tau, np.clip(0.7 * (1 - m), 0.02, 0.4), rng, "tau")
     for c in cos[:100]:
         t.on_remove(float(c))
     m = (cos[100:].sum() + 1.5) / (400 + 5.0)
-    close(t.mean_nn_cos, m, rng, "mean after removals")
+    close(t.mean_share, m, rng, "mean after removals")
     assert _core.ThresholdState.from_bytes(t.to_bytes()).to_bytes() == t.to_bytes()
 
 
@@ -256,8 +256,6 @@ def test_scope_scores_match_kernels(rng, n, d):
     got_ids, got_cos = scope.nearest(q, 3)
     assert list(got_ids) == list(ids[order[:3]])
     close(got_cos, s[order[:3]], rng, "nearest")
-    # Without an explicit kappa the scope uses its threshold's.
-    assert scope.score(q).kappa == scope.threshold.kappa
 
 
 def test_read_floor(rng):

@@ -157,7 +157,7 @@ def test_a_second_writer_catches_up_incrementally(tmp_path, table_embedder):
     assert gate_b.threshold.to_bytes() == gate_f.threshold.to_bytes()
     for seq in gate_f.state.ids().tolist():
         # bit-equal, NaN included (the first memory of a scope has no share)
-        assert np.float64(gate_b.nn_cos[seq]).tobytes() == np.float64(gate_f.nn_cos[seq]).tobytes()
+        assert np.float64(gate_b.shares[seq]).tobytes() == np.float64(gate_f.shares[seq]).tobytes()
     q = table_embedder.embed(["fact zero, revised"])[0]
     assert b.search("fact zero, revised", user_id="u", limit=1)[0].text == "fact zero, revised"
     assert gate_b.nearest(q, 3)[0].tolist() == gate_f.nearest(q, 3)[0].tolist()

@@ -104,9 +104,10 @@ def kappa_banerjee(matrix: F32, *, clip: tuple[float, float] | None = None) -> f
     ``clip=(1e-3, 50.0)`` reproduces SAGE. An (n, d) matrix with n >= 1.
     Returns +inf-free values: R == 1 gives the clip max or 1e6 when unclipped."""
 
-def kappa_from_spacing(mean_nn_cos: float, *, c: float = 4.0, max_kappa: float = 1e4) -> float:
-    """memsieve's estimator: kappa = c / (1 - m), with m the scope's typical
-    nearest-neighbour cosine, capped at ``max_kappa``."""
+def kappa_from_spacing(mean_share: float, *, c: float = 4.0, max_kappa: float = 1e4) -> float:
+    """memsieve's estimator: kappa = c / (1 - m), capped at ``max_kappa``, with m
+    the scope's mean share (1 - its mean novelty; in a dense scope close to the
+    typical nearest-neighbour cosine)."""
 
 def sample_vmf(mu: F32, kappa: float, n: int, *, seed: int) -> F32:
     """Draw n unit vectors from vMF(mu, kappa) with Wood's algorithm -> (n, d).
@@ -208,36 +209,45 @@ def sage_density(matrix: F32, *, n_components: int = 16) -> float:
 class ThresholdState:
     """memsieve's per-scope threshold state: O(1) update per add and per delete.
 
-    Tracks a similarity per recorded item (sum and count, with a prior of weight
-    ``prior_weight`` at ``prior_nn_cos``), from which ``mean_nn_cos``, ``kappa``
-    and ``tau`` follow. The values are cosine-like, in [-1, 1]. memsieve's gate
-    (python/memsieve/gate.py) records ``1 - novelty`` for every candidate it
-    scores and removes a memory's value when the memory is deleted, so
-    ``1 - mean_nn_cos`` is the scope's mean candidate novelty (docs/GATE.md)."""
+    Tracks the shares the gate records (sum and count, with a prior of weight
+    ``prior_weight`` at ``prior_share``), from which ``mean_share``, ``kappa``
+    and ``tau`` follow. A share is ``1 - novelty`` of a scored candidate,
+    clamped to [-1, 1]: how much of it the scope already holds. memsieve's gate
+    (python/memsieve/gate.py, the one owner of a scope's threshold) records the
+    share of every candidate it scores and removes a memory's share when the
+    memory is deleted, so ``1 - mean_share`` is the scope's mean candidate
+    novelty (docs/GATE.md).
+
+    Every parameter is required: ``GateConfig`` (memsieve.config) is their one
+    source. The 85-byte serialization is unchanged since memsieve 0.1.0."""
 
     def __new__(
         cls,
         *,
-        gamma: float = 0.5,
-        tau_min: float = 0.05,
-        tau_max: float = 0.5,
-        kappa_c: float = 4.0,
-        prior_nn_cos: float = 0.5,
-        prior_weight: float = 8.0,
+        gamma: float,
+        tau_min: float,
+        tau_max: float,
+        kappa_c: float,
+        prior_share: float,
+        prior_weight: float,
     ) -> "ThresholdState": ...
-    def on_add(self, nn_cos: float) -> None:
-        """Record an added memory whose nearest neighbour had cosine nn_cos (nan if none)."""
-    def on_remove(self, nn_cos: float) -> None:
-        """Undo on_add(nn_cos) for a removed memory."""
+    def on_add(self, share: float) -> None:
+        """Record a share in [-1, 1] (nan: the scope was empty, nothing is recorded)."""
+    def on_remove(self, share: float) -> None:
+        """Undo on_add(share) for a removed memory."""
+    @property
+    def params(self) -> dict[str, float]:
+        """gamma, tau_min, tau_max, kappa_c, prior_share and prior_weight, as passed or stored."""
     @property
     def count(self) -> int: ...
     @property
-    def mean_nn_cos(self) -> float: ...
+    def mean_share(self) -> float: ...
     @property
-    def kappa(self) -> float: ...
+    def kappa(self) -> float:
+        """kappa_from_spacing(mean_share, c=kappa_c)."""
     @property
     def tau(self) -> float:
-        """clamp(gamma * (1 - mean_nn_cos), tau_min, tau_max), in cosine-distance units."""
+        """clamp(gamma * (1 - mean_share), tau_min, tau_max), in cosine-distance units."""
     def to_bytes(self) -> bytes: ...
     @staticmethod
     def from_bytes(data: bytes) -> "ThresholdState": ...
@@ -263,39 +273,31 @@ class ScoreResult:
 
 @final
 class ScopeState:
-    """A scope's vectors (growable, removal by id) plus its ThresholdState.
+    """A scope's vectors: a pure vector index (growable, removal by id).
 
-    Vectors must be finite and unit-norm (within 1e-3), else InvalidVectorError;
-    a duplicate id on add or an unknown id on remove raises StateError."""
+    It holds no threshold; the gate owns that. Vectors must be finite and
+    unit-norm (within 1e-3), else InvalidVectorError; a duplicate id on add or
+    an unknown id on remove raises StateError."""
 
-    def __new__(cls, dim: int, *, threshold: ThresholdState | None = None) -> "ScopeState": ...
+    def __new__(cls, dim: int) -> "ScopeState": ...
     def __len__(self) -> int: ...
     @property
     def dim(self) -> int: ...
-    @property
-    def threshold(self) -> ThresholdState:
-        """A copy of the scope's threshold state (changing it leaves the scope alone)."""
-    def add(self, id: int, vector: F32, *, nn_cos: float | None = None) -> None:
-        """Store vector under id; nn_cos feeds the threshold. Pass the nearest_cos of
-        the ScoreResult that admitted it (O(d)); when None it is found by a scan
-        (O(n d)); nan means "no neighbour" and leaves the threshold unchanged."""
+    def add(self, id: int, vector: F32) -> None:
+        """Store vector under id in O(d)."""
     def add_many(self, ids: npt.NDArray[np.int64], vectors: F32) -> None:
-        """Bulk load without touching the threshold (hydration from the store)."""
-    def remove(self, id: int) -> float:
-        """Remove id in O(d) (the last row moves into its place, so ids() order
-        changes); undoes its threshold update exactly and returns the nn_cos it
-        was added with (nan for rows loaded by add_many)."""
+        """Store many rows (hydration from the store); all or nothing."""
+    def remove(self, id: int) -> None:
+        """Remove id in O(d) (the last row moves into its place, so ids() order changes)."""
     def contains(self, id: int) -> bool: ...
     def ids(self) -> npt.NDArray[np.int64]: ...
     def vectors(self) -> F32:
         """(n, dim) copy in the order of ids()."""
-    def score(self, query: F32, *, k: int = 10, kappa: float | None = None) -> ScoreResult:
-        """memsieve's novelty of query against this scope (kappa from the threshold when None)."""
+    def score(self, query: F32, *, kappa: float, k: int = 10) -> ScoreResult:
+        """memsieve's novelty of query against this scope's k nearest rows."""
     def score_maxcos(self, query: F32, *, k: int = 10) -> ScoreResult: ...
     def score_sage(self, query: F32, *, kappa: float, k: int = 10) -> ScoreResult: ...
     def nearest(self, query: F32, k: int) -> tuple[npt.NDArray[np.int64], F32]:
         """ids and cosines of the k nearest rows, best first."""
     def kappa_banerjee(self, *, clip: tuple[float, float] | None = None) -> float:
         """Banerjee's kappa from a running sum of the rows: O(d), no re-scan."""
-    def to_bytes(self) -> bytes:
-        """Threshold state only: vectors live in the store."""

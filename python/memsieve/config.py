@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+import numbers
 from dataclasses import dataclass
 from typing import Literal
 
@@ -23,6 +24,9 @@ class GateConfig:
     default profile, a NOOP means "closer than tau to what this scope already
     holds, counting density".
 
+    These defaults are the only ones: the Rust ``ThresholdState`` takes every
+    parameter explicitly (``gate.new_threshold`` passes them from here).
+
     Attributes:
         profile: ``"memsieve"`` (kNN log-sum-exp, adaptive tau from the scope's
             typical spacing), ``"sage"`` (SAGE's formulas as published),
@@ -42,7 +46,8 @@ class GateConfig:
             scored in this scope (added ones leave it again when deleted).
         tau_min: lower clamp of the adaptive tau.
         tau_max: upper clamp of the adaptive tau.
-        prior_nn_cos: prior for 1 - n in a scope that has seen few candidates.
+        prior_share: prior for the mean share (1 - n) of a scope that has seen
+            few candidates; the threshold starts at gamma * (1 - prior_share).
         prior_weight: how many candidates the prior counts as.
         sage_tau0: SAGE's tau0.
         sage_tau_min: SAGE's tau_min.
@@ -64,7 +69,7 @@ class GateConfig:
     gamma: float = 0.62
     tau_min: float = 0.05
     tau_max: float = 0.5
-    prior_nn_cos: float = 0.5
+    prior_share: float = 0.5
     prior_weight: float = 8.0
     sage_tau0: float = 0.5
     sage_tau_min: float = 0.05
@@ -83,6 +88,14 @@ class GateConfig:
             )
         if self.profile == "maxcos" and self.tau is None:
             raise ConfigError("the maxcos profile needs a fixed threshold; pass tau=0.25 (cosine 0.75)")
+        for name in ("tau", "delta", "kappa_c", "gamma", "tau_min", "tau_max", "prior_share", "prior_weight",
+                     "sage_tau0", "sage_tau_min", "sage_lambda", "sage_alpha", "crud_update_min_sim"):
+            value = getattr(self, name)
+            if value is None and name == "tau":
+                continue
+            # A bool is an int to Python, but gamma=True is a mistake, not 1.0.
+            if isinstance(value, bool) or not isinstance(value, numbers.Real):
+                raise ConfigError(f"{name} must be a number, got {type(value).__name__} {value!r}")
         for name in ("delta", "kappa_c", "gamma", "tau_min", "tau_max", "prior_weight", "sage_tau0",
                      "sage_tau_min", "sage_lambda", "crud_update_min_sim"):
             value = getattr(self, name)
@@ -94,7 +107,7 @@ class GateConfig:
             raise ConfigError(f"tau_min {self.tau_min} exceeds tau_max {self.tau_max}; swap them")
         if not 0.0 <= self.sage_alpha < 1.0:
             raise ConfigError(f"sage_alpha must lie in [0, 1), got {self.sage_alpha!r}")
-        if not -1.0 <= self.prior_nn_cos < 1.0:
-            raise ConfigError(f"prior_nn_cos must lie in [-1, 1), got {self.prior_nn_cos!r}")
-        if not isinstance(self.k, int) or self.k < 1:
+        if not -1.0 <= self.prior_share < 1.0:
+            raise ConfigError(f"prior_share must lie in [-1, 1), got {self.prior_share!r}")
+        if isinstance(self.k, bool) or not isinstance(self.k, int) or self.k < 1:
             raise ConfigError(f"k must be an integer >= 1, got {self.k!r}")

@@ -1,8 +1,11 @@
-"""A scope's gate: its vectors and threshold, held in the Rust core, routed per profile.
+"""A scope's gate: its vectors, its threshold and each memory's share, routed per profile.
 
-The state is kept incrementally: adding or removing a memory costs O(d) plus
-the Rust bookkeeping, never a re-scan of the scope (except under the ``sage``
-profile, whose density proxy is by definition a PCA of the whole scope and is
+``ScopeGate`` is the one owner of a scope's threshold: the Rust ``ScopeState``
+is a pure vector index, while the ``ThresholdState`` and the share each memory
+contributed to it (1 - its novelty when it was admitted) live here. The state
+is kept incrementally: adding or removing a memory costs O(d) plus the Rust
+bookkeeping, never a re-scan of the scope (except under the ``sage`` profile,
+whose density proxy is by definition a PCA of the whole scope and is
 recomputed once per ``add`` call, as SAGE does).
 """
 
@@ -54,18 +57,19 @@ def _locked(method: Callable[..., _T]) -> Callable[..., _T]:
 
 
 def new_threshold(config: GateConfig) -> _core.ThresholdState:
+    """A fresh threshold with the configuration's parameters (the core has no defaults)."""
     return _core.ThresholdState(
         gamma=config.gamma,
         tau_min=config.tau_min,
         tau_max=config.tau_max,
         kappa_c=config.kappa_c,
-        prior_nn_cos=config.prior_nn_cos,
+        prior_share=config.prior_share,
         prior_weight=config.prior_weight,
     )
 
 
 class ScopeGate:
-    """One scope's gate state: vectors (Rust ``ScopeState``), threshold, revision.
+    """One scope's gate state: vectors (Rust ``ScopeState``), threshold and shares, revision.
 
     Args:
         config: the gate configuration.
@@ -87,7 +91,8 @@ class ScopeGate:
         self.threshold = threshold
         self.sage_tau = sage_tau
         self.revision = revision
-        self.nn_cos: dict[int, float] = {}
+        # What each memory added to the threshold, so that removing it can undo exactly that.
+        self.shares: dict[int, float] = {}
         self.trace: list[tuple[int, float, float]] = []
         self.lock = threading.RLock()
         self.dirty: set[int] = set()
@@ -99,11 +104,17 @@ class ScopeGate:
         return len(self.state)
 
     @_locked
-    def load(self, seqs: np.ndarray, matrix: np.ndarray, nn_cos: np.ndarray) -> None:
-        """Bulk-load a scope's active memories (hydration), leaving the threshold as persisted."""
+    def load(self, seqs: np.ndarray, matrix: np.ndarray, shares: np.ndarray) -> None:
+        """Bulk-load a scope's active memories (hydration), leaving the threshold as persisted.
+
+        Args:
+            seqs: (n,) int64 store sequence numbers.
+            matrix: (n, d) float32 unit rows.
+            shares: (n,) float64, what each memory added to the threshold (nan: nothing).
+        """
         if len(seqs):
             self.state.add_many(np.ascontiguousarray(seqs, dtype=np.int64), np.ascontiguousarray(matrix))
-        self.nn_cos.update(zip((int(s) for s in seqs), (float(c) for c in nn_cos)))
+        self.shares.update(zip((int(s) for s in seqs), (float(c) for c in shares)))
         if len(self.state) >= self.index_min_size:
             if self.index_path is not None:
                 self.index = ScopeIndex.load(self.index_path, dim=self.dim, revision=self.revision,
@@ -212,22 +223,34 @@ class ScopeGate:
     # ---- changes -------------------------------------------------------------
 
     @_locked
-    def add(self, seq: int, vector: np.ndarray, nn_cos: float) -> None:
-        self._put(seq, vector, nn_cos)
-        self.threshold.on_add(nn_cos)
+    def add(self, seq: int, vector: np.ndarray, share: float) -> None:
+        """Store a new memory and count its share (``ScopeGate.share(score)``; nan: none)."""
+        self._put(seq, vector, share)
+        self.threshold.on_add(share)
         self.dirty.add(seq)
+
+    @_locked
+    def record_refusal(self, s: GateScore) -> None:
+        """Count a refused candidate's share, which no memory will hold.
+
+        A refused candidate still tells the threshold how novel this scope's
+        input is. Counting additions alone would bias tau upward (only the
+        novel get in, so the mean novelty rises, so tau rises) and the gate
+        would feed on itself.
+        """
+        self.threshold.on_add(self.share(s))
 
     @_locked
     def replace(self, seq: int, vector: np.ndarray) -> None:
         """An UPDATE changed this memory's text: swap its vector, keep its threshold share."""
-        self._put(seq, vector, self.nn_cos.get(seq, math.nan))
+        self._put(seq, vector, self.shares.get(seq, math.nan))
         self.dirty.add(seq)
 
     @_locked
     def remove(self, seq: int) -> None:
         if not self.state.contains(seq):
             return
-        self.threshold.on_remove(self.nn_cos.get(seq, math.nan))
+        self.threshold.on_remove(self.shares.get(seq, math.nan))
         self._drop(seq)
         self.dirty.add(seq)
 
@@ -235,22 +258,22 @@ class ScopeGate:
     def sync(self, changes: "ChangesRow", *, threshold: _core.ThresholdState, sage_tau: float | None,
              revision: int) -> None:
         """Catch up with another writer's commits: apply the changed rows, take its threshold."""
-        for seq, active, vector, nn in zip(changes.seqs, changes.active, changes.matrix, changes.shares):
+        for seq, active, vector, share in zip(changes.seqs, changes.active, changes.matrix, changes.shares):
             if active:
-                self._put(int(seq), np.ascontiguousarray(vector), float(nn))
+                self._put(int(seq), np.ascontiguousarray(vector), float(share))
             else:
                 self._drop(int(seq))
         self.threshold = threshold
         self.sage_tau = sage_tau
         self.revision = revision
 
-    def _put(self, seq: int, vector: np.ndarray, nn_cos: float) -> None:
-        """Store or overwrite a vector, leaving the threshold alone."""
+    def _put(self, seq: int, vector: np.ndarray, share: float) -> None:
+        """Store or overwrite a vector and its share, leaving the threshold alone."""
         existed = self.state.contains(seq)
         if existed:
             self.state.remove(seq)
-        self.state.add(seq, vector, nn_cos=nn_cos)
-        self.nn_cos[seq] = nn_cos
+        self.state.add(seq, vector)
+        self.shares[seq] = share
         if self.index is not None:
             if existed:
                 self.index.replace(seq, vector)
@@ -263,7 +286,7 @@ class ScopeGate:
         if not self.state.contains(seq):
             return
         self.state.remove(seq)
-        self.nn_cos.pop(seq, None)
+        self.shares.pop(seq, None)
         if self.index is not None:
             self.index.remove(seq)
 

@@ -112,7 +112,7 @@ class WritePath:
             # input is. Counting additions alone would bias tau upward (only the
             # novel get in, so the mean novelty rises, so tau rises) and the
             # gate would feed on itself.
-            self.gate.threshold.on_add(self.gate.share(s))
+            self.gate.record_refusal(s)
         into_id = self._id(into_seq)
         rejection_id = self.store.add_rejection(
             self.scope, text=cand.text, sources=cand.sources, metadata=cand.metadata, layer=layer,

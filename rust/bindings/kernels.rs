@@ -45,9 +45,9 @@ fn kappa_banerjee(py: Python<'_>, matrix: &Bound<'_, PyAny>, clip: Option<Arg<'_
 }
 
 #[pyfunction]
-#[pyo3(signature = (mean_nn_cos, *, c=Arg::Float(4.0), max_kappa=Arg::Float(1e4)), text_signature = "(mean_nn_cos, *, c=4.0, max_kappa=10000.0)")]
-fn kappa_from_spacing(py: Python<'_>, mean_nn_cos: Arg<'_>, c: Arg<'_>, max_kappa: Arg<'_>) -> PyResult<f64> {
-    let (m, c, max_kappa) = (mean_nn_cos.float(py, "mean_nn_cos")?, c.float(py, "c")?, max_kappa.float(py, "max_kappa")?);
+#[pyo3(signature = (mean_share, *, c=Arg::Float(4.0), max_kappa=Arg::Float(1e4)), text_signature = "(mean_share, *, c=4.0, max_kappa=10000.0)")]
+fn kappa_from_spacing(py: Python<'_>, mean_share: Arg<'_>, c: Arg<'_>, max_kappa: Arg<'_>) -> PyResult<f64> {
+    let (m, c, max_kappa) = (mean_share.float(py, "mean_share")?, c.float(py, "c")?, max_kappa.float(py, "max_kappa")?);
     Ok(kappa::from_spacing(m, c, max_kappa)?)
 }
 

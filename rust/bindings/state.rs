@@ -1,11 +1,11 @@
-//! Stateful classes: ThresholdState, ScopeState (with ScoreResult) and Pca.
+//! Stateful classes: ThresholdState, ScopeState (a pure vector index, with ScoreResult) and Pca.
 
 use numpy::ndarray::Array2;
 use numpy::{IntoPyArray, PyArray1, PyArray2};
 use pyo3::prelude::*;
-use pyo3::types::PyBytes;
+use pyo3::types::{PyBytes, PyDict};
 
-use super::validate::{dims, finite_rows, matrix, non_empty, opt_float, opt_pair, output_size, slice, vector, Arg};
+use super::validate::{dims, finite_rows, matrix, non_empty, opt_pair, output_size, slice, vector, Arg};
 use crate::error::CoreError;
 use crate::novelty::KnnScore;
 use crate::projection;
@@ -26,26 +26,46 @@ pub struct PyThresholdState {
 
 #[pymethods]
 impl PyThresholdState {
+    /// Every parameter is required: GateConfig (python/memsieve/config.py)
+    /// is their one source, so the core keeps no defaults of its own.
     #[new]
-    #[pyo3(signature = (*, gamma=Arg::Float(0.5), tau_min=Arg::Float(0.05), tau_max=Arg::Float(0.5), kappa_c=Arg::Float(4.0), prior_nn_cos=Arg::Float(0.5), prior_weight=Arg::Float(8.0)), text_signature = "(*, gamma=0.5, tau_min=0.05, tau_max=0.5, kappa_c=4.0, prior_nn_cos=0.5, prior_weight=8.0)")]
-    fn new(py: Python<'_>, gamma: Arg<'_>, tau_min: Arg<'_>, tau_max: Arg<'_>, kappa_c: Arg<'_>, prior_nn_cos: Arg<'_>, prior_weight: Arg<'_>) -> PyResult<Self> {
+    #[pyo3(signature = (*, gamma, tau_min, tau_max, kappa_c, prior_share, prior_weight))]
+    fn new(py: Python<'_>, gamma: Arg<'_>, tau_min: Arg<'_>, tau_max: Arg<'_>, kappa_c: Arg<'_>, prior_share: Arg<'_>, prior_weight: Arg<'_>) -> PyResult<Self> {
         let p = ThresholdParams {
             gamma: gamma.float(py, "gamma")?,
             tau_min: tau_min.float(py, "tau_min")?,
             tau_max: tau_max.float(py, "tau_max")?,
             kappa_c: kappa_c.float(py, "kappa_c")?,
-            prior_nn_cos: prior_nn_cos.float(py, "prior_nn_cos")?,
+            prior_share: prior_share.float(py, "prior_share")?,
             prior_weight: prior_weight.float(py, "prior_weight")?,
         };
         Ok(PyThresholdState { inner: threshold::ThresholdState::new(p)? })
     }
 
-    fn on_add(&mut self, py: Python<'_>, nn_cos: Arg<'_>) -> PyResult<()> {
-        Ok(self.inner.on_add(nn_cos.float(py, "nn_cos")?)?)
+    fn on_add(&mut self, py: Python<'_>, share: Arg<'_>) -> PyResult<()> {
+        Ok(self.inner.on_add(share.float(py, "share")?)?)
     }
 
-    fn on_remove(&mut self, py: Python<'_>, nn_cos: Arg<'_>) -> PyResult<()> {
-        Ok(self.inner.on_remove(nn_cos.float(py, "nn_cos")?)?)
+    fn on_remove(&mut self, py: Python<'_>, share: Arg<'_>) -> PyResult<()> {
+        Ok(self.inner.on_remove(share.float(py, "share")?)?)
+    }
+
+    /// The parameters, by name (as passed, or as stored in the bytes).
+    #[getter]
+    fn params<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
+        let p = &self.inner.params;
+        let out = PyDict::new(py);
+        for (k, v) in [
+            ("gamma", p.gamma),
+            ("tau_min", p.tau_min),
+            ("tau_max", p.tau_max),
+            ("kappa_c", p.kappa_c),
+            ("prior_share", p.prior_share),
+            ("prior_weight", p.prior_weight),
+        ] {
+            out.set_item(k, v)?;
+        }
+        Ok(out)
     }
 
     #[getter]
@@ -54,8 +74,8 @@ impl PyThresholdState {
     }
 
     #[getter]
-    fn mean_nn_cos(&self) -> f64 {
-        self.inner.mean_nn_cos()
+    fn mean_share(&self) -> f64 {
+        self.inner.mean_share()
     }
 
     #[getter]
@@ -82,9 +102,9 @@ impl PyThresholdState {
 
     fn __repr__(&self) -> String {
         format!(
-            "ThresholdState(count={}, mean_nn_cos={:.4}, kappa={:.3}, tau={:.4})",
+            "ThresholdState(count={}, mean_share={:.4}, kappa={:.3}, tau={:.4})",
             self.inner.count(),
-            self.inner.mean_nn_cos(),
+            self.inner.mean_share(),
             self.inner.kappa(),
             self.inner.tau()
         )
@@ -141,23 +161,13 @@ impl PyScopeState {
     }
 }
 
-fn query<'py>(py: Python<'py>, q: &Bound<'py, PyAny>) -> PyResult<numpy::PyReadonlyArray1<'py, f32>> {
-    let _ = py;
-    vector(q, "query")
-}
-
 #[pymethods]
 impl PyScopeState {
     #[new]
-    #[pyo3(signature = (dim, *, threshold=None))]
-    fn new(py: Python<'_>, dim: Arg<'_>, threshold: Option<PyRef<'_, PyThresholdState>>) -> PyResult<Self> {
+    fn new(py: Python<'_>, dim: Arg<'_>) -> PyResult<Self> {
         let dim = dim.count(py, "dim", 1, "pass the embedding width, e.g. 384")?;
         output_size(1, dim, "a scope row")?;
-        let t = match threshold {
-            Some(t) => t.inner.clone(),
-            None => threshold::ThresholdState::new(ThresholdParams::default())?,
-        };
-        Ok(PyScopeState { inner: scope::ScopeState::new(dim, t)? })
+        Ok(PyScopeState { inner: scope::ScopeState::new(dim)? })
     }
 
     fn __len__(&self) -> usize {
@@ -169,19 +179,10 @@ impl PyScopeState {
         self.inner.dim()
     }
 
-    /// A copy: changing it does not change the scope.
-    #[getter]
-    fn threshold(&self) -> PyThresholdState {
-        PyThresholdState { inner: self.inner.threshold.clone() }
-    }
-
-    #[pyo3(signature = (id, vector, *, nn_cos=None))]
-    fn add(&mut self, py: Python<'_>, id: Arg<'_>, vector: &Bound<'_, PyAny>, nn_cos: Option<Arg<'_>>) -> PyResult<()> {
+    fn add(&mut self, py: Python<'_>, id: Arg<'_>, vector: &Bound<'_, PyAny>) -> PyResult<()> {
         let id = id.int(py, "id", ID_EXAMPLE)?;
-        let nn_cos = opt_float(py, nn_cos, "nn_cos")?;
         let v = super::validate::vector(vector, "vector")?;
-        let vs = slice(&v)?;
-        Ok(self.inner.add(id, vs, nn_cos)?)
+        Ok(self.inner.add(id, slice(&v)?)?)
     }
 
     fn add_many(&mut self, ids: &Bound<'_, PyAny>, vectors: &Bound<'_, PyAny>) -> PyResult<()> {
@@ -198,7 +199,7 @@ impl PyScopeState {
         Ok(self.inner.add_many(is, ms)?)
     }
 
-    fn remove(&mut self, py: Python<'_>, id: Arg<'_>) -> PyResult<f64> {
+    fn remove(&mut self, py: Python<'_>, id: Arg<'_>) -> PyResult<()> {
         Ok(self.inner.remove(id.int(py, "id", ID_EXAMPLE)?)?)
     }
 
@@ -216,12 +217,12 @@ impl PyScopeState {
         Ok(arr.into_pyarray(py))
     }
 
-    #[pyo3(signature = (query, *, k=Arg::Int(10), kappa=None), text_signature = "($self, query, *, k=10, kappa=None)")]
-    fn score(&self, py: Python<'_>, query: &Bound<'_, PyAny>, k: Arg<'_>, kappa: Option<Arg<'_>>) -> PyResult<ScoreResult> {
-        let q = self::query(py, query)?;
+    #[pyo3(signature = (query, *, kappa, k=Arg::Int(10)), text_signature = "($self, query, *, kappa, k=10)")]
+    fn score(&self, py: Python<'_>, query: &Bound<'_, PyAny>, kappa: Arg<'_>, k: Arg<'_>) -> PyResult<ScoreResult> {
+        let q = vector(query, "query")?;
         let qs = slice(&q)?;
+        let kappa = kappa.float(py, "kappa")?;
         let k = k.count(py, "k", 1, K_EXAMPLE)?;
-        let kappa = opt_float(py, kappa, "kappa")?.unwrap_or_else(|| self.inner.threshold.kappa());
         let inner = &self.inner;
         let r = py.detach(|| inner.score_knn(qs, kappa, k))?;
         Ok(self.result(r, kappa))
@@ -229,7 +230,7 @@ impl PyScopeState {
 
     #[pyo3(signature = (query, *, k=Arg::Int(10)), text_signature = "($self, query, *, k=10)")]
     fn score_maxcos(&self, py: Python<'_>, query: &Bound<'_, PyAny>, k: Arg<'_>) -> PyResult<ScoreResult> {
-        let q = self::query(py, query)?;
+        let q = vector(query, "query")?;
         let qs = slice(&q)?;
         let k = k.count(py, "k", 1, K_EXAMPLE)?;
         let inner = &self.inner;
@@ -239,7 +240,7 @@ impl PyScopeState {
 
     #[pyo3(signature = (query, *, kappa, k=Arg::Int(10)), text_signature = "($self, query, *, kappa, k=10)")]
     fn score_sage(&self, py: Python<'_>, query: &Bound<'_, PyAny>, kappa: Arg<'_>, k: Arg<'_>) -> PyResult<ScoreResult> {
-        let q = self::query(py, query)?;
+        let q = vector(query, "query")?;
         let qs = slice(&q)?;
         let kappa = kappa.float(py, "kappa")?;
         let k = k.count(py, "k", 1, K_EXAMPLE)?;
@@ -249,7 +250,7 @@ impl PyScopeState {
     }
 
     fn nearest<'py>(&self, py: Python<'py>, query: &Bound<'py, PyAny>, k: Arg<'py>) -> PyResult<Nearest<'py>> {
-        let q = self::query(py, query)?;
+        let q = vector(query, "query")?;
         let qs = slice(&q)?;
         let k = k.count(py, "k", 1, "pass e.g. k=10")?;
         let inner = &self.inner;
@@ -261,10 +262,6 @@ impl PyScopeState {
     #[pyo3(signature = (*, clip=None))]
     fn kappa_banerjee(&self, py: Python<'_>, clip: Option<Arg<'_>>) -> PyResult<f64> {
         Ok(self.inner.kappa_banerjee(opt_pair(py, clip, "clip", "SAGE uses clip=(1e-3, 50.0)")?)?)
-    }
-
-    fn to_bytes<'py>(&self, py: Python<'py>) -> Bound<'py, PyBytes> {
-        PyBytes::new(py, &self.inner.threshold.to_bytes())
     }
 
     fn __repr__(&self) -> String {

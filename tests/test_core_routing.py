@@ -1,6 +1,9 @@
 """Properties of routing and of the scope state (hypothesis)."""
 
+import math
+
 import numpy as np
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -17,17 +20,40 @@ def unit_rows(seed, n, d):
     return np.ascontiguousarray(x, dtype=np.float32)
 
 
-@given(finite, finite, deltas)
-def test_regions_partition_the_line_in_order(novelty, tau, delta):
-    r = _core.route(novelty, tau, delta)
-    # Exactly one region holds each point, and NOOP < BAND < ADD along the line.
-    assert r == ("ADD" if novelty >= tau + delta else "BAND" if novelty >= tau else "NOOP")
-    if r == "NOOP":
-        assert novelty < tau
-    elif r == "BAND":
-        assert tau <= novelty < tau + delta
-    else:
-        assert novelty >= tau + delta
+# (novelty, tau, delta, route), worked out by hand from the documented rule:
+# the band is [tau, tau + delta), closed below and open above.
+STATED = [
+    (0.50, 0.20, 0.10, "ADD"),
+    (0.25, 0.20, 0.10, "BAND"),
+    (0.20, 0.20, 0.10, "BAND"),  # tau itself is in the band
+    (0.10, 0.20, 0.10, "NOOP"),
+    (0.30, 0.20, 0.10, "BAND"),  # 0.2 + 0.1 is 0.30000000000000004 in binary, above 0.3
+    (0.40, 0.25, 0.15, "ADD"),  # 0.25 + 0.15 is exactly 0.4: the top edge belongs to ADD
+    (0.20, 0.20, 0.00, "ADD"),  # no band: tau itself is ADD
+    (-3.0, -2.0, 0.50, "NOOP"),  # negative novelty (a near-duplicate) below a negative tau
+    (-1.8, -2.0, 0.50, "BAND"),
+    (math.inf, 0.20, 0.10, "ADD"),  # an empty scope
+    (-math.inf, 0.20, 0.10, "NOOP"),
+]
+
+
+@pytest.mark.parametrize("novelty, tau, delta, want", STATED)
+def test_stated_cases(novelty, tau, delta, want):
+    assert _core.route(novelty, tau, delta) == want
+
+
+@given(finite, deltas.filter(lambda d: d > 0))
+def test_the_band_is_closed_below_and_open_above(tau, delta):
+    top = tau + delta
+    below_tau = math.nextafter(tau, -math.inf)
+    below_top = math.nextafter(top, -math.inf)
+    assert _core.route(below_tau, tau, delta) == "NOOP"
+    # A delta lost to rounding (tau + delta == tau) leaves an empty band.
+    assert _core.route(tau, tau, delta) == ("BAND" if top > tau else "ADD")
+    assert _core.route(top, tau, delta) == "ADD"
+    assert _core.route(math.nextafter(top, math.inf), tau, delta) == "ADD"
+    if below_top >= tau:
+        assert _core.route(below_top, tau, delta) == "BAND"
 
 
 @given(finite, finite)

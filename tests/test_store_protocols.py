@@ -107,6 +107,9 @@ def _calls() -> dict[str, object]:
         "add_link": lambda s: s.add_link("m", "n", kind="near", cosine=0.5, now="t"),
         "bump": lambda s: s.bump(u, "ADD", "user"),
         "add_fault": lambda s: s.add_fault(u, kind="k", detail="d", raw=None, now="t"),
+        "purge_memory": lambda s: s.purge_memory(1, reason="r", now="t"),
+        "purge_rejection": lambda s: s.purge_rejection("r", reason="r", now="t"),
+        "checkpoint": lambda s: s.checkpoint(),
     }
 
 

@@ -122,6 +122,9 @@ MEMORY_COLUMNS = (
 )
 
 
+#: The text_hash of a purged memory (a real one is 64 hex digits): its tombstone mark.
+PURGED_HASH = "purged"
+
 #: The largest LIMIT SQLite and PostgreSQL accept: a signed 64-bit integer.
 MAX_LIMIT = 2**63 - 1
 
@@ -256,6 +259,10 @@ class WriteTx(StoreReader, Protocol):
     def bump(self, scope: Scope, event: str, layer: str) -> None: ...
     def add_fault(self, scope: Scope, *, kind: str, detail: str, raw: str | None, now: str) -> None: ...
 
+    # erasing (see store/sql_purge.py)
+    def purge_memory(self, seq: int, *, reason: str, now: str) -> None: ...
+    def purge_rejection(self, rejection_id: str, *, reason: str, now: str) -> None: ...
+
 
 class Store(StoreReader, Protocol):
     """An open store: reads, a write transaction, and close.
@@ -275,6 +282,17 @@ class Store(StoreReader, Protocol):
 
     def transaction(self, scope: Scope | None = None) -> AbstractContextManager[WriteTx]:
         """An exclusive write transaction on ``scope`` (None: store-wide); everything in it commits or nothing does."""
+
+    def checkpoint(self) -> bool:
+        """Make the store's files drop what purges erased; True when nothing is left pending.
+
+        SQLite: ``PRAGMA wal_checkpoint(TRUNCATE)`` (False if another
+        connection's read kept the WAL). PostgreSQL: ``VACUUM`` of the tables a
+        purge erases from. A transaction that purged runs this after it commits.
+
+        Raises:
+            StoreError: called inside a write transaction.
+        """
 
     def close(self) -> None:
         """Close the connection; every later call raises ClosedError."""

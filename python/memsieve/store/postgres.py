@@ -24,10 +24,14 @@ from memsieve.scope import Scope
 from memsieve.store.base import VectorsRow, none_to_nan, sql_limit
 from memsieve.store.pg_migrations import MIGRATIONS, TABLES, TEXT_SEARCH_CONFIG, migrate
 from memsieve.store.postgres_codec import mask_password, match_phrases, register_vector
-from memsieve.store.sql_records import SqlRecords
+from memsieve.store.sql_purge import SqlPurge
 
 if TYPE_CHECKING:
     from memsieve.store.base import Store, WriteTx
+
+
+#: The tables a purge erases texts from, vacuumed after it.
+PURGED_TABLES = ("memories", "memory_versions", "history", "rejections", "faults")
 
 
 def scope_lock_key(scope: Scope | None) -> int:
@@ -45,7 +49,7 @@ def _say(exc: BaseException) -> str:
     return " ".join(str(exc).split())
 
 
-class PostgresStore(SqlRecords):
+class PostgresStore(SqlPurge):
     """Memories, history, rejections, links, counters and scope state in a PostgreSQL database.
 
     Args:
@@ -105,6 +109,8 @@ class PostgresStore(SqlRecords):
         return self._conn
 
     # ---- the dialect (the hooks of SqlRecords; its TRUE and FALSE are PostgreSQL's) ----
+
+    _NO_VECTOR = None  # pgvector has no zero-width vector; migration 5 made the column nullable
 
     def _in(self, column: str, values: Sequence[int]) -> tuple[str, list[Any]]:
         return f"{column} = ANY(%s)", [[int(v) for v in values]]
@@ -173,6 +179,7 @@ class PostgresStore(SqlRecords):
                 raise StoreError("nested write transaction; this is a bug in memsieve")
             conn = self._connection()
             self._in_tx = True
+            self._purged = False
             try:
                 with conn.transaction():
                     try:
@@ -187,6 +194,30 @@ class PostgresStore(SqlRecords):
                 raise StoreError(f"postgresql transaction failed on {self.path}: {_say(exc)}") from exc
             finally:
                 self._in_tx = False
+            if self._purged:
+                self._purged = False
+                try:
+                    self.checkpoint()
+                except StoreError as exc:
+                    raise StoreError(f"the purge committed, but {exc}; run VACUUM on {', '.join(PURGED_TABLES)} "
+                                     "as their owner to drop the old row versions") from exc
+
+    def checkpoint(self) -> bool:
+        """``VACUUM`` the tables a purge erases from, so the old row versions holding erased texts are dropped.
+
+        PostgreSQL keeps an updated row's old version until VACUUM, and only
+        drops it once no open transaction can still see it; its WAL and any
+        backups keep what they recorded until they are recycled. Always True
+        (the server reports no partial vacuum).
+
+        Raises:
+            StoreError: called inside a write transaction, or VACUUM failed.
+        """
+        with self.lock:
+            if self._in_tx:
+                raise StoreError("checkpoint inside a write transaction; call it after the transaction ends")
+            self._q(f"VACUUM {', '.join(PURGED_TABLES)}")
+            return True
 
     # ---- scope state ---------------------------------------------------------
 

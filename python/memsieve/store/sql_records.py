@@ -20,8 +20,9 @@ import numpy as np
 from memsieve.errors import NotFoundError
 from memsieve.records import HistoryEntry, MemoryItem, Rejection
 from memsieve.scope import Scope
-from memsieve.store.base import (MEMORY_COLUMNS, REJECTION_COLUMNS, CandidatesRow, ChangesRow, MemoryRow,
-                                  ScopeRow, memory_item, nan_to_none, none_to_nan, rejection_record, sql_limit, stack_rows)
+from memsieve.store.base import (MEMORY_COLUMNS, PURGED_HASH, REJECTION_COLUMNS, CandidatesRow, ChangesRow,
+                                  MemoryRow, ScopeRow, memory_item, nan_to_none, none_to_nan, rejection_record,
+                                  sql_limit, stack_rows)
 
 
 #: Seqs bound in one statement: under SQLite's smallest limit of 999 variables
@@ -37,10 +38,12 @@ VERSION_AT = (
 )
 
 #: Which memories were visible at a time (four params, all that time): known
-#: to the store then, not yet deleted, and valid then.
+#: to the store then, not yet deleted, and valid then. A purged memory is
+#: visible at no time: its texts and vectors are gone.
 VISIBLE_AT = (
     "m.created_at <= %s AND (m.expired_at IS NULL OR m.expired_at > %s)"
     " AND (m.valid_from IS NULL OR m.valid_from <= %s) AND (m.valid_to IS NULL OR m.valid_to > %s)"
+    f" AND m.text_hash <> '{PURGED_HASH}'"
 )
 
 
@@ -249,10 +252,10 @@ class SqlRecords:
     # ---- memories as they were -------------------------------------------------
 
     def items_at(self, seqs: Sequence[int], as_of: str) -> dict[int, MemoryItem]:
-        """The memories with these seqs, each with the text it had at ``as_of`` (ISO time)."""
+        """The memories with these seqs, each with the text it had at ``as_of`` (ISO time); none purged."""
         columns = MEMORY_COLUMNS.replace("m.text,", "COALESCE(v.text, m.text),", 1)
-        rows = self._for_seqs(f"SELECT m.seq, {columns} FROM memories m {VERSION_AT} WHERE", "m.seq", seqs,
-                              before=(as_of,))
+        rows = self._for_seqs(f"SELECT m.seq, {columns} FROM memories m {VERSION_AT}"
+                              f" WHERE m.text_hash <> '{PURGED_HASH}' AND", "m.seq", seqs, before=(as_of,))
         return {int(r[0]): memory_item(r[1:]) for r in rows}
 
     def candidates(self, scope: Scope, *, as_of: str | None) -> CandidatesRow:

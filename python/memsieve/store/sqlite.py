@@ -20,14 +20,14 @@ from memsieve.errors import ClosedError, StoreError
 from memsieve.scope import Scope
 from memsieve.store.base import VectorsRow, none_to_nan, sql_limit
 from memsieve.store.migrations import migrate
-from memsieve.store.sql_records import SqlRecords
+from memsieve.store.sql_purge import SqlPurge
 from memsieve.store.sqlite_open import Rows, check_folder, run, set_wal, store_error
 
 if TYPE_CHECKING:
     from memsieve.store.base import Store, WriteTx
 
 
-class SQLiteStore(SqlRecords):
+class SQLiteStore(SqlPurge):
     """Memories, history, rejections, links, counters and scope state in one file.
 
     Args:
@@ -64,6 +64,8 @@ class SQLiteStore(SqlRecords):
             set_wal(c, self.path, timeout=self.timeout)
         c.execute("PRAGMA synchronous = NORMAL")
         c.execute("PRAGMA foreign_keys = ON")
+        # Freed space is zeroed, so a purged text leaves no bytes in the file.
+        c.execute("PRAGMA secure_delete = ON")
         migrate(c)
         # Reading the schema parses every table definition: a garbled file
         # fails here, at open, rather than at some later read.
@@ -81,15 +83,20 @@ class SQLiteStore(SqlRecords):
         """An exclusive write transaction: everything inside commits or nothing does.
 
         SQLite locks the whole database, so ``scope`` (which a server store uses
-        to take a per-scope lock) is not needed here.
+        to take a per-scope lock) is not needed here. A transaction that
+        purged merges the full-text index before it commits (so no segment
+        keeps an erased word) and checkpoints after.
         """
         with self.lock:
             if self._in_tx:
                 raise StoreError("nested write transaction; this is a bug in memsieve")
             self._q("BEGIN IMMEDIATE")
             self._in_tx = True
+            self._purged = False
             try:
                 yield self
+                if self._purged:
+                    self._q("INSERT INTO memories_fts(memories_fts) VALUES ('optimize')")
             except BaseException:
                 self._rollback()
                 raise
@@ -97,6 +104,24 @@ class SQLiteStore(SqlRecords):
                 self._q("COMMIT")
             finally:
                 self._in_tx = False
+            if self._purged:
+                self._purged = False
+                self.checkpoint()
+
+    def checkpoint(self) -> bool:
+        """Copy the WAL into the file and truncate it; False if another connection's read kept some of it.
+
+        With ``secure_delete`` on, what a purge erased is then in neither the
+        file nor the WAL.
+
+        Raises:
+            StoreError: called inside a write transaction.
+        """
+        with self.lock:
+            if self._in_tx:
+                raise StoreError("checkpoint inside a write transaction; call it after the transaction ends")
+            busy = self._q("PRAGMA wal_checkpoint(TRUNCATE)").fetchone()[0]
+            return int(busy) == 0
 
     def _rollback(self) -> None:
         # The error that ended the transaction is the one to report: a
@@ -124,6 +149,7 @@ class SQLiteStore(SqlRecords):
 
     _TRUE = "1"
     _FALSE = "0"
+    _NO_VECTOR = b""
 
     def _in(self, column: str, values: Sequence[int]) -> tuple[str, list[Any]]:
         return f"{column} IN ({','.join('?' * len(values))})", [int(v) for v in values]

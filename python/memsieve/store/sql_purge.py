@@ -1,0 +1,163 @@
+"""Purging: erasing a memory's text and embedding from every table that holds them, leaving a tombstone.
+
+A soft delete keeps everything (nothing is lost unless the user purges). A
+purge is the user saying the text must go: the memory row keeps its id, its
+times and its sources, and loses its text, embedding and metadata; its
+superseded versions are deleted; its history keeps every row, with the texts
+and any LLM-written reason erased; the rejections folded into it (still NOOPs
+of it) or restored as it keep their numbers and lose their text and metadata;
+texts of it that other records quote (a ``superseded_by_text``, a NOOP's
+history row in the memory it was folded into, an LLM fault's raw output) are
+erased too. A ``PURGE`` history row records the reason.
+
+Erasing the rows is the shared part, written once here. Getting the bytes off
+the disk is each store's: SQLite zeroes freed space (``secure_delete``),
+merges its full-text index and truncates the WAL after the transaction;
+PostgreSQL runs ``VACUUM`` (see ``checkpoint`` of each store).
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterable
+from typing import Any
+
+from memsieve.errors import NotFoundError
+from memsieve.scope import Scope
+from memsieve.store.base import PURGED_HASH
+from memsieve.store.sql_records import SEQ_BATCH, SqlRecords
+
+#: What replaces a reason the LLM wrote (it may quote the erased text).
+ERASED_REASON = "(erased by a purge)"
+
+#: Extra keys of a purged memory's own history kept: ids and source lists, never a text.
+_KEPT_STRING_KEYS = ("rejection_id",)
+
+
+class SqlPurge(SqlRecords):
+    """``purge_memory`` and ``purge_rejection`` on top of the shared SQL.
+
+    A store supplies, besides the hooks of SqlRecords, ``_NO_VECTOR`` (what an
+    erased embedding is stored as) and sets ``_purged`` to False when a
+    transaction begins; a purge sets it, so the store can finish the erasure
+    (merge indexes, checkpoint) once the transaction commits.
+    """
+
+    _NO_VECTOR: Any = None
+    _purged = False
+
+    def purge_memory(self, seq: int, *, reason: str, now: str) -> None:
+        """Erase the memory's text and embedding everywhere the store holds them, keeping a tombstone.
+
+        The caller bumps the scope's revision and marks the seq changed, as for
+        a soft delete; a purged memory is inactive and stays out of every read
+        of texts (``candidates`` at any time included). Purging twice is
+        harmless and records a second ``PURGE`` row.
+
+        Raises:
+            NotFoundError: no memory has this seq.
+        """
+        row = self._q("SELECT id, scope_key, text FROM memories WHERE seq = %s", (int(seq),)).fetchone()
+        if row is None:
+            raise NotFoundError(f"no memory with seq {int(seq)}; purge a memory that exists (see get_all())")
+        memory_id, scope = str(row[0]), Scope.from_key(str(row[1]))
+        texts = {str(row[2])} | self._version_texts(int(seq)) | self._history_texts(memory_id)
+        rejections = self._q(
+            "SELECT id, text, nearest_id FROM rejections WHERE (nearest_id = %s AND restored_memory_id IS NULL)"
+            " OR restored_memory_id = %s", (memory_id, memory_id)).fetchall()
+        texts |= {str(r[1]) for r in rejections}
+        texts.discard("")
+
+        self._q(
+            f"UPDATE memories SET text = '', text_hash = %s, embedding = %s, metadata = '{{}}',"
+            f" is_active = {self._FALSE}, expired_at = COALESCE(expired_at, %s), valid_to = COALESCE(valid_to, %s),"
+            " updated_at = %s WHERE seq = %s",
+            (PURGED_HASH, self._NO_VECTOR, now, now, now, int(seq)))
+        self._text_changed(int(seq), None)
+        self._q("DELETE FROM memory_versions WHERE memory_seq = %s", (int(seq),))
+        self._scrub_own_history(memory_id)
+        rejection_ids = {str(r[0]) for r in rejections}
+        self._erase_rejections(rejection_ids, reason=f"purged with memory {memory_id}: {reason}")
+        # A rejection restored as this memory left a NOOP row in the memory it
+        # was folded into; memories linked to this one may quote its text.
+        others = {str(r[2]) for r in rejections if r[2] is not None and str(r[2]) != memory_id}
+        others |= {str(other) for other, _, _ in self.links(memory_id)}
+        self._scrub_quotes(others, texts=texts, rejection_ids=rejection_ids)
+        self._scrub_faults(scope, texts)
+        self.add_history(memory_id, scope, event="PURGE", old_text=None, new_text=None, layer="user",
+                         reason=reason, now=now)
+        self._purged = True
+
+    def purge_rejection(self, rejection_id: str, *, reason: str, now: str) -> None:
+        """Erase a rejection's text and metadata (and the NOOP history row that quotes it), keeping its numbers.
+
+        ``now`` is accepted for symmetry with ``purge_memory``; the record's
+        reason becomes ``purged: <reason>``.
+
+        Raises:
+            NotFoundError: no rejection has this id.
+        """
+        row = self._q("SELECT text, scope_key, nearest_id FROM rejections WHERE id = %s",
+                      (str(rejection_id),)).fetchone()
+        if row is None:
+            raise NotFoundError(f"no rejection with id {rejection_id!r}; list them with rejections()")
+        texts = {str(row[0])} - {""}
+        self._erase_rejections({str(rejection_id)}, reason=f"purged: {reason}")
+        if row[2] is not None:
+            self._scrub_quotes({str(row[2])}, texts=texts, rejection_ids={str(rejection_id)})
+        self._scrub_faults(Scope.from_key(str(row[1])), texts)
+        self._purged = True
+
+    # ---- the texts a memory has held -----------------------------------------
+
+    def _version_texts(self, seq: int) -> set[str]:
+        return {str(r[0]) for r in self._q("SELECT text FROM memory_versions WHERE memory_seq = %s", (seq,))}
+
+    def _history_texts(self, memory_id: str) -> set[str]:
+        found: set[str] = set()
+        for old, new, extra in self._q("SELECT old_text, new_text, extra FROM history WHERE memory_id = %s",
+                                       (memory_id,)):
+            found.update(t for t in (old, new) if t)
+            found.update(v for k, v in json.loads(extra).items() if isinstance(v, str) and k not in _KEPT_STRING_KEYS)
+        return found
+
+    # ---- erasing -----------------------------------------------------------------
+
+    def _scrub_own_history(self, memory_id: str) -> None:
+        """Every history row of the purged memory loses its texts, its extra's strings and any LLM reason."""
+        for seq, extra in self._q("SELECT seq, extra FROM history WHERE memory_id = %s", (memory_id,)).fetchall():
+            kept = {k: v for k, v in json.loads(extra).items() if not isinstance(v, str) or k in _KEPT_STRING_KEYS}
+            self._q("UPDATE history SET old_text = NULL, new_text = NULL, extra = %s,"
+                    " reason = CASE WHEN layer = 'llm' THEN %s ELSE reason END WHERE seq = %s",
+                    (json.dumps(kept), ERASED_REASON, seq))
+
+    def _scrub_quotes(self, memory_ids: Iterable[str], *, texts: set[str], rejection_ids: set[str]) -> None:
+        """In other memories' history: a NOOP row of an erased rejection loses its texts, and any extra
+        string equal to an erased text goes. The memories' own texts are theirs and stay."""
+        wanted = sorted(set(memory_ids))
+        for start in range(0, len(wanted), SEQ_BATCH):
+            where, params = self._in_text("memory_id", wanted[start:start + SEQ_BATCH])
+            rows = self._q(f"SELECT seq, old_text, new_text, extra FROM history WHERE {where}", params).fetchall()
+            for seq, old, new, extra in rows:
+                decoded = json.loads(extra)
+                quoted = decoded.get("rejection_id") in rejection_ids
+                kept = {k: v for k, v in decoded.items() if not (isinstance(v, str) and v in texts)}
+                if quoted or kept != decoded:
+                    self._q("UPDATE history SET old_text = %s, new_text = %s, extra = %s WHERE seq = %s",
+                            (None if quoted else old, None if quoted else new, json.dumps(kept), seq))
+
+    def _erase_rejections(self, rejection_ids: Iterable[str], *, reason: str) -> None:
+        wanted = sorted(rejection_ids)
+        for start in range(0, len(wanted), SEQ_BATCH):
+            where, params = self._in_text("id", wanted[start:start + SEQ_BATCH])
+            self._q(f"UPDATE rejections SET text = '', metadata = '{{}}', reason = %s WHERE {where}",
+                    [reason, *params])
+
+    def _scrub_faults(self, scope: Scope, texts: set[str]) -> None:
+        """An LLM fault whose detail or raw output contains an erased text loses both."""
+        if not texts:
+            return
+        for seq, detail, raw in self._q("SELECT seq, detail, raw FROM faults WHERE scope_key = %s",
+                                        (scope.key,)).fetchall():
+            if any(t in (detail or "") or t in (raw or "") for t in texts):
+                self._q("UPDATE faults SET detail = %s, raw = NULL WHERE seq = %s", (ERASED_REASON, seq))

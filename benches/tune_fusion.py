@@ -6,7 +6,8 @@ candidate depth D, the script asks ``Memory.search(mode="dense", limit=D)`` and
 itself, from their ids and scores only, so it depends on no internals of the
 search and serves as the fusion hook: whatever backend answers the two
 modes (today SQLite FTS5 for keyword; a per-scope bm25 index later) is tuned
-by re-running it.
+by re-running it. The fusion formulas are memsieve.fusion's own (``Fusion``),
+so what is measured here is what ``hybrid`` ships.
 
 Variants (each at every depth in ``--depths``, default 20, 50, 100):
 
@@ -39,7 +40,6 @@ from __future__ import annotations
 import argparse
 import json
 import random
-import statistics
 import sys
 import time
 from collections import defaultdict
@@ -54,6 +54,7 @@ from memsieve.eval.report import md_table, pct
 from memsieve.eval.retrieval import stored_everything
 from memsieve.eval.runinfo import code_version
 from memsieve.eval.vectors import embed_all
+from memsieve.fusion import Fusion
 from memsieve.render import render_line
 
 K = 10
@@ -67,68 +68,16 @@ Ranked = list[tuple[str, float]]  # (memory id, score), best first
 Fuser = Callable[[Ranked, Ranked], list[str]]
 
 
-def rrf(k: int) -> Fuser:
-    """Reciprocal-rank fusion with constant ``k``."""
-    def fuse(dense: Ranked, keyword: Ranked) -> list[str]:
-        score: dict[str, float] = {}
-        for ranked in (dense, keyword):
-            for rank, (mid, _s) in enumerate(ranked, start=1):
-                score[mid] = score.get(mid, 0.0) + 1.0 / (k + rank)
-        return _order(score, dense, keyword)
-    return fuse
-
-
-def _minmax(scores: Sequence[float]) -> tuple[list[float], float]:
-    lo, hi = min(scores), max(scores)
-    if hi - lo <= 0.0:
-        return [1.0] * len(scores), 0.0
-    return [(s - lo) / (hi - lo) for s in scores], 0.0
-
-
-def _zscore(scores: Sequence[float]) -> tuple[list[float], float]:
-    sd = statistics.pstdev(scores) if len(scores) > 1 else 0.0
-    if sd <= 0.0:
-        return [0.0] * len(scores), -1.0
-    mean = statistics.fmean(scores)
-    z = [(s - mean) / sd for s in scores]
-    return z, min(z)
-
-
-NORMS = {"minmax": _minmax, "z": _zscore}
-
-
-def weighted(norm: str, w: float) -> Fuser:
-    """``w`` * normalized dense + (1 - ``w``) * normalized keyword (see the module docstring)."""
-    normalize = NORMS[norm]
-
-    def fuse(dense: Ranked, keyword: Ranked) -> list[str]:
-        parts = []
-        for ranked in (dense, keyword):
-            if ranked:
-                values, absent = normalize([s for _m, s in ranked])
-                parts.append(({m: v for (m, _s), v in zip(ranked, values)}, absent))
-            else:
-                parts.append(({}, 0.0))
-        (nd, absent_d), (nk, absent_k) = parts
-        ids = set(nd) | set(nk)
-        score = {m: w * nd.get(m, absent_d) + (1.0 - w) * nk.get(m, absent_k) for m in ids}
-        return _order(score, dense, keyword)
-    return fuse
-
-
-def _order(score: dict[str, float], dense: Ranked, keyword: Ranked) -> list[str]:
-    """Ids by fused score, ties to the better dense rank, then the better keyword rank."""
-    far = len(dense) + len(keyword) + 1
-    d_rank = {m: i for i, (m, _s) in enumerate(dense)}
-    k_rank = {m: i for i, (m, _s) in enumerate(keyword)}
-    return sorted(score, key=lambda m: (-score[m], d_rank.get(m, far), k_rank.get(m, far)))
-
-
 def variants() -> list[tuple[dict[str, Any], Fuser]]:
-    """Every fusion configuration of the grid, without its depth."""
-    out: list[tuple[dict[str, Any], Fuser]] = [({"fusion": "rrf", "k": k}, rrf(k)) for k in RRF_KS]
-    out += [({"fusion": norm, "w": w}, weighted(norm, w)) for norm in NORMS for w in WEIGHTS]
-    return out
+    """Every fusion configuration of the grid, without its depth, as memsieve.fusion ships it."""
+    grid = [({"fusion": "rrf", "k": k}, Fusion(method="rrf", rrf_k=k)) for k in RRF_KS]
+    grid += [({"fusion": norm, "w": w}, Fusion(method=norm, weight=w)) for norm in ("minmax", "z") for w in WEIGHTS]
+    return [(params, _ids(fusion)) for params, fusion in grid]
+
+
+def _ids(fusion: Fusion) -> Fuser:
+    """The fused ids, best first; the depth is the lists' own (each was asked for at that limit)."""
+    return lambda dense, keyword: [key for key, _s in fusion.fuse(dense, keyword)]
 
 
 def label(params: dict[str, Any]) -> str:

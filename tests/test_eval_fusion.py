@@ -16,24 +16,33 @@ DENSE = [("a", 0.9), ("b", 0.8), ("c", 0.5)]
 KEYWORD = [("c", 12.0), ("d", 6.0), ("a", 3.0)]
 
 
+def _fuser(**params):
+    return next(f for p, f in tune.variants() if p == params)
+
+
+def test_the_grid_is_every_variant_once():
+    grid = tune.variants()
+    assert len(grid) == 4 + 2 * 11 and len({tune.label(p) for p, _f in grid}) == len(grid)
+
+
 def test_rrf_sums_reciprocal_ranks():
     # a: 1/(10+1) + 1/(10+3); c: 1/(10+3) + 1/(10+1); b: 1/12; d: 1/12. Ties go to the better dense rank.
-    assert tune.rrf(10)(DENSE, KEYWORD) == ["a", "c", "b", "d"]
+    assert _fuser(fusion="rrf", k=10)(DENSE, KEYWORD) == ["a", "c", "b", "d"]
 
 
 def test_minmax_weight_moves_the_order_between_the_lists():
     # minmax dense: a 1, b 0.75, c 0; keyword: c 1, d 1/3, a 0 (absent: 0).
-    assert tune.weighted("minmax", 1.0)(DENSE, KEYWORD)[:3] == ["a", "b", "c"]  # dense alone
-    assert tune.weighted("minmax", 0.0)(DENSE, KEYWORD)[:2] == ["c", "d"]  # keyword alone
+    assert _fuser(fusion="minmax", w=1.0)(DENSE, KEYWORD)[:3] == ["a", "b", "c"]  # dense alone
+    assert _fuser(fusion="minmax", w=0.0)(DENSE, KEYWORD)[:2] == ["c", "d"]  # keyword alone
     # w=0.5: a 0.5, b 0.375, c 0.5, d 1/6 -> a and c tie, a has the better dense rank.
-    assert tune.weighted("minmax", 0.5)(DENSE, KEYWORD) == ["a", "c", "b", "d"]
+    assert _fuser(fusion="minmax", w=0.5)(DENSE, KEYWORD) == ["a", "c", "b", "d"]
 
 
 def test_z_scores_give_absentees_the_lowest_value_of_the_list():
-    fused = tune.weighted("z", 0.5)(DENSE, [("d", 5.0)])
+    fused = _fuser(fusion="z", w=0.5)(DENSE, [("d", 5.0)])
     # A one-item list has no spread: its member gets 0 and everyone else -1, so d still counts.
     assert fused[0] == "a" and set(fused) == {"a", "b", "c", "d"}
-    assert tune.weighted("z", 0.5)(DENSE, []) == ["a", "b", "c"]
+    assert _fuser(fusion="z", w=0.5)(DENSE, []) == ["a", "b", "c"]
 
 
 def test_the_winner_rule_is_the_mean_of_micro_and_macro_over_streams():

@@ -294,7 +294,8 @@ def guarded(action: Callable[[], int]) -> int:
     try:
         return int(action() or 0)
     except MemsieveError as exc:
-        print(f"memsieve: error: {exc}", file=sys.stderr)
+        # One line, whatever the message holds (a driver's error may carry line breaks).
+        print("memsieve: error: " + " ".join(str(exc).split()), file=sys.stderr)
         return 2
     except KeyboardInterrupt:
         print("memsieve: interrupted", file=sys.stderr)
@@ -307,6 +308,7 @@ def run(ns: argparse.Namespace) -> int:
 
 
 def main(argv: list[str] | None = None) -> int:
+    """The ``memsieve`` entry point; returns the exit code (0 ok, 2 a reported error)."""
     args = list(sys.argv[1:] if argv is None else argv)
     if args[:1] == ["eval"]:
         return guarded(lambda: run_eval(args[1:]))

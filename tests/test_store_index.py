@@ -116,7 +116,7 @@ def test_a_stale_bin_found_at_open_is_rebuilt_and_finds_every_memory(tmp_path, t
     m.close()
     bin_path.write_bytes(stale)  # the old graph beside the new .json, as a torn save left it
     m = Memory(path, embedder=table_embedder, index_min_size=5)
-    hits = m.search("the newest fact of all", user_id="u", limit=3)
+    hits = m.search("the newest fact of all", user_id="u", limit=3, mode="dense")  # the index's own ranking
     assert hits and hits[0].id == d.memory_id and hits[0].score == pytest.approx(1.0, abs=1e-5)
     (again,) = m.add("the newest fact of all", user_id="u")
     assert again.event == "NOOP"
@@ -177,3 +177,26 @@ def test_knn_on_an_index_with_most_points_deleted_returns_the_live_ones():
     assert sorted(int(s) for s in seqs) == [295, 296, 297, 298, 299] and cos.dtype == np.float32
     empty = ScopeIndex.build(np.empty(0, np.int64), np.empty((0,), np.float32), dim=DIM)
     assert empty.count == 0 and empty.knn(_unit_rows(1, 1)[0], 5)[0].shape == (0,)
+
+
+def test_a_removed_point_leaves_no_vector_in_the_saved_index(tmp_path):
+    rows = _unit_rows(40, 3)
+    index = ScopeIndex.build(np.arange(40, dtype=np.int64), rows)
+    before, after = str(tmp_path / "before.bin"), str(tmp_path / "after.bin")
+    index.save(before, revision=1)
+    assert rows[5].tobytes() in open(before, "rb").read()
+    index.remove(5)
+    index.remove(5)  # idempotent
+    index.remove(999)  # an unknown label changes nothing
+    assert index.count == 39
+    index.save(after, revision=2)
+    saved = open(after, "rb").read()
+    assert rows[5].tobytes() not in saved and rows[6].tobytes() in saved
+    loaded = ScopeIndex.load(after, dim=DIM, revision=2, count=39)
+    assert loaded is not None
+    for q in (rows[5], rows[6]):
+        labels, cosines = loaded.knn(q, 10)
+        assert 5 not in labels.tolist() and len(labels) == 10
+    assert loaded.knn(rows[6], 1)[0].tolist() == [6]
+    loaded.add(5, rows[5])  # the slot is reused for a point added again
+    assert loaded.knn(rows[5], 1)[0].tolist() == [5] and loaded.count == 40

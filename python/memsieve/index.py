@@ -72,11 +72,20 @@ class ScopeIndex:
         self._index.add_items(vector[None, :], np.array([seq], dtype=np.uint64))
 
     def remove(self, seq: int) -> None:
+        """Take the memory out of search, and its vector out of the index's memory and saved file.
+
+        hnswlib keeps a deleted point's vector (until a new point reuses the
+        slot), so the point is first overwritten with zeros: a purged
+        embedding then survives in no saved index. A deleted point cannot be
+        updated, hence the order.
+        """
         try:
-            self._index.mark_deleted(seq)
-            self.count -= 1
+            self._index.get_items([seq])  # RuntimeError for an unknown or already deleted label
         except RuntimeError:
-            pass  # already gone: removal is idempotent
+            return  # already gone: removal is idempotent
+        self._index.add_items(np.zeros((1, self.dim), dtype=np.float32), np.array([seq], dtype=np.uint64))
+        self._index.mark_deleted(seq)
+        self.count -= 1
 
     def knn(self, vector: np.ndarray, k: int) -> tuple[np.ndarray, np.ndarray]:
         """(k,) int64 seqs and (k,) float32 cosines, nearest first."""

@@ -13,6 +13,7 @@ pub mod rng;
 pub mod route;
 pub mod scope;
 pub mod simd;
+pub mod stream;
 pub mod threshold;
 pub mod vector;
 pub mod vmf;

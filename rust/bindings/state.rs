@@ -147,6 +147,22 @@ pub struct PyScopeState {
 }
 
 impl PyScopeState {
+    /// Check a query and k, then run one scan of the scope with the GIL released.
+    fn scan<T: Send>(
+        &self,
+        py: Python<'_>,
+        query: &Bound<'_, PyAny>,
+        k: Arg<'_>,
+        example: &str,
+        f: impl FnOnce(&scope::ScopeState, &[f32], usize) -> crate::error::Result<T> + Send,
+    ) -> PyResult<T> {
+        let q = vector(query, "query")?;
+        let qs = slice(&q)?;
+        let k = k.count(py, "k", 1, example)?;
+        let inner = &self.inner;
+        Ok(py.detach(|| f(inner, qs, k))?)
+    }
+
     fn result(&self, r: KnnScore, kappa: f64) -> ScoreResult {
         let top_ids: Vec<i64> = r.top.rows.iter().map(|&row| self.inner.id_of(row)).collect();
         let top_cos: Vec<f64> = r.top.sims.iter().map(|&s| s as f64).collect();
@@ -219,42 +235,26 @@ impl PyScopeState {
 
     #[pyo3(signature = (query, *, kappa, k=Arg::Int(10)), text_signature = "($self, query, *, kappa, k=10)")]
     fn score(&self, py: Python<'_>, query: &Bound<'_, PyAny>, kappa: Arg<'_>, k: Arg<'_>) -> PyResult<ScoreResult> {
-        let q = vector(query, "query")?;
-        let qs = slice(&q)?;
         let kappa = kappa.float(py, "kappa")?;
-        let k = k.count(py, "k", 1, K_EXAMPLE)?;
-        let inner = &self.inner;
-        let r = py.detach(|| inner.score_knn(qs, kappa, k))?;
+        let r = self.scan(py, query, k, K_EXAMPLE, |s, q, k| s.score_knn(q, kappa, k))?;
         Ok(self.result(r, kappa))
     }
 
     #[pyo3(signature = (query, *, k=Arg::Int(10)), text_signature = "($self, query, *, k=10)")]
     fn score_maxcos(&self, py: Python<'_>, query: &Bound<'_, PyAny>, k: Arg<'_>) -> PyResult<ScoreResult> {
-        let q = vector(query, "query")?;
-        let qs = slice(&q)?;
-        let k = k.count(py, "k", 1, K_EXAMPLE)?;
-        let inner = &self.inner;
-        let r = py.detach(|| inner.score_maxcos(qs, k))?;
+        let r = self.scan(py, query, k, K_EXAMPLE, |s, q, k| s.score_maxcos(q, k))?;
         Ok(self.result(r, f64::NAN))
     }
 
     #[pyo3(signature = (query, *, kappa, k=Arg::Int(10)), text_signature = "($self, query, *, kappa, k=10)")]
     fn score_sage(&self, py: Python<'_>, query: &Bound<'_, PyAny>, kappa: Arg<'_>, k: Arg<'_>) -> PyResult<ScoreResult> {
-        let q = vector(query, "query")?;
-        let qs = slice(&q)?;
         let kappa = kappa.float(py, "kappa")?;
-        let k = k.count(py, "k", 1, K_EXAMPLE)?;
-        let inner = &self.inner;
-        let r = py.detach(|| inner.score_sage(qs, kappa, k))?;
+        let r = self.scan(py, query, k, K_EXAMPLE, |s, q, k| s.score_sage(q, kappa, k))?;
         Ok(self.result(r, kappa))
     }
 
     fn nearest<'py>(&self, py: Python<'py>, query: &Bound<'py, PyAny>, k: Arg<'py>) -> PyResult<Nearest<'py>> {
-        let q = vector(query, "query")?;
-        let qs = slice(&q)?;
-        let k = k.count(py, "k", 1, "pass e.g. k=10")?;
-        let inner = &self.inner;
-        let top = py.detach(|| inner.nearest(qs, k))?;
+        let top = self.scan(py, query, k, "pass e.g. k=10", |s, q, k| s.nearest(q, k))?;
         let ids: Vec<i64> = top.rows.iter().map(|&r| self.inner.id_of(r)).collect();
         Ok((PyArray1::from_vec(py, ids), PyArray1::from_vec(py, top.sims)))
     }

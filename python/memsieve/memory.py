@@ -21,7 +21,7 @@ from memsieve.fusion import Fusion
 from memsieve.render import Order, render_results
 from memsieve.rerank import DEFAULT_RERANK_DEPTH, check_reranker
 from memsieve.scope_gates import DEFAULT_MAX_CACHE_BYTES, ScopeGates
-from memsieve.search import SearchMode, Searcher
+from memsieve.search import DEFAULT_VERSION_COS, SearchMode, Searcher
 from memsieve.store import open_store
 from memsieve.writer import Candidate, WritePath
 
@@ -32,6 +32,12 @@ def default_path() -> str:
         return os.environ["MEMSIEVE_DB"]
     base = os.environ.get("XDG_DATA_HOME") or os.path.join(os.path.expanduser("~"), ".local", "share")
     return os.path.join(base, "memsieve", "memsieve.db")
+
+
+def _unit_interval(value: object, *, where: str) -> float:
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or not 0.0 <= float(value) <= 1.0:
+        raise ConfigError(f"{where} must be a number in [0, 1], got {value!r}")
+    return float(value)
 
 
 def _default_store() -> str:
@@ -70,13 +76,17 @@ class Memory:
         fusion: how ``search(mode="hybrid")``, the default, fuses the dense and
             keyword rankings (``memsieve.fusion.Fusion``; its defaults were
             chosen on the LoCoMo dev split, see docs/EVALUATION.md).
+        version_cos: retrieved memories at least this close (cosine) are
+            versions of one fact, and the newest is ranked first
+            (memsieve.freshness); 1.0 groups only what the write path linked.
     """
 
     def __init__(self, path: str | os.PathLike[str] | None = None, *, embedder: Any = None, llm: Any = None,
                  gate: GateConfig | None = None, max_text_chars: int = MAX_TEXT_CHARS,
                  index_min_size: int = 20_000, router: Any = None,
                  max_cache_bytes: int = DEFAULT_MAX_CACHE_BYTES, reranker: Any = None,
-                 rerank_depth: int = DEFAULT_RERANK_DEPTH, fusion: Fusion | None = None) -> None:
+                 rerank_depth: int = DEFAULT_RERANK_DEPTH, fusion: Fusion | None = None,
+                 version_cos: float = DEFAULT_VERSION_COS) -> None:
         self.gate_config = gate or GateConfig()
         if not isinstance(self.gate_config, GateConfig):
             raise ConfigError(f"gate must be a GateConfig, got {type(gate).__name__}")
@@ -100,7 +110,8 @@ class Memory:
             self.store.close()  # a refused option leaves no open file behind
             raise
         self._searcher = Searcher(self.store, self._gates, embed=self.embed, reranker=reranker,
-                                  rerank_depth=depth or DEFAULT_RERANK_DEPTH, fusion=fusion)
+                                  rerank_depth=depth or DEFAULT_RERANK_DEPTH, fusion=fusion,
+                                  version_cos=_unit_interval(version_cos, where="version_cos"))
 
     # ---- parts loaded lazily -------------------------------------------------
 
@@ -298,7 +309,7 @@ class Memory:
 
     def search(self, query: str, *, user_id: str | None = None, agent_id: str | None = None,
                run_id: str | None = None, limit: int = 10, filters: dict[str, Any] | None = None,
-               as_of: Any = None, mode: SearchMode = "hybrid") -> list[SearchResult]:
+               as_of: Any = None, mode: SearchMode = "hybrid", current_only: bool = False) -> list[SearchResult]:
         """Find the memories of one scope that best match ``query``.
 
         Args:
@@ -311,6 +322,9 @@ class Memory:
                 fused as ``fusion`` says), ``"dense"`` (embeddings),
                 ``"keyword"`` (the scope's own bm25 index) or ``"auto"`` (the
                 calibrated router picks one per query; needs ``router``).
+            current_only: leave out older versions of a fact whose newer
+                version is among the results (they are otherwise listed right
+                after it, with ``superseded_by`` set).
         """
         scope = Scope.of(user_id, agent_id, run_id)
         query = check_text(query, where="query", max_chars=self.max_text_chars)
@@ -322,12 +336,12 @@ class Memory:
             vector = self.embed([query])[0]
             mode = self.router.decide(query, vector).backend
         return self._searcher.search(scope, query, limit=limit, filters=check_metadata(filters, where="filters"),
-                                     as_of=iso_time(as_of, where="as_of"), mode=mode, vector=vector)
+                                     as_of=iso_time(as_of, where="as_of"), mode=mode, vector=vector, current_only=bool(current_only))
 
     def context(self, query: str, *, user_id: str | None = None, agent_id: str | None = None,
                 run_id: str | None = None, limit: int = 10, filters: dict[str, Any] | None = None,
                 as_of: Any = None, mode: SearchMode | None = None, order: Order = "relevance",
-                dated: bool = True) -> str:
+                dated: bool = True, current_only: bool = False) -> str:
         """Search, then render the results as prompt text, one dated line per memory.
 
         ``[2023-05-08] Caroline: I went to the support group yesterday.``: the
@@ -342,13 +356,14 @@ class Memory:
             mode: the search mode; None for ``search``'s default.
             order: ``"relevance"`` (best first) or ``"time"`` (oldest first).
             dated: prefix each line with its date.
+            current_only: leave out older versions of a fact (see ``search``).
 
         Returns:
             The lines joined by newlines; an empty string when nothing matches.
         """
         kwargs: dict[str, Any] = {} if mode is None else {"mode": mode}
         results = self.search(query, user_id=user_id, agent_id=agent_id, run_id=run_id, limit=limit,
-                              filters=filters, as_of=as_of, **kwargs)
+                              filters=filters, as_of=as_of, current_only=current_only, **kwargs)
         return render_results(results, order=order, dated=dated)
 
     def get(self, memory_id: str, *, user_id: str | None = None, agent_id: str | None = None,

@@ -93,6 +93,9 @@ class SearchResult:
         score: higher is better; cosine for dense search, reciprocal-rank-fusion
             score for hybrid, negated bm25 for keyword.
         sources: the memory's own source(s) first, then those that NOOPs folded in.
+        superseded_by: the id of a newer version of the same fact among the
+            results (linked by the write path, or a near-duplicate), which is
+            ranked first; None for the newest version and for facts with one.
     """
 
     id: str
@@ -103,6 +106,7 @@ class SearchResult:
     metadata: dict[str, Any]
     valid_from: str | None
     created_at: str
+    superseded_by: str | None = None
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)

@@ -15,6 +15,7 @@ import numpy as np
 
 from memsieve import _core
 from memsieve.errors import ConfigError
+from memsieve.freshness import Version, freshen
 from memsieve.fusion import Fusion
 from memsieve.records import SearchResult
 from memsieve.rerank import DEFAULT_RERANK_DEPTH, Reranker, rerank_order
@@ -28,6 +29,13 @@ _MODES = ("dense", "keyword", "hybrid")
 _WORD = re.compile(r"\w+", re.UNICODE)
 
 Hits = list[tuple[int, float]]
+#: Memories at least this close are versions of one fact at read time: paraphrases
+#: and near-repeats of a stored fact, not merely facts on one topic (chosen on the
+#: updates dev set; see docs/UPDATES.md).
+DEFAULT_VERSION_COS = 0.9
+# Above this many results the freshness look-ahead is not doubled: a caller
+# asking for so many reads far below any version worth promoting.
+LIMIT_FOR_DEPTH = 1000
 
 
 class Searcher:
@@ -39,12 +47,15 @@ class Searcher:
         embed: embeds a list of texts to (n, d) float32 unit rows.
         reranker: rescores the first ``rerank_depth`` results, if given.
         fusion: how ``hybrid`` combines the dense and keyword rankings.
+        version_cos: two retrieved memories at least this close (cosine) are
+            versions of one fact for freshness, linked or not.
     """
 
     def __init__(self, store: Any, gates: "ScopeGates", *, embed: Callable[[Sequence[str]], np.ndarray],
                  reranker: Reranker | None = None, rerank_depth: int = DEFAULT_RERANK_DEPTH,
-                 fusion: Fusion | None = None) -> None:
+                 fusion: Fusion | None = None, version_cos: float = DEFAULT_VERSION_COS) -> None:
         self._fusion = fusion or Fusion()
+        self._version_cos = version_cos
         self._store = store
         self._gates = gates
         self._embed = embed
@@ -52,8 +63,13 @@ class Searcher:
         self._rerank_depth = rerank_depth
 
     def search(self, scope: Scope, query: str, *, limit: int, filters: dict[str, Any], as_of: str | None,
-               mode: str, vector: np.ndarray | None = None) -> list[SearchResult]:
-        """Search one scope; ``vector`` is the query's (d,) float32 embedding if already known."""
+               mode: str, vector: np.ndarray | None = None, current_only: bool = False) -> list[SearchResult]:
+        """Search one scope; ``vector`` is the query's (d,) float32 embedding if already known.
+
+        The ranking is read twice as deep as ``limit``, so that a newer version
+        of a retrieved fact ranked below the cut can take its older version's
+        place (see memsieve.freshness).
+        """
         if mode not in _MODES:
             raise ConfigError(f"unknown search mode {mode!r}; use one of {', '.join(_MODES)} (or 'auto' with a router)")
         restricted = bool(filters) or as_of is not None
@@ -61,6 +77,7 @@ class Searcher:
         if view is not None and not len(view.seqs):
             return []
         wanted = limit
+        limit = 2 * limit if limit < LIMIT_FOR_DEPTH else limit
         if self._reranker is not None:
             limit = max(limit, self._rerank_depth)
         if mode == "keyword":
@@ -75,15 +92,44 @@ class Searcher:
                                          self._keyword(scope, query, depth, view))[:limit]
         seqs = [s for s, _ in hits]
         items = self._store.items_for_seqs(seqs) if as_of is None else self._store.items_at(seqs, as_of)
-        found = [(items[s], score) for s, score in hits if s in items]
+        found = [(s, items[s], score) for s, score in hits if s in items]
         if self._reranker is not None:
-            order = rerank_order(self._reranker, query, [it.text for it, _ in found])
-            found = [(found[i][0], score) for i, score in order]
-        return [
-            SearchResult(id=it.id, text=it.text, score=float(score), source=it.source, sources=it.sources,
-                         metadata=it.metadata, valid_from=it.valid_from, created_at=it.created_at)
-            for it, score in found[:wanted]
-        ]
+            order = rerank_order(self._reranker, query, [it.text for _, it, _ in found])
+            found = [(found[i][0], found[i][1], score) for i, score in order]
+        results = []
+        for (seq, it, score), newer in self._freshen(found, as_of=as_of, view=view):
+            if newer is not None and current_only:
+                continue
+            results.append(SearchResult(
+                id=it.id, text=it.text, score=float(score), source=it.source, sources=it.sources,
+                metadata=it.metadata, valid_from=it.valid_from, created_at=it.created_at, superseded_by=newer))
+        return results[:wanted]
+
+    def _freshen(self, found: list[tuple[int, Any, float]], *, as_of: str | None,
+                 view: "_Candidates | None") -> list[tuple[tuple[int, Any, float], str | None]]:
+        """The results with every fact's newest version first: (result, id of the newer version or None)."""
+        if len(found) < 2:
+            return [(f, None) for f in found]
+        seq_of = {it.id: seq for seq, it, _ in found}
+        pairs = [(seq_of[a], seq_of[b]) for a, b, _ in self._store.version_links(list(seq_of))
+                 if a in seq_of and b in seq_of]
+        seqs = [seq for seq, _, _ in found]
+        if view is not None:
+            row = {int(s): i for i, s in enumerate(view.seqs)}
+            vectors = {s: view.matrix[row[s]] for s in seqs if s in row}
+        else:
+            vectors = self._store.embeddings_for_seqs(seqs)
+        known = [s for s in seqs if s in vectors]
+        if len(known) >= 2:
+            m = np.ascontiguousarray(np.stack([vectors[s] for s in known]), dtype=np.float32)
+            sims = m @ m.T
+            close = np.argwhere(np.triu(sims >= self._version_cos, k=1))
+            pairs += [(known[i], known[j]) for i, j in close]
+        by_seq = {seq: (seq, it, score) for seq, it, score in found}
+        versions = [Version(key=seq, valid_from=it.valid_from, created_at=it.created_at, order=seq)
+                    for seq, it, _ in found]
+        id_of = {seq: it.id for seq, it, _ in found}
+        return [(by_seq[v.key], None if newer is None else id_of[newer]) for v, newer in freshen(versions, pairs)]
 
     def _dense(self, scope: Scope, q: np.ndarray, limit: int, view: "_Candidates | None") -> Hits:
         if view is None:

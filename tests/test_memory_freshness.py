@@ -1,0 +1,76 @@
+"""Freshness through Memory.search: the newest version of a fact ranks first, on every store."""
+
+from __future__ import annotations
+
+import math
+
+import pytest
+
+from memsieve import GateConfig, Memory
+
+from conftest import TableEmbedder, unit
+
+OLD = "I drive a small red hatchback."
+NEW = "I sold the red hatchback and now drive a grey van."
+OTHER = "My neighbour drives a bus."
+QUERY = "What car do I drive?"
+
+
+def _table():
+    # the query is closest to the OLD text, as a paraphrase often is
+    return {OLD: unit(1, 0.05), NEW: unit(1, 0.45), OTHER: unit(0.3, 0, 1), QUERY: unit(1, 0)}
+
+
+@pytest.fixture(params=["sqlite", "postgres"])
+def target(request, tmp_path):
+    return tmp_path / "f.db" if request.param == "sqlite" else request.getfixturevalue("pg_url")
+
+
+def test_a_near_duplicate_newer_version_takes_the_older_ones_rank(target):
+    m = Memory(target, embedder=TableEmbedder(table=_table()), gate=GateConfig(profile="none"))
+    m.add(OLD, user_id="u", valid_from="2024-01-10")
+    m.add(OTHER, user_id="u", valid_from="2024-02-01")
+    m.add(NEW, user_id="u", valid_from="2024-03-05")
+    hits = m.search(QUERY, user_id="u", mode="dense", limit=3)
+    assert [h.text for h in hits] == [NEW, OLD, OTHER]
+    assert hits[1].superseded_by == hits[0].id and hits[0].superseded_by is None and hits[2].superseded_by is None
+    current = m.search(QUERY, user_id="u", mode="dense", limit=3, current_only=True)
+    assert [h.text for h in current] == [NEW, OTHER]
+    m.close()
+
+
+def test_freshness_follows_valid_from_not_insertion_order(target):
+    m = Memory(target, embedder=TableEmbedder(table=_table()), gate=GateConfig(profile="none"))
+    m.add(NEW, user_id="u", valid_from="2024-03-05")
+    m.add(OLD, user_id="u", valid_from="2024-01-10")  # told later, but it held earlier
+    hits = m.search(QUERY, user_id="u", mode="dense", limit=2)
+    assert [h.text for h in hits] == [NEW, OLD]
+    m.close()
+
+
+def test_version_cos_one_groups_only_linked_memories(target):
+    m = Memory(target, embedder=TableEmbedder(table=_table()), gate=GateConfig(profile="none"), version_cos=1.0)
+    m.add(OLD, user_id="u", valid_from="2024-01-10")
+    m.add(NEW, user_id="u", valid_from="2024-03-05")
+    hits = m.search(QUERY, user_id="u", mode="dense", limit=2)
+    assert [h.text for h in hits] == [OLD, NEW] and all(h.superseded_by is None for h in hits)
+    m.close()
+
+
+def _at(degrees: float):
+    return unit(math.cos(math.radians(degrees)), math.sin(math.radians(degrees)))
+
+
+def test_the_look_ahead_promotes_a_version_ranked_below_the_cut(tmp_path):
+    # In the plane: the query at 0 degrees, OLD at 30, NEW at 45 (15 from OLD: a
+    # near-duplicate), a filler at -35 (nearer the query than NEW, far from OLD).
+    table = {QUERY: _at(0), OLD: _at(30), NEW: _at(45), "a filler": _at(-35)}
+    m = Memory(tmp_path / "d.db", embedder=TableEmbedder(table=table), gate=GateConfig(profile="none"),
+               version_cos=0.95)
+    m.add([OLD, "a filler"], user_id="u", valid_from="2024-01-01")
+    m.add(NEW, user_id="u", valid_from="2024-05-01")
+    plain = m.search(QUERY, user_id="u", mode="dense", limit=3, current_only=True)
+    assert [h.text for h in plain] == [NEW, "a filler"]
+    top = m.search(QUERY, user_id="u", mode="dense", limit=2)
+    assert [h.text for h in top] == [NEW, OLD]
+    m.close()

@@ -1,0 +1,208 @@
+//! KeywordIndex, the tokenizer and the information term for Python.
+
+use numpy::{IntoPyArray, PyArray1, PyUntypedArray};
+use pyo3::prelude::*;
+use pyo3::types::{PyBool, PyString};
+
+use super::validate::{core, slice};
+use super::{dtype_error, to_py};
+use crate::error::CoreError;
+use crate::info::{self, InfoParams};
+use crate::keyword::KeywordIndex;
+use crate::text;
+
+fn config(py: Python<'_>, msg: String) -> PyErr {
+    to_py(py, CoreError::Config(msg))
+}
+
+/// A result count: any non-negative int (huge ones are capped by the index);
+/// bool, float and negative values are refused.
+fn k_arg(py: Python<'_>, k: &Bound<'_, PyAny>) -> PyResult<usize> {
+    if k.is_instance_of::<PyBool>() {
+        return Err(config(py, format!("k must be an int, got bool {k}; pass a count such as k=10")));
+    }
+    match k.extract::<i64>() {
+        Ok(v) if v < 0 => Err(config(py, format!("k must be >= 0, got {v}; pass a count such as k=10"))),
+        Ok(v) => Ok(usize::try_from(v).unwrap_or(usize::MAX)),
+        // An int beyond i64: a huge positive k is fine (capped), a huge negative one is not.
+        Err(_) if k.hasattr("__index__")? => {
+            if k.gt(0)? {
+                Ok(usize::MAX)
+            } else {
+                Err(config(py, format!("k must be >= 0, got {k}; pass a count such as k=10")))
+            }
+        }
+        Err(_) => {
+            let ty = k.get_type().name()?;
+            Err(config(py, format!("k must be an int, got {ty} {k}; pass a count such as k=10")))
+        }
+    }
+}
+
+/// Ids as an int64 numpy array or any iterable of ints (list, tuple, set, range).
+fn id_list(py: Python<'_>, obj: &Bound<'_, PyAny>, name: &str) -> PyResult<Vec<i64>> {
+    if obj.cast::<PyUntypedArray>().is_ok() {
+        let a = super::validate::ids(obj, name)?;
+        return Ok(slice(py, &a)?.to_vec());
+    }
+    let bad = |what: String| {
+        dtype_error(py, format!("expected {name} as an int64 array or an iterable of ints, got {what}; pass e.g. np.asarray(ids, dtype=np.int64)"))
+    };
+    if obj.is_instance_of::<PyString>() {
+        return Err(bad("str".into()));
+    }
+    let iter = obj.try_iter().map_err(|_| bad(obj.get_type().name().map(|n| n.to_string()).unwrap_or_default()))?;
+    let mut out = Vec::new();
+    for (i, item) in iter.enumerate() {
+        let item = item?;
+        if item.is_instance_of::<PyBool>() {
+            return Err(bad(format!("bool at position {i}")));
+        }
+        out.push(item.extract::<i64>().map_err(|_| bad(format!("{item:?} at position {i}")))?);
+    }
+    Ok(out)
+}
+
+/// A list (or other sequence) of str, each checked, so a bad element is named.
+fn text_list(py: Python<'_>, obj: &Bound<'_, PyAny>) -> PyResult<Vec<String>> {
+    let bad = |what: String| dtype_error(py, format!("expected texts as a list of str, got {what}; pass [str(t) for t in texts]"));
+    if obj.is_instance_of::<PyString>() {
+        return Err(bad("a single str".into()));
+    }
+    let iter = obj.try_iter().map_err(|_| bad(obj.get_type().name().map(|n| n.to_string()).unwrap_or_default()))?;
+    let mut out = Vec::new();
+    for (i, item) in iter.enumerate() {
+        let item = item?;
+        let s = item.cast::<PyString>().map_err(|_| {
+            let ty = item.get_type().name().map(|n| n.to_string()).unwrap_or_default();
+            bad(format!("{ty} at position {i}"))
+        })?;
+        out.push(s.to_str()?.to_owned());
+    }
+    Ok(out)
+}
+
+#[pyclass(name = "KeywordIndex", module = "memsieve._core")]
+pub struct PyKeywordIndex {
+    inner: KeywordIndex,
+}
+
+#[pymethods]
+impl PyKeywordIndex {
+    #[new]
+    fn new() -> Self {
+        PyKeywordIndex { inner: KeywordIndex::new() }
+    }
+
+    fn __len__(&self) -> usize {
+        self.inner.len()
+    }
+
+    fn __contains__(&self, id: i64) -> bool {
+        self.inner.contains(id)
+    }
+
+    fn contains(&self, id: i64) -> bool {
+        self.inner.contains(id)
+    }
+
+    fn add(&mut self, py: Python<'_>, id: i64, text: &str) -> PyResult<()> {
+        core(py, self.inner.add(id, text))
+    }
+
+    fn add_many(&mut self, py: Python<'_>, ids: &Bound<'_, PyAny>, texts: &Bound<'_, PyAny>) -> PyResult<()> {
+        let a = super::validate::ids(ids, "ids")?;
+        let is = slice(py, &a)?;
+        let ts = text_list(py, texts)?;
+        let inner = &mut self.inner;
+        core(py, py.detach(|| inner.add_many(is, &ts)))
+    }
+
+    fn remove(&mut self, py: Python<'_>, id: i64) -> PyResult<()> {
+        core(py, self.inner.remove(id))
+    }
+
+    fn replace(&mut self, py: Python<'_>, id: i64, text: &str) -> PyResult<()> {
+        core(py, self.inner.replace(id, text))
+    }
+
+    fn ids<'py>(&self, py: Python<'py>) -> Bound<'py, PyArray1<i64>> {
+        self.inner.ids().into_pyarray(py)
+    }
+
+    #[getter]
+    fn avg_len(&self) -> f64 {
+        self.inner.avg_len()
+    }
+
+    fn df(&self, term: &str) -> u32 {
+        self.inner.df(term)
+    }
+
+    fn idf(&self, term: &str) -> f64 {
+        self.inner.idf(term)
+    }
+
+    fn tokens_of(&self, py: Python<'_>, id: i64) -> PyResult<Vec<String>> {
+        self.inner.tokens_of(id).ok_or_else(|| {
+            to_py(py, CoreError::State(format!("id {id} is not in the keyword index; add(id, text) it first")))
+        })
+    }
+
+    #[pyo3(signature = (query, k, *, allow=None))]
+    fn search<'py>(
+        &self,
+        py: Python<'py>,
+        query: &str,
+        k: &Bound<'py, PyAny>,
+        allow: Option<&Bound<'py, PyAny>>,
+    ) -> PyResult<(Bound<'py, PyArray1<i64>>, Bound<'py, PyArray1<f32>>)> {
+        let k = k_arg(py, k)?;
+        let allow = allow.map(|a| id_list(py, a, "allow")).transpose()?;
+        let inner = &self.inner;
+        let (ids, scores) = py.detach(|| inner.search(query, k, allow.as_deref()));
+        let scores: Vec<f32> = scores.into_iter().map(|s| s as f32).collect();
+        Ok((ids.into_pyarray(py), scores.into_pyarray(py)))
+    }
+
+    #[pyo3(signature = (text, neighbour_ids, *, w_number=2.0, w_name=1.5, w_word=1.0, idf_prior=3.0, prior_weight=10.0))]
+    #[allow(clippy::too_many_arguments)]
+    fn info_novelty(
+        &self,
+        py: Python<'_>,
+        text: &str,
+        neighbour_ids: &Bound<'_, PyAny>,
+        w_number: f64,
+        w_name: f64,
+        w_word: f64,
+        idf_prior: f64,
+        prior_weight: f64,
+    ) -> PyResult<(f64, Vec<String>)> {
+        let neigh = id_list(py, neighbour_ids, "neighbour_ids")?;
+        let p = InfoParams { w_number, w_name, w_word, idf_prior, prior_weight };
+        let inner = &self.inner;
+        let r = core(py, py.detach(|| info::info_novelty(inner, text, &neigh, &p)))?;
+        Ok((r.novelty, r.new_tokens))
+    }
+
+    fn __repr__(&self) -> String {
+        format!("KeywordIndex(n={}, avg_len={:.2})", self.inner.len(), self.inner.avg_len())
+    }
+}
+
+#[pyfunction]
+fn tokenize(text: &str) -> Vec<String> {
+    text::terms(text)
+}
+
+#[pyfunction]
+fn tokenize_kinds(text: &str) -> Vec<(String, String, &'static str)> {
+    text::tokenize(text).into_iter().map(|t| (t.term, t.surface, t.kind.as_str())).collect()
+}
+
+pub(crate) fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    m.add_class::<PyKeywordIndex>()?;
+    m.add_function(wrap_pyfunction!(tokenize, m)?)?;
+    m.add_function(wrap_pyfunction!(tokenize_kinds, m)?)?;
+    Ok(())
+}

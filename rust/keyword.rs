@@ -24,6 +24,7 @@
 //! are dead (an O(postings) rebuild, amortized over those removals).
 
 use std::collections::HashMap;
+use std::hash::{BuildHasherDefault, Hasher};
 use std::sync::Mutex;
 
 use crate::error::{CoreError, Result};
@@ -60,11 +61,37 @@ struct Doc {
     terms: Box<[(u32, u32)]>,
 }
 
+/// Hashes i64 ids with the splitmix64 finalizer: ids are the store's row
+/// ids, not attacker-chosen strings, and SipHash would dominate the id-to-slot
+/// lookups of a large allow-list.
+#[derive(Default, Clone, Copy)]
+pub(crate) struct IdHasher(u64);
+
+impl Hasher for IdHasher {
+    fn finish(&self) -> u64 {
+        let mut z = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
+        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+        z ^ (z >> 31)
+    }
+
+    fn write(&mut self, bytes: &[u8]) {
+        for &b in bytes {
+            self.0 = self.0.rotate_left(8) ^ b as u64;
+        }
+    }
+
+    fn write_i64(&mut self, v: i64) {
+        self.0 = v as u64;
+    }
+}
+
+type IdMap<V> = HashMap<i64, V, BuildHasherDefault<IdHasher>>;
+
 /// Reused per-search buffers; all zero/false between searches.
 #[derive(Debug, Default)]
 pub(crate) struct Scratch {
     pub(crate) acc: Vec<f64>,
-    pub(crate) mask: Vec<bool>,
     pub(crate) touched: Vec<u32>,
 }
 
@@ -76,7 +103,7 @@ pub struct KeywordIndex {
     docs: Vec<Doc>,
     /// Token count per slot, `DEAD` once removed.
     lens: Vec<u32>,
-    slot_of: HashMap<i64, u32>,
+    slot_of: IdMap<u32>,
     total_len: u64,
     dead: usize,
     pub(crate) scratch: Mutex<Scratch>,
@@ -246,7 +273,7 @@ impl KeywordIndex {
                 texts.len()
             )));
         }
-        let mut seen = std::collections::HashSet::with_capacity(ids.len());
+        let mut seen: std::collections::HashSet<i64, BuildHasherDefault<IdHasher>> = Default::default();
         for &id in ids {
             self.check_new(id)?;
             if !seen.insert(id) {

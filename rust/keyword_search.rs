@@ -5,7 +5,9 @@
 //! - term at a time: walk each query term's postings into a dense score
 //!   accumulator indexed by slot (reused between searches);
 //! - document at a time, when an allow-list is much smaller than the
-//!   postings: look each query term up in each allowed document.
+//!   postings: look each query term up in each allowed document;
+//!   otherwise the term-at-a-time candidates are kept if their id is in the
+//!   (sorted) allow-list, which costs O(|allow|) only to check its order.
 //!
 //! The allow-list restricts the ranking itself, so a filtered search returns
 //! min(k, matching allowed documents) results, never a truncated top-k.
@@ -51,6 +53,25 @@ fn top_k(mut cands: Vec<(f64, i64)>, k: usize) -> (Vec<i64>, Vec<f64>) {
     cands.into_iter().map(|(s, id)| (id, s)).unzip()
 }
 
+/// The best `k` allowed candidates. The best `want` overall are selected and
+/// filtered; if at least `k` of them are allowed, they hold the allowed top-k
+/// (any allowed candidate outside them ranks below all of them). Otherwise
+/// `want` grows fourfold. With a large allow-list this checks a few dozen ids
+/// instead of every candidate.
+fn top_k_allowed(mut cands: Vec<(f64, i64)>, k: usize, allowed: impl Fn(i64) -> bool) -> (Vec<i64>, Vec<f64>) {
+    let mut want = k.saturating_mul(4).max(64);
+    while want < cands.len() {
+        cands.select_nth_unstable_by(want - 1, by_rank);
+        let head: Vec<(f64, i64)> = cands[..want].iter().copied().filter(|&(_, id)| allowed(id)).collect();
+        if head.len() >= k {
+            return top_k(head, k);
+        }
+        want = want.saturating_mul(4);
+    }
+    cands.retain(|&(_, id)| allowed(id));
+    top_k(cands, k)
+}
+
 impl KeywordIndex {
     /// The `k` best documents for `query` by bm25: (ids, scores), best first.
     ///
@@ -63,21 +84,25 @@ impl KeywordIndex {
             return (Vec::new(), Vec::new());
         }
         let avg_len = self.avg_len();
-        let cands = match allow {
-            None => self.term_at_a_time(&qterms, avg_len, None),
-            Some(ids) => {
-                let mut slots: Vec<u32> = ids.iter().filter_map(|&id| self.live_slot(id)).collect();
-                let postings: usize = qterms.iter().map(|&(t, _)| self.postings_len(t)).sum();
-                if slots.len().saturating_mul(4) < postings {
-                    slots.sort_unstable();
-                    slots.dedup();
-                    self.doc_at_a_time(&qterms, avg_len, &slots)
-                } else {
-                    self.term_at_a_time(&qterms, avg_len, Some(&slots))
-                }
-            }
+        let Some(ids) = allow else {
+            return top_k(self.term_at_a_time(&qterms, avg_len), k);
         };
-        top_k(cands, k)
+        // Callers usually pass ids in ascending order (from SQL); sort only if not.
+        let sorted: std::borrow::Cow<'_, [i64]> = if ids.windows(2).all(|w| w[0] < w[1]) {
+            std::borrow::Cow::Borrowed(ids)
+        } else {
+            let mut v = ids.to_vec();
+            v.sort_unstable();
+            v.dedup();
+            std::borrow::Cow::Owned(v)
+        };
+        let postings: usize = qterms.iter().map(|&(t, _)| self.postings_len(t)).sum();
+        if sorted.len().saturating_mul(4) < postings {
+            let slots: Vec<u32> = sorted.iter().filter_map(|&id| self.live_slot(id)).collect();
+            return top_k(self.doc_at_a_time(&qterms, avg_len, &slots), k);
+        }
+        let cands = self.term_at_a_time(&qterms, avg_len);
+        top_k_allowed(cands, k, |id| sorted.binary_search(&id).is_ok())
     }
 
     fn doc_at_a_time(&self, qterms: &[(u32, f64)], avg_len: f64, slots: &[u32]) -> Vec<(f64, i64)> {
@@ -99,7 +124,7 @@ impl KeywordIndex {
         out
     }
 
-    fn term_at_a_time(&self, qterms: &[(u32, f64)], avg_len: f64, allow: Option<&[u32]>) -> Vec<(f64, i64)> {
+    fn term_at_a_time(&self, qterms: &[(u32, f64)], avg_len: f64) -> Vec<(f64, i64)> {
         // A concurrent search (another thread, GIL released) gets its own buffers.
         let mut guard: MutexGuard<'_, Scratch>;
         let mut own = Scratch::default();
@@ -112,17 +137,11 @@ impl KeywordIndex {
         };
         let n = self.n_slots();
         s.acc.resize(n, 0.0);
-        if let Some(slots) = allow {
-            s.mask.resize(n, false);
-            for &slot in slots {
-                s.mask[slot as usize] = true;
-            }
-        }
         let dead = KeywordIndex::dead_len();
         for &(t, idf) in qterms {
             for (slot, tf) in self.postings(t) {
                 let len = self.slot_len(slot);
-                if len == dead || (allow.is_some() && !s.mask[slot as usize]) {
+                if len == dead {
                     continue;
                 }
                 let acc = &mut s.acc[slot as usize];
@@ -138,11 +157,6 @@ impl KeywordIndex {
             s.acc[slot as usize] = 0.0;
         }
         s.touched.clear();
-        if let Some(slots) = allow {
-            for &slot in slots {
-                s.mask[slot as usize] = false;
-            }
-        }
         out
     }
 }

@@ -207,3 +207,18 @@ fn concurrent_searches_agree() {
         }
     });
 }
+
+#[test]
+fn allow_finds_low_ranked_documents_too() {
+    // Longer documents score lower, so the allowed ids 200..300 rank last.
+    let mut ix = KeywordIndex::new();
+    for id in 0..300i64 {
+        let filler = vec!["filler"; id as usize].join(" ");
+        ix.add(id, &format!("pilot {filler}")).unwrap();
+    }
+    let allow: Vec<i64> = (200..300).collect();
+    for k in [1usize, 10, 60, 80, 500] {
+        let (ids, _) = ix.search("pilot", k, Some(&allow));
+        assert_eq!(ids, (200..200 + k.min(100) as i64).collect::<Vec<_>>(), "k={k}");
+    }
+}

@@ -10,6 +10,7 @@ from hypothesis import strategies as st
 
 import memsieve
 from memsieve import _core
+from test_core_errors import check
 from memsieve._core import KeywordIndex, tokenize, tokenize_kinds
 
 WORDS = ["pilot", "brother", "flies", "TAP", "gym", "Bloco", "golf", "tesla", "coffee", "sugar",
@@ -22,16 +23,6 @@ QUERIES = ["pilot", "brother flies", "TAP gym 2023", "7:40 coffee sugar", "555-0
 def ranking(ix, query, k=1000, **kw):
     ids, scores = ix.search(query, k, **kw)
     return ids.tolist(), scores.tolist()
-
-
-def check(exc, fn, *words):
-    with pytest.raises(exc) as info:
-        fn()
-    msg = str(info.value)
-    assert isinstance(info.value, memsieve.MemsieveError)
-    assert msg[:1].islower(), msg
-    for w in words:
-        assert w.lower() in msg.lower(), (w, msg)
 
 
 @pytest.mark.parametrize(
@@ -176,6 +167,10 @@ def test_bad_arguments_raise_typed_errors():
     check(memsieve.StateError, lambda: ix.info_novelty("pilot", [7]), "neighbour id 7")
     check(memsieve.ConfigError, lambda: ix.info_novelty("pilot", [1], w_number=-1.0), "w_number", "-1")
     assert ix.ids().tolist() == [1] and ix.tokens_of(1) == ["brother", "pilot"], "nothing half-written"
+    # A lone surrogate cannot fail a call: it is read as U+FFFD, which is no word.
+    assert tokenize("pilot \ud800 gym") == ["pilot", "gym"]
+    ix.add(2, "TAP \udfff")
+    assert ix.tokens_of(2) == ["tap"] and ix.search("\ud800 tap", 5)[0].tolist() == [2]
     assert _core.ConfigError is memsieve.ConfigError
 
 

@@ -1,4 +1,7 @@
 //! KeywordIndex, the tokenizer and the information term for Python.
+//!
+//! Text is read lossily: a lone surrogate (which no store could hold either)
+//! becomes U+FFFD, which is no word, instead of failing the call.
 
 use numpy::{IntoPyArray, PyArray1, PyUntypedArray};
 use pyo3::prelude::*;
@@ -39,6 +42,28 @@ fn k_arg(py: Python<'_>, k: &Bound<'_, PyAny>) -> PyResult<usize> {
     }
 }
 
+fn type_name(obj: &Bound<'_, PyAny>) -> String {
+    obj.get_type().name().map(|n| n.to_string()).unwrap_or_default()
+}
+
+/// The elements of an iterable that is not a str, each converted by `conv`
+/// (which describes a bad element); `bad` turns a description into the error.
+fn items<T>(
+    obj: &Bound<'_, PyAny>,
+    bad: impl Fn(String) -> PyErr,
+    conv: impl Fn(&Bound<'_, PyAny>) -> std::result::Result<T, String>,
+) -> PyResult<Vec<T>> {
+    if obj.is_instance_of::<PyString>() {
+        return Err(bad("a single str".into()));
+    }
+    let iter = obj.try_iter().map_err(|_| bad(type_name(obj)))?;
+    let mut out = Vec::new();
+    for (i, item) in iter.enumerate() {
+        out.push(conv(&item?).map_err(|what| bad(format!("{what} at position {i}")))?);
+    }
+    Ok(out)
+}
+
 /// Ids as an int64 numpy array or any iterable of ints (list, tuple, set, range).
 fn id_list(py: Python<'_>, obj: &Bound<'_, PyAny>, name: &str) -> PyResult<Vec<i64>> {
     if obj.cast::<PyUntypedArray>().is_ok() {
@@ -48,39 +73,23 @@ fn id_list(py: Python<'_>, obj: &Bound<'_, PyAny>, name: &str) -> PyResult<Vec<i
     let bad = |what: String| {
         dtype_error(py, format!("expected {name} as an int64 array or an iterable of ints, got {what}; pass e.g. np.asarray(ids, dtype=np.int64)"))
     };
-    if obj.is_instance_of::<PyString>() {
-        return Err(bad("str".into()));
-    }
-    let iter = obj.try_iter().map_err(|_| bad(obj.get_type().name().map(|n| n.to_string()).unwrap_or_default()))?;
-    let mut out = Vec::new();
-    for (i, item) in iter.enumerate() {
-        let item = item?;
+    items(obj, bad, |item| {
         if item.is_instance_of::<PyBool>() {
-            return Err(bad(format!("bool at position {i}")));
+            return Err("bool".into());
         }
-        out.push(item.extract::<i64>().map_err(|_| bad(format!("{item:?} at position {i}")))?);
-    }
-    Ok(out)
+        item.extract::<i64>().map_err(|_| format!("{} {item}", type_name(item)))
+    })
 }
 
-/// A list (or other sequence) of str, each checked, so a bad element is named.
+/// A list (or other iterable) of str, each checked, so a bad element is named.
 fn text_list(py: Python<'_>, obj: &Bound<'_, PyAny>) -> PyResult<Vec<String>> {
     let bad = |what: String| dtype_error(py, format!("expected texts as a list of str, got {what}; pass [str(t) for t in texts]"));
-    if obj.is_instance_of::<PyString>() {
-        return Err(bad("a single str".into()));
-    }
-    let iter = obj.try_iter().map_err(|_| bad(obj.get_type().name().map(|n| n.to_string()).unwrap_or_default()))?;
-    let mut out = Vec::new();
-    for (i, item) in iter.enumerate() {
-        let item = item?;
-        let s = item.cast::<PyString>().map_err(|_| {
-            let ty = item.get_type().name().map(|n| n.to_string()).unwrap_or_default();
-            bad(format!("{ty} at position {i}"))
-        })?;
-        out.push(s.to_str()?.to_owned());
-    }
-    Ok(out)
+    items(obj, bad, |item| {
+        Ok(item.cast::<PyString>().map_err(|_| type_name(item))?.to_string_lossy().into_owned())
+    })
 }
+
+type SearchOut<'py> = (Bound<'py, PyArray1<i64>>, Bound<'py, PyArray1<f32>>);
 
 #[pyclass(name = "KeywordIndex", module = "memsieve._core")]
 pub struct PyKeywordIndex {
@@ -106,8 +115,8 @@ impl PyKeywordIndex {
         self.inner.contains(id)
     }
 
-    fn add(&mut self, py: Python<'_>, id: i64, text: &str) -> PyResult<()> {
-        core(py, self.inner.add(id, text))
+    fn add(&mut self, py: Python<'_>, id: i64, text: &Bound<'_, PyString>) -> PyResult<()> {
+        core(py, self.inner.add(id, &text.to_string_lossy()))
     }
 
     fn add_many(&mut self, py: Python<'_>, ids: &Bound<'_, PyAny>, texts: &Bound<'_, PyAny>) -> PyResult<()> {
@@ -122,8 +131,8 @@ impl PyKeywordIndex {
         core(py, self.inner.remove(id))
     }
 
-    fn replace(&mut self, py: Python<'_>, id: i64, text: &str) -> PyResult<()> {
-        core(py, self.inner.replace(id, text))
+    fn replace(&mut self, py: Python<'_>, id: i64, text: &Bound<'_, PyString>) -> PyResult<()> {
+        core(py, self.inner.replace(id, &text.to_string_lossy()))
     }
 
     fn ids<'py>(&self, py: Python<'py>) -> Bound<'py, PyArray1<i64>> {
@@ -135,12 +144,12 @@ impl PyKeywordIndex {
         self.inner.avg_len()
     }
 
-    fn df(&self, term: &str) -> u32 {
-        self.inner.df(term)
+    fn df(&self, term: &Bound<'_, PyString>) -> u32 {
+        self.inner.df(&term.to_string_lossy())
     }
 
-    fn idf(&self, term: &str) -> f64 {
-        self.inner.idf(term)
+    fn idf(&self, term: &Bound<'_, PyString>) -> f64 {
+        self.inner.idf(&term.to_string_lossy())
     }
 
     fn tokens_of(&self, py: Python<'_>, id: i64) -> PyResult<Vec<String>> {
@@ -153,14 +162,15 @@ impl PyKeywordIndex {
     fn search<'py>(
         &self,
         py: Python<'py>,
-        query: &str,
+        query: &Bound<'py, PyString>,
         k: &Bound<'py, PyAny>,
         allow: Option<&Bound<'py, PyAny>>,
-    ) -> PyResult<(Bound<'py, PyArray1<i64>>, Bound<'py, PyArray1<f32>>)> {
+    ) -> PyResult<SearchOut<'py>> {
         let k = k_arg(py, k)?;
         let allow = allow.map(|a| id_list(py, a, "allow")).transpose()?;
         let inner = &self.inner;
-        let (ids, scores) = py.detach(|| inner.search(query, k, allow.as_deref()));
+        let query = query.to_string_lossy();
+        let (ids, scores) = py.detach(|| inner.search(&query, k, allow.as_deref()));
         let scores: Vec<f32> = scores.into_iter().map(|s| s as f32).collect();
         Ok((ids.into_pyarray(py), scores.into_pyarray(py)))
     }
@@ -170,7 +180,7 @@ impl PyKeywordIndex {
     fn info_novelty(
         &self,
         py: Python<'_>,
-        text: &str,
+        text: &Bound<'_, PyString>,
         neighbour_ids: &Bound<'_, PyAny>,
         w_number: f64,
         w_name: f64,
@@ -181,7 +191,8 @@ impl PyKeywordIndex {
         let neigh = id_list(py, neighbour_ids, "neighbour_ids")?;
         let p = InfoParams { w_number, w_name, w_word, idf_prior, prior_weight };
         let inner = &self.inner;
-        let r = core(py, py.detach(|| info::info_novelty(inner, text, &neigh, &p)))?;
+        let text = text.to_string_lossy();
+        let r = core(py, py.detach(|| info::info_novelty(inner, &text, &neigh, &p)))?;
         Ok((r.novelty, r.new_tokens))
     }
 
@@ -191,13 +202,13 @@ impl PyKeywordIndex {
 }
 
 #[pyfunction]
-fn tokenize(text: &str) -> Vec<String> {
-    text::terms(text)
+fn tokenize(text: &Bound<'_, PyString>) -> Vec<String> {
+    text::terms(&text.to_string_lossy())
 }
 
 #[pyfunction]
-fn tokenize_kinds(text: &str) -> Vec<(String, String, &'static str)> {
-    text::tokenize(text).into_iter().map(|t| (t.term, t.surface, t.kind.as_str())).collect()
+fn tokenize_kinds(text: &Bound<'_, PyString>) -> Vec<(String, String, &'static str)> {
+    text::tokenize(&text.to_string_lossy()).into_iter().map(|t| (t.term, t.surface, t.kind.as_str())).collect()
 }
 
 pub(crate) fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {

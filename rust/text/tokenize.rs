@@ -9,6 +9,7 @@
 //!    - `:`, `/` or `.` between two words that both hold a digit, or `-`
 //!      next to one: "2023-05-08", "7:40", "555-0202", "12/05", "covid-19";
 //!    - `@` between a word and a dotted word: "ana@example.com".
+//!
 //!    A compound whose last word ends in letters ("7:40pm") is also emitted
 //!    without them ("7:40").
 //! 3. Each word is lowercased. A word holding a digit is a *number*: kept as

@@ -129,7 +129,7 @@ def test_huge_k_is_capped_and_ties_break_by_id():
     for i in (30, 10, 20):
         ix.add(i, "same words")
     ix.add(5, "other")
-    for k in (10**30, 2**62, np.int64(7)):
+    for k in (2**63 - 1, 2**62, np.int64(7)):
         ids, scores = ix.search("words", k)
         assert ids.tolist() == [10, 20, 30] and len(scores) == 3
     assert len(ix.search("words", 0)[0]) == 0
@@ -149,10 +149,12 @@ def test_searches_release_the_gil_and_agree():
 def test_bad_arguments_raise_typed_errors():
     ix = KeywordIndex()
     ix.add(1, "my brother is a pilot")
-    check(memsieve.ConfigError, lambda: ix.search("pilot", True), "bool", "k=10")
-    check(memsieve.ConfigError, lambda: ix.search("pilot", -1), "-1")
-    check(memsieve.ConfigError, lambda: ix.search("pilot", -(10**30)), ">= 0")
-    check(memsieve.ConfigError, lambda: ix.search("pilot", 2.5), "float")
+    check(memsieve.DtypeError, lambda: ix.search("pilot", True), "k must be an integer", "bool", "k=10")
+    check(memsieve.DtypeError, lambda: ix.search("pilot", 2.5), "float")
+    check(memsieve.ConfigError, lambda: ix.search("pilot", -1), "k must be >= 0", "-1")
+    check(memsieve.ConfigError, lambda: ix.search("pilot", 10**30), "2^63")
+    check(memsieve.DtypeError, lambda: ix.add(True, "x"), "id", "bool")
+    check(memsieve.DtypeError, lambda: ix.info_novelty("pilot", [1], w_name="2"), "w_name")
     check(memsieve.DtypeError, lambda: ix.search("pilot", 3, allow=np.array([1], dtype=np.int32)), "int64")
     check(memsieve.DtypeError, lambda: ix.search("pilot", 3, allow="1"), "allow", "str")
     check(memsieve.DtypeError, lambda: ix.search("pilot", 3, allow=[1, "x"]), "position 1")

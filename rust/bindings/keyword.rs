@@ -7,40 +7,15 @@ use numpy::{IntoPyArray, PyArray1, PyUntypedArray};
 use pyo3::prelude::*;
 use pyo3::types::{PyBool, PyString};
 
-use super::validate::{core, slice};
-use super::{dtype_error, to_py};
+use super::dtype_error;
+use super::validate::{slice, Arg};
 use crate::error::CoreError;
 use crate::info::{self, InfoParams};
 use crate::keyword::KeywordIndex;
 use crate::text;
 
-fn config(py: Python<'_>, msg: String) -> PyErr {
-    to_py(py, CoreError::Config(msg))
-}
-
-/// A result count: any non-negative int (huge ones are capped by the index);
-/// bool, float and negative values are refused.
-fn k_arg(py: Python<'_>, k: &Bound<'_, PyAny>) -> PyResult<usize> {
-    if k.is_instance_of::<PyBool>() {
-        return Err(config(py, format!("k must be an int, got bool {k}; pass a count such as k=10")));
-    }
-    match k.extract::<i64>() {
-        Ok(v) if v < 0 => Err(config(py, format!("k must be >= 0, got {v}; pass a count such as k=10"))),
-        Ok(v) => Ok(usize::try_from(v).unwrap_or(usize::MAX)),
-        // An int beyond i64: a huge positive k is fine (capped), a huge negative one is not.
-        Err(_) if k.hasattr("__index__")? => {
-            if k.gt(0)? {
-                Ok(usize::MAX)
-            } else {
-                Err(config(py, format!("k must be >= 0, got {k}; pass a count such as k=10")))
-            }
-        }
-        Err(_) => {
-            let ty = k.get_type().name()?;
-            Err(config(py, format!("k must be an int, got {ty} {k}; pass a count such as k=10")))
-        }
-    }
-}
+const ID_EXAMPLE: &str = "ids are the store's int64 sequence numbers";
+const K_EXAMPLE: &str = "pass a count such as k=10 (a larger k than the index holds is capped)";
 
 fn type_name(obj: &Bound<'_, PyAny>) -> String {
     obj.get_type().name().map(|n| n.to_string()).unwrap_or_default()
@@ -68,7 +43,7 @@ fn items<T>(
 fn id_list(py: Python<'_>, obj: &Bound<'_, PyAny>, name: &str) -> PyResult<Vec<i64>> {
     if obj.cast::<PyUntypedArray>().is_ok() {
         let a = super::validate::ids(obj, name)?;
-        return Ok(slice(py, &a)?.to_vec());
+        return Ok(slice(&a)?.to_vec());
     }
     let bad = |what: String| {
         dtype_error(py, format!("expected {name} as an int64 array or an iterable of ints, got {what}; pass e.g. np.asarray(ids, dtype=np.int64)"))
@@ -107,32 +82,34 @@ impl PyKeywordIndex {
         self.inner.len()
     }
 
-    fn __contains__(&self, id: i64) -> bool {
-        self.inner.contains(id)
+    fn __contains__(&self, py: Python<'_>, id: Arg<'_>) -> PyResult<bool> {
+        Ok(self.inner.contains(id.int(py, "id", ID_EXAMPLE)?))
     }
 
-    fn contains(&self, id: i64) -> bool {
-        self.inner.contains(id)
+    fn contains(&self, py: Python<'_>, id: Arg<'_>) -> PyResult<bool> {
+        Ok(self.inner.contains(id.int(py, "id", ID_EXAMPLE)?))
     }
 
-    fn add(&mut self, py: Python<'_>, id: i64, text: &Bound<'_, PyString>) -> PyResult<()> {
-        core(py, self.inner.add(id, &text.to_string_lossy()))
+    fn add(&mut self, py: Python<'_>, id: Arg<'_>, text: &Bound<'_, PyString>) -> PyResult<()> {
+        let id = id.int(py, "id", ID_EXAMPLE)?;
+        Ok(self.inner.add(id, &text.to_string_lossy())?)
     }
 
     fn add_many(&mut self, py: Python<'_>, ids: &Bound<'_, PyAny>, texts: &Bound<'_, PyAny>) -> PyResult<()> {
         let a = super::validate::ids(ids, "ids")?;
-        let is = slice(py, &a)?;
+        let is = slice(&a)?;
         let ts = text_list(py, texts)?;
         let inner = &mut self.inner;
-        core(py, py.detach(|| inner.add_many(is, &ts)))
+        Ok(py.detach(|| inner.add_many(is, &ts))?)
     }
 
-    fn remove(&mut self, py: Python<'_>, id: i64) -> PyResult<()> {
-        core(py, self.inner.remove(id))
+    fn remove(&mut self, py: Python<'_>, id: Arg<'_>) -> PyResult<()> {
+        Ok(self.inner.remove(id.int(py, "id", ID_EXAMPLE)?)?)
     }
 
-    fn replace(&mut self, py: Python<'_>, id: i64, text: &Bound<'_, PyString>) -> PyResult<()> {
-        core(py, self.inner.replace(id, &text.to_string_lossy()))
+    fn replace(&mut self, py: Python<'_>, id: Arg<'_>, text: &Bound<'_, PyString>) -> PyResult<()> {
+        let id = id.int(py, "id", ID_EXAMPLE)?;
+        Ok(self.inner.replace(id, &text.to_string_lossy())?)
     }
 
     fn ids<'py>(&self, py: Python<'py>) -> Bound<'py, PyArray1<i64>> {
@@ -152,9 +129,10 @@ impl PyKeywordIndex {
         self.inner.idf(&term.to_string_lossy())
     }
 
-    fn tokens_of(&self, py: Python<'_>, id: i64) -> PyResult<Vec<String>> {
+    fn tokens_of(&self, py: Python<'_>, id: Arg<'_>) -> PyResult<Vec<String>> {
+        let id = id.int(py, "id", ID_EXAMPLE)?;
         self.inner.tokens_of(id).ok_or_else(|| {
-            to_py(py, CoreError::State(format!("id {id} is not in the keyword index; add(id, text) it first")))
+            CoreError::State(format!("id {id} is not in the keyword index; add(id, text) it first")).into()
         })
     }
 
@@ -163,10 +141,10 @@ impl PyKeywordIndex {
         &self,
         py: Python<'py>,
         query: &Bound<'py, PyString>,
-        k: &Bound<'py, PyAny>,
+        k: Arg<'py>,
         allow: Option<&Bound<'py, PyAny>>,
     ) -> PyResult<SearchOut<'py>> {
-        let k = k_arg(py, k)?;
+        let k = k.count(py, "k", 0, K_EXAMPLE)?;
         let allow = allow.map(|a| id_list(py, a, "allow")).transpose()?;
         let inner = &self.inner;
         let query = query.to_string_lossy();
@@ -175,24 +153,33 @@ impl PyKeywordIndex {
         Ok((ids.into_pyarray(py), scores.into_pyarray(py)))
     }
 
-    #[pyo3(signature = (text, neighbour_ids, *, w_number=2.0, w_name=1.5, w_word=1.0, idf_prior=3.0, prior_weight=10.0))]
+    #[pyo3(
+        signature = (text, neighbour_ids, *, w_number=Arg::Float(2.0), w_name=Arg::Float(1.5), w_word=Arg::Float(1.0), idf_prior=Arg::Float(3.0), prior_weight=Arg::Float(10.0)),
+        text_signature = "(self, text, neighbour_ids, *, w_number=2.0, w_name=1.5, w_word=1.0, idf_prior=3.0, prior_weight=10.0)"
+    )]
     #[allow(clippy::too_many_arguments)]
     fn info_novelty(
         &self,
         py: Python<'_>,
         text: &Bound<'_, PyString>,
         neighbour_ids: &Bound<'_, PyAny>,
-        w_number: f64,
-        w_name: f64,
-        w_word: f64,
-        idf_prior: f64,
-        prior_weight: f64,
+        w_number: Arg<'_>,
+        w_name: Arg<'_>,
+        w_word: Arg<'_>,
+        idf_prior: Arg<'_>,
+        prior_weight: Arg<'_>,
     ) -> PyResult<(f64, Vec<String>)> {
         let neigh = id_list(py, neighbour_ids, "neighbour_ids")?;
-        let p = InfoParams { w_number, w_name, w_word, idf_prior, prior_weight };
+        let p = InfoParams {
+            w_number: w_number.float(py, "w_number")?,
+            w_name: w_name.float(py, "w_name")?,
+            w_word: w_word.float(py, "w_word")?,
+            idf_prior: idf_prior.float(py, "idf_prior")?,
+            prior_weight: prior_weight.float(py, "prior_weight")?,
+        };
         let inner = &self.inner;
         let text = text.to_string_lossy();
-        let r = core(py, py.detach(|| info::info_novelty(inner, &text, &neigh, &p)))?;
+        let r = py.detach(|| info::info_novelty(inner, &text, &neigh, &p))?;
         Ok((r.novelty, r.new_tokens))
     }
 

@@ -321,8 +321,9 @@ def tokenize(text: str) -> list[str]:
 
 def tokenize_kinds(text: str) -> list[tuple[str, str, str]]:
     """(term, surface, kind) per token of ``tokenize``: surface is the lowercased
-    unstemmed form; kind is "number" (holds a digit), "name" (capitalized and not
-    sentence-initial, or an email / dotted identifier) or "word"."""
+    unstemmed form; kind is "number" (holds a digit, is a number word such as
+    "three" or "third", or a capitalized month or weekday), "name" (capitalized
+    and not sentence-initial, or an email / dotted identifier) or "word"."""
 
 @final
 class KeywordIndex:

@@ -2,6 +2,7 @@
 //! normalization, English stopwords and the tokenizer (pure Rust, no Python).
 
 pub mod normalize;
+pub mod numbers;
 pub mod stopwords;
 pub mod tokenize;
 

@@ -115,3 +115,15 @@ fn empty_and_punctuation_only_give_nothing() {
     assert!(terms("?! ... --- @@").is_empty());
     assert!(terms("the and of").is_empty());
 }
+
+#[test]
+fn number_words_and_capitalized_dates_are_numbers() {
+    let toks = tokenize("I have three cats on the third floor since Monday. May I come in may?");
+    let kind = |surface: &str| toks.iter().find(|t| t.surface == surface).map(|t| t.kind);
+    assert_eq!(kind("three"), Some(Kind::Number));
+    assert_eq!(kind("third"), Some(Kind::Number));
+    assert_eq!(kind("monday"), Some(Kind::Number));
+    assert_eq!(kind("cats"), Some(Kind::Word));
+    let mays: Vec<Kind> = toks.iter().filter(|t| t.surface == "may").map(|t| t.kind).collect();
+    assert_eq!(mays, vec![Kind::Number, Kind::Word], "only the capitalized one");
+}

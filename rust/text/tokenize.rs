@@ -20,9 +20,10 @@
 //!    stemmed with Snowball English when they are ASCII (other scripts are
 //!    kept as they are: the English stemmer would only damage them).
 //!
-//! Every token has a kind: `Number` (holds a digit), `Name` (capitalized in
-//! the original text and not sentence-initial, or an address/dotted
-//! identifier), or `Word`.
+//! Every token has a kind: `Number` (holds a digit, is a number word such as
+//! "three" or "third", or a capitalized month or weekday), `Name`
+//! (capitalized in the original text and not sentence-initial, or an
+//! address/dotted identifier), or `Word`.
 
 use std::borrow::Cow;
 use std::sync::OnceLock;
@@ -31,6 +32,7 @@ use rust_stemmers::{Algorithm, Stemmer};
 use unicode_segmentation::UnicodeSegmentation;
 
 use super::normalize::normalize;
+use super::numbers::{is_date_word, is_number_word};
 use super::stopwords::is_stopword;
 
 /// What a token is, ordered by how much information it usually carries.
@@ -134,16 +136,27 @@ fn chain_end(text: &str, segs: &[(usize, &str)], i: usize) -> (usize, bool) {
     (j, false)
 }
 
-fn emit_word<F: FnMut(&str, &str, Kind)>(word: &str, name_like: bool, f: &mut F) {
+/// How a word was written: capitalized at all, and capitalized where a
+/// sentence does not start (a name).
+#[derive(Clone, Copy)]
+struct Case {
+    caps: bool,
+    name_like: bool,
+}
+
+fn emit_word<F: FnMut(&str, &str, Kind)>(word: &str, case: Case, f: &mut F) {
     if is_stopword(word) {
         return;
     }
-    let kind = if name_like { Kind::Name } else { Kind::Word };
-    if word.is_ascii() {
-        f(&stemmer().stem(word), word, kind);
+    let stem: Cow<'_, str> = if word.is_ascii() { stemmer().stem(word) } else { Cow::Borrowed(word) };
+    let kind = if is_number_word(word, &stem) || (case.caps && is_date_word(word)) {
+        Kind::Number
+    } else if case.name_like {
+        Kind::Name
     } else {
-        f(word, word, kind);
-    }
+        Kind::Word
+    };
+    f(&stem, word, kind);
 }
 
 fn emit_number<F: FnMut(&str, &str, Kind)>(n: &str, f: &mut F) {
@@ -155,19 +168,19 @@ fn emit_number<F: FnMut(&str, &str, Kind)>(n: &str, f: &mut F) {
     }
 }
 
-fn emit_segment<F: FnMut(&str, &str, Kind)>(seg: &str, name_like: bool, f: &mut F) {
+fn emit_segment<F: FnMut(&str, &str, Kind)>(seg: &str, case: Case, f: &mut F) {
     let lower = lowercase(seg);
     if has_digit(&lower) {
         emit_number(&lower, f);
     } else if lower.contains('.') {
         let long_parts = lower.split('.').filter(|p| p.chars().count() > 1).count();
-        let kind = if name_like || long_parts >= 2 { Kind::Name } else { Kind::Word };
+        let kind = if case.name_like || long_parts >= 2 { Kind::Name } else { Kind::Word };
         f(&lower, &lower, kind);
         for part in lower.split('.').filter(|p| p.chars().count() > 1) {
-            emit_word(part, name_like, f);
+            emit_word(part, case, f);
         }
     } else {
-        emit_word(&lower, name_like, f);
+        emit_word(&lower, case, f);
     }
 }
 
@@ -197,7 +210,8 @@ pub fn for_each_token<F: FnMut(&str, &str, Kind)>(text: &str, mut f: F) {
             emit_compound(&s[start..last_start + last.len()], address, &mut f);
         }
         for &(start, seg) in &segs[i..=j] {
-            emit_segment(seg, is_name_like(s, start, seg), &mut f);
+            let caps = seg.chars().next().is_some_and(char::is_uppercase);
+            emit_segment(seg, Case { caps, name_like: caps && is_name_like(s, start, seg) }, &mut f);
         }
         i = j + 1;
     }

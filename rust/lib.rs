@@ -5,7 +5,10 @@
 
 pub mod eigen;
 pub mod error;
+pub mod info;
 pub mod kappa;
+pub mod keyword;
+pub mod keyword_search;
 pub mod novelty;
 pub mod par;
 pub mod projection;
@@ -14,6 +17,7 @@ pub mod route;
 pub mod scope;
 pub mod simd;
 pub mod stream;
+pub mod text;
 pub mod threshold;
 pub mod vector;
 pub mod vmf;

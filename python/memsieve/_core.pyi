@@ -24,6 +24,7 @@ into fixed chunks on a thread pool (``MEMSIEVE_THREADS``, else
 on (n, d), so a given input always gives the same result.
 """
 
+from collections.abc import Iterable
 from typing import Literal, final
 
 import numpy as np
@@ -65,6 +66,9 @@ __all__ = [
     "ScoreResult",
     "ScopeState",
     "Pca",
+    "KeywordIndex",
+    "tokenize",
+    "tokenize_kinds",
 ]
 
 __version__: str
@@ -301,3 +305,75 @@ class ScopeState:
         """ids and cosines of the k nearest rows, best first."""
     def kappa_banerjee(self, *, clip: tuple[float, float] | None = None) -> float:
         """Banerjee's kappa from a running sum of the rows: O(d), no re-scan."""
+
+# --- keyword index ------------------------------------------------------------
+
+def tokenize(text: str) -> list[str]:
+    """The terms the keyword index stores for ``text``, in order, with repeats.
+
+    NFKC, Latin accents dropped, lowercased, Unicode words (UAX #29). Numbers
+    are kept whole and never stemmed ("2023", "3.5", "1,000" -> "1000");
+    digit groups joined by ``- : / .`` are one token followed by their parts
+    ("555-0202", "555", "0202"; "7:40pm", "7:40", "7", "40pm", "40"); an email
+    is one token followed by its parts. English stopwords are dropped (not
+    negations such as "no", "not", "never"), and ASCII words are stemmed with
+    Snowball English ("running" -> "run", "flies" -> "fli")."""
+
+def tokenize_kinds(text: str) -> list[tuple[str, str, str]]:
+    """(term, surface, kind) per token of ``tokenize``: surface is the lowercased
+    unstemmed form; kind is "number" (holds a digit, is a number word such as
+    "three" or "third", or a capitalized month or weekday), "name" (capitalized
+    and not sentence-initial, or an email / dotted identifier) or "word"."""
+
+@final
+class KeywordIndex:
+    """One scope's bm25 index (k1 = 1.2, b = 0.75, idf = ln(1 + (N - df + 0.5) /
+    (df + 0.5))). All statistics are this object's own, so scopes kept in separate
+    indexes never affect each other's ranking. Statistics are exact after any
+    sequence of add/remove/replace: scores equal those of a fresh build, bit for bit.
+
+    A duplicate id on add, or an unknown id on remove/replace/tokens_of, raises
+    StateError; add_many checks every id before adding any."""
+
+    def __new__(cls) -> "KeywordIndex": ...
+    def __len__(self) -> int: ...
+    def __contains__(self, id: int, /) -> bool: ...
+    def contains(self, id: int) -> bool: ...
+    def add(self, id: int, text: str) -> None: ...
+    def add_many(self, ids: npt.NDArray[np.int64], texts: Iterable[str]) -> None:
+        """Index one text per id (int64 (n,) array), all or nothing."""
+    def remove(self, id: int) -> None: ...
+    def replace(self, id: int, text: str) -> None:
+        """Swap the stored text of an existing id."""
+    def ids(self) -> npt.NDArray[np.int64]:
+        """The ids, ascending."""
+    @property
+    def avg_len(self) -> float:
+        """Mean document length in tokens (0.0 when empty)."""
+    def df(self, term: str) -> int:
+        """Documents holding ``term`` (a token as ``tokenize`` returns it)."""
+    def idf(self, term: str) -> float:
+        """bm25 idf of ``term`` (a token as ``tokenize`` returns it; unseen: df = 0)."""
+    def tokens_of(self, id: int) -> list[str]:
+        """The distinct stored terms of ``id``, sorted."""
+    def search(self, query: str, k: int, *, allow: npt.NDArray[np.int64] | Iterable[int] | None = None) -> tuple[npt.NDArray[np.int64], F32]:
+        """(ids, scores) of the k best documents sharing a term with ``query``, by
+        score descending then id ascending; k >= 0 (bool or negative: ConfigError),
+        capped at the number of matches. ``allow`` restricts the ranking itself to
+        those ids, so it returns min(k, matching allowed ids). Runs without the GIL."""
+    def info_novelty(
+        self,
+        text: str,
+        neighbour_ids: npt.NDArray[np.int64] | Iterable[int],
+        *,
+        w_number: float = 2.0,
+        w_name: float = 1.5,
+        w_word: float = 1.0,
+        idf_prior: float = 3.0,
+        prior_weight: float = 10.0,
+    ) -> tuple[float, list[str]]:
+        """(share, new): the weighted share of text's distinct terms that none of the
+        neighbours' stored terms holds, sum_{t new} w(t) idf_eff(t) / sum_t w(t) idf_eff(t),
+        w the kind's weight, idf_eff = (N idf + prior_weight idf_prior) / (N + prior_weight);
+        0.0 without content terms. ``new`` lists the new terms' surface forms, heaviest
+        first. An unknown neighbour id raises StateError (the index is behind the store)."""

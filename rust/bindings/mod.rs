@@ -7,6 +7,7 @@ use pyo3::types::{PyDict, PyTuple, PyType};
 use crate::error::CoreError;
 
 mod kernels;
+mod keyword;
 mod state;
 mod validate;
 
@@ -133,5 +134,6 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add("Route", typing.getattr("Union")?.get_item(parts)?)?;
     kernels::register(m)?;
     state::register(m)?;
+    keyword::register(m)?;
     Ok(())
 }

@@ -1,0 +1,206 @@
+//! KeywordIndex, the tokenizer and the information term for Python.
+//!
+//! Text is read lossily: a lone surrogate (which no store could hold either)
+//! becomes U+FFFD, which is no word, instead of failing the call.
+
+use numpy::{IntoPyArray, PyArray1, PyUntypedArray};
+use pyo3::prelude::*;
+use pyo3::types::{PyBool, PyString};
+
+use super::dtype_error;
+use super::validate::{slice, Arg};
+use crate::error::CoreError;
+use crate::info::{self, InfoParams};
+use crate::keyword::KeywordIndex;
+use crate::text;
+
+const ID_EXAMPLE: &str = "ids are the store's int64 sequence numbers";
+const K_EXAMPLE: &str = "pass a count such as k=10 (a larger k than the index holds is capped)";
+
+fn type_name(obj: &Bound<'_, PyAny>) -> String {
+    obj.get_type().name().map(|n| n.to_string()).unwrap_or_default()
+}
+
+/// The elements of an iterable that is not a str, each converted by `conv`
+/// (which describes a bad element); `bad` turns a description into the error.
+fn items<T>(
+    obj: &Bound<'_, PyAny>,
+    bad: impl Fn(String) -> PyErr,
+    conv: impl Fn(&Bound<'_, PyAny>) -> std::result::Result<T, String>,
+) -> PyResult<Vec<T>> {
+    if obj.is_instance_of::<PyString>() {
+        return Err(bad("a single str".into()));
+    }
+    let iter = obj.try_iter().map_err(|_| bad(type_name(obj)))?;
+    let mut out = Vec::new();
+    for (i, item) in iter.enumerate() {
+        out.push(conv(&item?).map_err(|what| bad(format!("{what} at position {i}")))?);
+    }
+    Ok(out)
+}
+
+/// Ids as an int64 numpy array or any iterable of ints (list, tuple, set, range).
+fn id_list(py: Python<'_>, obj: &Bound<'_, PyAny>, name: &str) -> PyResult<Vec<i64>> {
+    if obj.cast::<PyUntypedArray>().is_ok() {
+        let a = super::validate::ids(obj, name)?;
+        return Ok(slice(&a)?.to_vec());
+    }
+    let bad = |what: String| {
+        dtype_error(py, format!("expected {name} as an int64 array or an iterable of ints, got {what}; pass e.g. np.asarray(ids, dtype=np.int64)"))
+    };
+    items(obj, bad, |item| {
+        if item.is_instance_of::<PyBool>() {
+            return Err("bool".into());
+        }
+        item.extract::<i64>().map_err(|_| format!("{} {item}", type_name(item)))
+    })
+}
+
+/// A list (or other iterable) of str, each checked, so a bad element is named.
+fn text_list(py: Python<'_>, obj: &Bound<'_, PyAny>) -> PyResult<Vec<String>> {
+    let bad = |what: String| dtype_error(py, format!("expected texts as a list of str, got {what}; pass [str(t) for t in texts]"));
+    items(obj, bad, |item| {
+        Ok(item.cast::<PyString>().map_err(|_| type_name(item))?.to_string_lossy().into_owned())
+    })
+}
+
+type SearchOut<'py> = (Bound<'py, PyArray1<i64>>, Bound<'py, PyArray1<f32>>);
+
+#[pyclass(name = "KeywordIndex", module = "memsieve._core")]
+pub struct PyKeywordIndex {
+    inner: KeywordIndex,
+}
+
+#[pymethods]
+impl PyKeywordIndex {
+    #[new]
+    fn new() -> Self {
+        PyKeywordIndex { inner: KeywordIndex::new() }
+    }
+
+    fn __len__(&self) -> usize {
+        self.inner.len()
+    }
+
+    fn __contains__(&self, py: Python<'_>, id: Arg<'_>) -> PyResult<bool> {
+        Ok(self.inner.contains(id.int(py, "id", ID_EXAMPLE)?))
+    }
+
+    fn contains(&self, py: Python<'_>, id: Arg<'_>) -> PyResult<bool> {
+        Ok(self.inner.contains(id.int(py, "id", ID_EXAMPLE)?))
+    }
+
+    fn add(&mut self, py: Python<'_>, id: Arg<'_>, text: &Bound<'_, PyString>) -> PyResult<()> {
+        let id = id.int(py, "id", ID_EXAMPLE)?;
+        Ok(self.inner.add(id, &text.to_string_lossy())?)
+    }
+
+    fn add_many(&mut self, py: Python<'_>, ids: &Bound<'_, PyAny>, texts: &Bound<'_, PyAny>) -> PyResult<()> {
+        let a = super::validate::ids(ids, "ids")?;
+        let is = slice(&a)?;
+        let ts = text_list(py, texts)?;
+        let inner = &mut self.inner;
+        Ok(py.detach(|| inner.add_many(is, &ts))?)
+    }
+
+    fn remove(&mut self, py: Python<'_>, id: Arg<'_>) -> PyResult<()> {
+        Ok(self.inner.remove(id.int(py, "id", ID_EXAMPLE)?)?)
+    }
+
+    fn replace(&mut self, py: Python<'_>, id: Arg<'_>, text: &Bound<'_, PyString>) -> PyResult<()> {
+        let id = id.int(py, "id", ID_EXAMPLE)?;
+        Ok(self.inner.replace(id, &text.to_string_lossy())?)
+    }
+
+    fn ids<'py>(&self, py: Python<'py>) -> Bound<'py, PyArray1<i64>> {
+        self.inner.ids().into_pyarray(py)
+    }
+
+    #[getter]
+    fn avg_len(&self) -> f64 {
+        self.inner.avg_len()
+    }
+
+    fn df(&self, term: &Bound<'_, PyString>) -> u32 {
+        self.inner.df(&term.to_string_lossy())
+    }
+
+    fn idf(&self, term: &Bound<'_, PyString>) -> f64 {
+        self.inner.idf(&term.to_string_lossy())
+    }
+
+    fn tokens_of(&self, py: Python<'_>, id: Arg<'_>) -> PyResult<Vec<String>> {
+        let id = id.int(py, "id", ID_EXAMPLE)?;
+        self.inner.tokens_of(id).ok_or_else(|| {
+            CoreError::State(format!("id {id} is not in the keyword index; add(id, text) it first")).into()
+        })
+    }
+
+    #[pyo3(signature = (query, k, *, allow=None))]
+    fn search<'py>(
+        &self,
+        py: Python<'py>,
+        query: &Bound<'py, PyString>,
+        k: Arg<'py>,
+        allow: Option<&Bound<'py, PyAny>>,
+    ) -> PyResult<SearchOut<'py>> {
+        let k = k.count(py, "k", 0, K_EXAMPLE)?;
+        let allow = allow.map(|a| id_list(py, a, "allow")).transpose()?;
+        let inner = &self.inner;
+        let query = query.to_string_lossy();
+        let (ids, scores) = py.detach(|| inner.search(&query, k, allow.as_deref()));
+        let scores: Vec<f32> = scores.into_iter().map(|s| s as f32).collect();
+        Ok((ids.into_pyarray(py), scores.into_pyarray(py)))
+    }
+
+    #[pyo3(
+        signature = (text, neighbour_ids, *, w_number=Arg::Float(2.0), w_name=Arg::Float(1.5), w_word=Arg::Float(1.0), idf_prior=Arg::Float(3.0), prior_weight=Arg::Float(10.0)),
+        text_signature = "(self, text, neighbour_ids, *, w_number=2.0, w_name=1.5, w_word=1.0, idf_prior=3.0, prior_weight=10.0)"
+    )]
+    #[allow(clippy::too_many_arguments)]
+    fn info_novelty(
+        &self,
+        py: Python<'_>,
+        text: &Bound<'_, PyString>,
+        neighbour_ids: &Bound<'_, PyAny>,
+        w_number: Arg<'_>,
+        w_name: Arg<'_>,
+        w_word: Arg<'_>,
+        idf_prior: Arg<'_>,
+        prior_weight: Arg<'_>,
+    ) -> PyResult<(f64, Vec<String>)> {
+        let neigh = id_list(py, neighbour_ids, "neighbour_ids")?;
+        let p = InfoParams {
+            w_number: w_number.float(py, "w_number")?,
+            w_name: w_name.float(py, "w_name")?,
+            w_word: w_word.float(py, "w_word")?,
+            idf_prior: idf_prior.float(py, "idf_prior")?,
+            prior_weight: prior_weight.float(py, "prior_weight")?,
+        };
+        let inner = &self.inner;
+        let text = text.to_string_lossy();
+        let r = py.detach(|| info::info_novelty(inner, &text, &neigh, &p))?;
+        Ok((r.novelty, r.new_tokens))
+    }
+
+    fn __repr__(&self) -> String {
+        format!("KeywordIndex(n={}, avg_len={:.2})", self.inner.len(), self.inner.avg_len())
+    }
+}
+
+#[pyfunction]
+fn tokenize(text: &Bound<'_, PyString>) -> Vec<String> {
+    text::terms(&text.to_string_lossy())
+}
+
+#[pyfunction]
+fn tokenize_kinds(text: &Bound<'_, PyString>) -> Vec<(String, String, &'static str)> {
+    text::tokenize(&text.to_string_lossy()).into_iter().map(|t| (t.term, t.surface, t.kind.as_str())).collect()
+}
+
+pub(crate) fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    m.add_class::<PyKeywordIndex>()?;
+    m.add_function(wrap_pyfunction!(tokenize, m)?)?;
+    m.add_function(wrap_pyfunction!(tokenize_kinds, m)?)?;
+    Ok(())
+}

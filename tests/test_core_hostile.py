@@ -191,13 +191,14 @@ CASES = [
     Case("ScopeState.kappa_banerjee", lambda a: scope().kappa_banerjee(clip=a["clip"]), {"clip": (1e-3, 50.0)},
          lambda r, a: finite_or_inf(r)),
     Case("Pca", lambda a: _core.Pca(a["n_components"]).fit(M), {"n_components": 2}),
+    Case("Pca.fit", lambda a: _core.Pca(2).fit(a["x"]), {"x": M}),
     Case("Pca.transform", lambda a: fitted_pca().transform(a["x"], normalize=a["normalize"]),
          {"x": M, "normalize": True}, array_of(lambda a: (len(M), 2)), flags=("normalize",)),
 ]
 
 
 @pytest.mark.parametrize("case", CASES, ids=[c.name for c in CASES])
-@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.filter_too_much])
+@settings(max_examples=80, deadline=None, suppress_health_check=[HealthCheck.filter_too_much])
 @given(data=st.data())
 def test_hostile_scalars_give_a_result_or_a_memsieve_error(case: Case, data: st.DataObject) -> None:
     names = sorted(case.args)

@@ -39,8 +39,12 @@ LIMIT = 5
 #: Modes searched for leftovers of a forgotten text, and how many results each.
 LEAK_MODES = ("dense", "keyword", "hybrid")
 LEAK_LIMIT = 50
-#: Gate arms by name: GateConfig keyword arguments.
-GATES: dict[str, dict[str, Any]] = {"default": {}, "none": {"profile": "none"}}
+#: Gate arms by name: GateConfig keyword arguments. ``llm-all`` puts every
+#: candidate but a scope's first in the band (1 - max cosine >= 0 = tau, and
+#: < tau + delta = 2 for any vector short of the exact opposite), so with an LLM
+#: each one goes to the CRUD step: the mem0-style baseline.
+GATES: dict[str, dict[str, Any]] = {"default": {}, "none": {"profile": "none"},
+                                    "llm-all": {"profile": "maxcos", "tau": 0.0, "delta": 2.0}}
 
 
 @dataclass(kw_only=True)
@@ -54,6 +58,7 @@ class UpdatesOptions:
         out: folder for items.jsonl, summary.json, summary.md (None: write nothing).
         embedder: an embedder object (None: the packaged ONNX model, shared by the arms).
         llm_base_url / llm_model / llm_api_key: an OpenAI-compatible endpoint for the band.
+        llm_timeout: seconds per LLM request (a small local model on a busy CPU needs minutes).
         infer: extract facts with the LLM before the gate (needs ``llm_base_url``).
         limit: search cut-off.
         ids: keep only these item ids (all when None).
@@ -67,6 +72,7 @@ class UpdatesOptions:
     llm_base_url: str | None = None
     llm_model: str = "local"
     llm_api_key: str = "not-needed"
+    llm_timeout: float = 30.0
     infer: bool = False
     limit: int = LIMIT
     ids: list[str] | None = field(default=None)
@@ -212,7 +218,8 @@ def _make_memory(opts: UpdatesOptions, gate: str, embedder: Any) -> Any:
     if opts.llm_base_url:
         from memsieve.llm import LLMConfig
 
-        llm = LLMConfig(base_url=opts.llm_base_url, model=opts.llm_model, api_key=opts.llm_api_key)
+        llm = LLMConfig(base_url=opts.llm_base_url, model=opts.llm_model, api_key=opts.llm_api_key,
+                        timeout=opts.llm_timeout)
     return Memory(":memory:", embedder=embedder, llm=llm, gate=GateConfig(**GATES[gate]))
 
 

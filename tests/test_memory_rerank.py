@@ -36,10 +36,10 @@ TEXTS = ["Tea.", "I like green tea in the morning.", "Tea with milk and two suga
 def test_the_reranker_orders_the_results_and_sees_the_first_stage_depth(tmp_path, table_embedder):
     rr = LengthReranker()
     m = Memory(tmp_path / "r.db", embedder=table_embedder, gate=GateConfig(profile="none"), reranker=rr,
-               rerank_depth=3)
+               rerank_depth=6)
     m.add(TEXTS + [f"unrelated note {i}" for i in range(10)], user_id="u")
     hits = m.search("Tea.", user_id="u", mode="dense", limit=2)
-    assert len(rr.seen[-1]) == 3  # the depth, not the limit
+    assert len(rr.seen[-1]) == 6  # the depth, not the limit
     assert [h.text for h in hits] == sorted(rr.seen[-1], key=len, reverse=True)[:2]
     assert hits[0].score == float(len(hits[0].text))
     m.close()

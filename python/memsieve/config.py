@@ -53,9 +53,16 @@ class GateConfig:
         sage_tau_min: SAGE's tau_min.
         sage_lambda: SAGE's lambda.
         sage_alpha: SAGE's EMA weight.
+        info_tau: the information term's threshold (memsieve profile): a
+            candidate close in meaning to the scope (novelty < tau) whose
+            informational novelty against its ``info_k`` nearest memories is
+            at least this goes to the band instead of being a NOOP. Above 1
+            turns the information term off.
+        info_k: how many nearest memories the information term compares with.
         band_policy: what the band does without an LLM: ``"add_link"`` adds the
-            candidate and links it to the nearest memory; ``"add"`` adds it;
-            ``"noop"`` records a rejection.
+            candidate and links it to the nearest memory as a newer version of
+            it (kind ``updates``); ``"add"`` adds it; ``"noop"`` records a
+            rejection.
         crud_update_min_sim: an LLM's UPDATE or DELETE must target a memory at
             least this close (cosine) to the candidate, or the candidate is added.
         exact_dedup: drop exact duplicates (normalized text) before the gate.
@@ -75,6 +82,8 @@ class GateConfig:
     sage_tau_min: float = 0.05
     sage_lambda: float = 2.0
     sage_alpha: float = 0.9
+    info_tau: float = 0.35
+    info_k: int = 5
     band_policy: BandPolicy = "add_link"
     crud_update_min_sim: float = 0.35
     exact_dedup: bool = True
@@ -89,7 +98,7 @@ class GateConfig:
         if self.profile == "maxcos" and self.tau is None:
             raise ConfigError("the maxcos profile needs a fixed threshold; pass tau=0.25 (cosine 0.75)")
         for name in ("tau", "delta", "kappa_c", "gamma", "tau_min", "tau_max", "prior_share", "prior_weight",
-                     "sage_tau0", "sage_tau_min", "sage_lambda", "sage_alpha", "crud_update_min_sim"):
+                     "sage_tau0", "sage_tau_min", "sage_lambda", "sage_alpha", "crud_update_min_sim", "info_tau"):
             value = getattr(self, name)
             if value is None and name == "tau":
                 continue
@@ -97,7 +106,7 @@ class GateConfig:
             if isinstance(value, bool) or not isinstance(value, numbers.Real):
                 raise ConfigError(f"{name} must be a number, got {type(value).__name__} {value!r}")
         for name in ("delta", "kappa_c", "gamma", "tau_min", "tau_max", "prior_weight", "sage_tau0",
-                     "sage_tau_min", "sage_lambda", "crud_update_min_sim"):
+                     "sage_tau_min", "sage_lambda", "crud_update_min_sim", "info_tau"):
             value = getattr(self, name)
             if not math.isfinite(value) or value < 0:
                 raise ConfigError(f"{name} must be a finite number >= 0, got {value!r}")
@@ -109,5 +118,7 @@ class GateConfig:
             raise ConfigError(f"sage_alpha must lie in [0, 1), got {self.sage_alpha!r}")
         if not -1.0 <= self.prior_share < 1.0:
             raise ConfigError(f"prior_share must lie in [-1, 1), got {self.prior_share!r}")
-        if isinstance(self.k, bool) or not isinstance(self.k, int) or self.k < 1:
-            raise ConfigError(f"k must be an integer >= 1, got {self.k!r}")
+        for name in ("k", "info_k"):
+            value = getattr(self, name)
+            if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+                raise ConfigError(f"{name} must be an integer >= 1, got {value!r}")

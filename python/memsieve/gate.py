@@ -33,7 +33,19 @@ _T = TypeVar("_T")
 
 @dataclass(frozen=True)
 class GateScore:
-    """The gate's view of one candidate: novelty and the threshold it meets."""
+    """The gate's view of one candidate: both novelties and the thresholds they meet.
+
+    Attributes:
+        novelty: the semantic novelty (cosine-distance units).
+        information: the informational novelty in [0, 1]: the IDF-weighted
+            share of the candidate's content terms that none of its nearest
+            memories holds (nan when it was not needed: an ADD on meaning
+            alone, another profile, or an empty scope).
+        new_terms: those terms, heaviest first.
+        decided_by: which signal set the route: ``"novelty"``,
+            ``"information"`` (close in meaning but carrying new
+            information), ``"first"`` (empty scope) or ``"none"`` (no gate).
+    """
 
     novelty: float
     tau: float
@@ -42,6 +54,9 @@ class GateScore:
     nearest_seq: int | None
     nearest_cos: float
     route: str  # "ADD" | "BAND" | "NOOP"
+    information: float = math.nan
+    new_terms: tuple[str, ...] = ()
+    decided_by: str = "novelty"
 
 
 def _locked(method: Callable[..., _T]) -> Callable[..., _T]:
@@ -88,6 +103,9 @@ class ScopeGate:
         self.config = config
         self.dim = dim
         self.state = _core.ScopeState(dim)
+        # The scope's own bm25 index: keyword search and the information term
+        # read it, and it changes with the vectors, so one catch-up serves both.
+        self.keywords = _core.KeywordIndex()
         self.threshold = threshold
         self.sage_tau = sage_tau
         self.revision = revision
@@ -104,16 +122,19 @@ class ScopeGate:
         return len(self.state)
 
     @_locked
-    def load(self, seqs: np.ndarray, matrix: np.ndarray, shares: np.ndarray) -> None:
+    def load(self, seqs: np.ndarray, matrix: np.ndarray, shares: np.ndarray, texts: list[str]) -> None:
         """Bulk-load a scope's active memories (hydration), leaving the threshold as persisted.
 
         Args:
             seqs: (n,) int64 store sequence numbers.
             matrix: (n, d) float32 unit rows.
             shares: (n,) float64, what each memory added to the threshold (nan: nothing).
+            texts: the n current texts, for the keyword index.
         """
         if len(seqs):
-            self.state.add_many(np.ascontiguousarray(seqs, dtype=np.int64), np.ascontiguousarray(matrix))
+            ids = np.ascontiguousarray(seqs, dtype=np.int64)
+            self.state.add_many(ids, np.ascontiguousarray(matrix))
+            self.keywords.add_many(ids, texts)
         self.shares.update(zip((int(s) for s in seqs), (float(c) for c in shares)))
         if len(self.state) >= self.index_min_size:
             if self.index_path is not None:
@@ -164,39 +185,59 @@ class ScopeGate:
     # ---- scoring -------------------------------------------------------------
 
     @_locked
-    def score(self, vector: np.ndarray) -> GateScore:
-        """Score one (d,) float32 unit vector against the scope and route it."""
+    def score(self, vector: np.ndarray, text: str | None = None) -> GateScore:
+        """Score one (d,) float32 unit vector (and its text) against the scope and route it.
+
+        Under the memsieve profile a NOOP needs both signals low: a candidate
+        close in meaning to what is stored (novelty < tau) that still carries
+        new information (``information >= config.info_tau`` against its
+        ``config.info_k`` nearest memories) goes to the band instead, where it
+        is stored as a newer version of its nearest memory.
+        """
         c = self.config
         tau = self.current_tau()
         kappa = self.current_kappa()
-        if self.index is not None and c.profile != "sage" and len(self.state):
-            return self._score_indexed(vector, tau, kappa)
-        if c.profile == "memsieve":
-            r = self.state.score(vector, k=c.k, kappa=kappa)
-        elif c.profile == "sage":
-            r = self.state.score_sage(vector, kappa=kappa, k=c.k)
-        else:
-            r = self.state.score_maxcos(vector, k=c.k)
         delta = 0.0 if c.profile == "none" else c.delta
         if c.profile == "none" or len(self.state) == 0:
-            route = "ADD"
+            first = self._nearest_of(vector)
+            return GateScore(novelty=math.inf if not len(self.state) else 1.0 - first[1], tau=tau, delta=delta,
+                             kappa=kappa, nearest_seq=first[0], nearest_cos=first[1], route="ADD",
+                             decided_by="none" if c.profile == "none" else "first")
+        if self.index is not None and c.profile != "sage":
+            seqs, cos = self.index.knn(vector, c.k)
+            novelty = (_core.novelty_from_topk(np.ascontiguousarray(cos), kappa) if c.profile == "memsieve"
+                       else 1.0 - float(cos[0]))
+            neighbours, nearest = [int(x) for x in seqs], (int(seqs[0]), float(cos[0]))
         else:
-            route = _core.route(r.novelty, tau, delta)
-        return GateScore(novelty=r.novelty, tau=tau, delta=delta, kappa=kappa,
-                         nearest_seq=r.nearest_id, nearest_cos=r.nearest_cos, route=route)
+            if c.profile == "memsieve":
+                r = self.state.score(vector, k=c.k, kappa=kappa)
+            elif c.profile == "sage":
+                r = self.state.score_sage(vector, kappa=kappa, k=c.k)
+            else:
+                r = self.state.score_maxcos(vector, k=c.k)
+            novelty, neighbours, nearest = r.novelty, list(r.top_ids), (r.nearest_id, r.nearest_cos)
+        route = _core.route(novelty, tau, delta)
+        score = GateScore(novelty=novelty, tau=tau, delta=delta, kappa=kappa, nearest_seq=nearest[0],
+                          nearest_cos=nearest[1], route=route)
+        if text is None or c.profile != "memsieve" or route == "ADD":
+            return score
+        information, new = self.keywords.info_novelty(text, neighbours[:c.info_k])
+        routed = "BAND" if route == "NOOP" and information >= c.info_tau else route
+        return GateScore(novelty=novelty, tau=tau, delta=delta, kappa=kappa, nearest_seq=nearest[0],
+                         nearest_cos=nearest[1], route=routed, information=information, new_terms=tuple(new),
+                         decided_by="information" if routed != route else "novelty")
 
-    def _score_indexed(self, vector: np.ndarray, tau: float, kappa: float) -> GateScore:
-        """The same score from the index's k nearest (approximate for very large scopes)."""
-        c = self.config
-        seqs, cos = self.index.knn(vector, c.k)  # type: ignore[union-attr]
-        if c.profile == "memsieve":
-            novelty = _core.novelty_from_topk(np.ascontiguousarray(cos), kappa)
-        else:
-            novelty = 1.0 - float(cos[0])
-        delta = 0.0 if c.profile == "none" else c.delta
-        route = "ADD" if c.profile == "none" else _core.route(novelty, tau, delta)
-        return GateScore(novelty=novelty, tau=tau, delta=delta, kappa=kappa, nearest_seq=int(seqs[0]),
-                         nearest_cos=float(cos[0]), route=route)
+    def _nearest_of(self, vector: np.ndarray) -> tuple[int | None, float]:
+        if not len(self.state):
+            return None, math.nan
+        seqs, cos = self.nearest(vector, 1)
+        return int(seqs[0]), float(cos[0])
+
+    @_locked
+    def keyword_search(self, query: str, k: int, *, allow: np.ndarray | None = None) -> list[tuple[int, float]]:
+        """The scope's bm25 ranking of ``query``: [(seq, score)], best first, at most ``k``."""
+        seqs, scores = self.keywords.search(query, k, allow=allow)
+        return [(int(q), float(x)) for q, x in zip(seqs, scores)]
 
     @staticmethod
     def share(s: GateScore) -> float:
@@ -223,9 +264,9 @@ class ScopeGate:
     # ---- changes -------------------------------------------------------------
 
     @_locked
-    def add(self, seq: int, vector: np.ndarray, share: float) -> None:
+    def add(self, seq: int, vector: np.ndarray, share: float, text: str) -> None:
         """Store a new memory and count its share (``ScopeGate.share(score)``; nan: none)."""
-        self._put(seq, vector, share)
+        self._put(seq, vector, share, text)
         self.threshold.on_add(share)
         self.dirty.add(seq)
 
@@ -241,9 +282,9 @@ class ScopeGate:
         self.threshold.on_add(self.share(s))
 
     @_locked
-    def replace(self, seq: int, vector: np.ndarray) -> None:
-        """An UPDATE changed this memory's text: swap its vector, keep its threshold share."""
-        self._put(seq, vector, self.shares.get(seq, math.nan))
+    def replace(self, seq: int, vector: np.ndarray, text: str) -> None:
+        """An UPDATE changed this memory's text: swap its vector and terms, keep its threshold share."""
+        self._put(seq, vector, self.shares.get(seq, math.nan), text)
         self.dirty.add(seq)
 
     @_locked
@@ -258,20 +299,24 @@ class ScopeGate:
     def sync(self, changes: "ChangesRow", *, threshold: _core.ThresholdState, sage_tau: float | None,
              revision: int) -> None:
         """Catch up with another writer's commits: apply the changed rows, take its threshold."""
-        for seq, active, vector, share in zip(changes.seqs, changes.active, changes.matrix, changes.shares):
+        for seq, active, vector, share, text in zip(changes.seqs, changes.active, changes.matrix, changes.shares,
+                                                    changes.texts):
             if active:
-                self._put(int(seq), np.ascontiguousarray(vector), float(share))
+                self._put(int(seq), np.ascontiguousarray(vector), float(share), text)
             else:
                 self._drop(int(seq))
         self.threshold = threshold
         self.sage_tau = sage_tau
         self.revision = revision
 
-    def _put(self, seq: int, vector: np.ndarray, share: float) -> None:
-        """Store or overwrite a vector and its share, leaving the threshold alone."""
+    def _put(self, seq: int, vector: np.ndarray, share: float, text: str) -> None:
+        """Store or overwrite a vector, its terms and its share, leaving the threshold alone."""
         existed = self.state.contains(seq)
         if existed:
             self.state.remove(seq)
+            self.keywords.replace(seq, text)
+        else:
+            self.keywords.add(seq, text)
         self.state.add(seq, vector)
         self.shares[seq] = share
         if self.index is not None:
@@ -286,6 +331,7 @@ class ScopeGate:
         if not self.state.contains(seq):
             return
         self.state.remove(seq)
+        self.keywords.remove(seq)
         self.shares.pop(seq, None)
         if self.index is not None:
             self.index.remove(seq)

@@ -249,7 +249,7 @@ class Memory:
             tx.add_history(memory_id, scope, event="UPDATE", old_text=old_text, new_text=text,
                            layer="user", reason=reason, now=now)
             tx.bump(scope, "UPDATE", "user")
-            gate.replace(seq, vec)
+            gate.replace(seq, vec, text)
         return self.get(memory_id)
 
     def delete(self, memory_id: str, *, reason: str = "deleted by the user", user_id: str | None = None,
@@ -297,7 +297,7 @@ class Memory:
             seq, memory_id = tx.insert_memory(
                 scope, text=rejection.text, text_hash=text_hash(rejection.text), embedding=vec, share=nn,
                 metadata=rejection.metadata, sources=rejection.sources, valid_from=valid_from, now=now)
-            gate.add(seq, vec, nn)
+            gate.add(seq, vec, nn, rejection.text)
             tx.add_history(memory_id, scope, event="RESTORE", old_text=None, new_text=rejection.text,
                            layer="restore", reason=f"restored from rejection {rejection_id}", now=now,
                            extra={"rejection_id": rejection_id})

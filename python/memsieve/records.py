@@ -29,6 +29,10 @@ class Decision:
         kappa: the kernel concentration used.
         nearest_id: the nearest active memory, if any.
         nearest_cos: its cosine to the candidate (nan if none).
+        information: the gate's informational novelty in [0, 1]: the
+            rarity-weighted share of the candidate's content terms that its
+            nearest memories lack (nan when the gate did not need it).
+        new_terms: those new terms, heaviest first.
         rejection_id: the rejection record of a NOOP.
         linked_to: the memory the new one was linked to (a band ADD links
             to the nearest memory), if any.
@@ -49,6 +53,8 @@ class Decision:
     kappa: float
     nearest_id: str | None
     nearest_cos: float
+    information: float = math.nan
+    new_terms: list[str] = field(default_factory=list)
     rejection_id: str | None = None
     linked_to: str | None = None
     link_kind: str | None = None

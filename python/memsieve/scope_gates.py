@@ -201,7 +201,7 @@ class ScopeGates:
                              revision=revision, index_min_size=self._index_min_size,
                              index_path=self._index_path(scope))
             vectors = self._store.scope_vectors(scope, dim)
-            gate.load(vectors.seqs, vectors.matrix, vectors.shares)
+            gate.load(vectors.seqs, vectors.matrix, vectors.shares, vectors.texts)
             if cached is not None:
                 gate.trace = cached.trace
                 self._evict(key, save=False)

@@ -7,7 +7,6 @@ point-in-time search ranks the text and the vector that held at that time.
 
 from __future__ import annotations
 
-import re
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any, Literal
 
@@ -26,7 +25,6 @@ if TYPE_CHECKING:
 
 SearchMode = Literal["dense", "keyword", "hybrid", "auto"]
 _MODES = ("dense", "keyword", "hybrid")
-_WORD = re.compile(r"\w+", re.UNICODE)
 
 Hits = list[tuple[int, float]]
 #: Memories at least this close are versions of one fact at read time: paraphrases
@@ -143,22 +141,19 @@ class Searcher:
         return [(int(view.seqs[i]), float(sims[i])) for i in top]
 
     def _keyword(self, scope: Scope, query: str, limit: int, view: "_Candidates | None") -> Hits:
-        words = _WORD.findall(query)
-        if not words:
+        if view is not None and view.as_of is not None:
+            # The scope's index holds today's texts; a point-in-time search ranks
+            # the texts that held then, with the statistics of that set.
+            then = _core.KeywordIndex()
+            then.add_many(view.seqs, view.texts)
+            seqs, scores = then.search(query, limit)
+            return [(int(q), float(x)) for q, x in zip(seqs, scores)]
+        dim = self._gates.scope_dim(scope)
+        gate = self._gates.for_read(scope, dim=dim) if dim else None
+        if gate is None:
             return []
-        # Each word quoted, so FTS5 operators in user text (AND, NEAR, *) stay literal.
-        match = " OR ".join('"' + w.replace('"', '""') + '"' for w in words)
-        if view is None:
-            return self._store.keyword_search(scope, match, limit)
-        if view.as_of is not None:
-            # The full-text table holds today's texts only; a point-in-time
-            # keyword search ranks the texts that held then by word overlap.
-            return _overlap_rank(view, words, limit)
-        # Filters apply inside the ranking: every match of the scope is ranked,
-        # then only the allowed ones are kept, so none is cut off early.
-        allowed = set(int(s) for s in view.seqs)
-        hits = self._store.keyword_search(scope, match, self._store.count_active(scope))
-        return [(s, sc) for s, sc in hits if s in allowed][:limit]
+        # Filters apply inside the ranking: only the allowed memories compete.
+        return gate.keyword_search(query, limit, allow=None if view is None else view.seqs)
 
 
 class _Candidates:
@@ -182,14 +177,3 @@ class _Candidates:
 
 def _matches(metadata: dict[str, Any], filters: dict[str, Any]) -> bool:
     return all(k in metadata and metadata[k] == v for k, v in filters.items())
-
-
-def _overlap_rank(view: _Candidates, words: list[str], limit: int) -> Hits:
-    query = {w.casefold() for w in words}
-    scored = []
-    for seq, text in zip(view.seqs, view.texts):
-        n = len(query & {w.casefold() for w in _WORD.findall(text)})
-        if n:
-            scored.append((int(seq), float(n)))
-    scored.sort(key=lambda h: (-h[1], h[0]))
-    return scored[:limit]

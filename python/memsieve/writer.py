@@ -90,6 +90,7 @@ class WritePath:
             novelty=s.novelty if s else math.nan, tau=s.tau if s else math.nan,
             delta=s.delta if s else math.nan, kappa=s.kappa if s else math.nan,
             nearest_id=nearest[0], nearest_cos=nearest[1], reason=reason,
+            information=s.information if s else math.nan, new_terms=list(s.new_terms) if s else [],
             rejection_id=rejection_id, linked_to=linked_to, link_kind=link_kind, added_id=added_id, fault=fault,
         )
 
@@ -99,7 +100,7 @@ class WritePath:
             self.scope, text=cand.text, text_hash=cand.hash, embedding=cand.vector, share=share,
             metadata=cand.metadata, sources=cand.sources, valid_from=cand.valid_from, now=self.now)
         self._ids[seq] = memory_id
-        self.gate.add(seq, cand.vector, share)
+        self.gate.add(seq, cand.vector, share, cand.text)
         self.store.add_history(memory_id, self.scope, event="ADD", old_text=None, new_text=cand.text,
                                layer=layer, reason=reason, now=self.now)
         return seq, memory_id
@@ -118,7 +119,8 @@ class WritePath:
             self.scope, text=cand.text, sources=cand.sources, metadata=cand.metadata, layer=layer,
             novelty=s.novelty if s else math.nan, tau=s.tau if s else math.nan,
             delta=s.delta if s else math.nan, kappa=s.kappa if s else math.nan,
-            nearest_id=into_id, nearest_cos=nearest_cos, reason=reason, valid_from=cand.valid_from, now=self.now)
+            nearest_id=into_id, nearest_cos=nearest_cos, reason=reason, valid_from=cand.valid_from, now=self.now,
+            information=s.information if s else math.nan)
         if into_seq is not None and into_id is not None:
             self.store.touch_memory(into_seq, sources=cand.sources, now=self.now)
             self.store.add_history(into_id, self.scope, event="NOOP", old_text=None, new_text=cand.text,
@@ -137,19 +139,19 @@ class WritePath:
                 self._ids[seq] = dup[1]
                 return self._reject(cand, None, layer="exact", into_seq=seq, nearest_cos=1.0,
                                     reason="the same text (after normalization) is already stored in this scope")
-        s = self.gate.score(cand.vector)
+        s = self.gate.score(cand.vector, cand.text)
         if s.route == "ADD":
             _, memory_id = self._add(cand, s, layer="novelty", reason=_why_add(s))
             return self._decision(cand, s, event="ADD", layer="novelty", memory_id=memory_id, reason=_why_add(s))
         if s.route == "NOOP":
             return self._reject(cand, s, layer="novelty", into_seq=s.nearest_seq, nearest_cos=s.nearest_cos,
-                                reason=f"novelty {s.novelty:.3f} is below the scope's threshold tau {s.tau:.3f}")
+                                reason=_why_noop(s, self.config.info_tau))
         if self.crud is not None:
             return self._band_llm(cand, s)
         return self._band_policy(cand, s)
 
     def _band_policy(self, cand: Candidate, s: GateScore) -> Decision:
-        where = f"novelty {s.novelty:.3f} is in the band [{s.tau:.3f}, {s.tau + s.delta:.3f})"
+        where = _why_band(s, self.config.info_tau)
         policy = self.config.band_policy
         if policy == "noop":
             return self._reject(cand, s, layer="band", into_seq=s.nearest_seq, nearest_cos=s.nearest_cos,
@@ -160,10 +162,15 @@ class WritePath:
         if policy == "add_link" and s.nearest_seq is not None:
             linked_to = self._id(s.nearest_seq)
             if linked_to is not None:
-                self.store.add_link(memory_id, linked_to, kind="near", cosine=s.nearest_cos, now=self.now)
-                reason += f" and links it to the nearest memory (cosine {s.nearest_cos:.3f})"
+                # Close in meaning yet new in content is a newer version of the
+                # nearest memory, which freshness at read ranks first; a merely
+                # related text (the semantic band) is linked as a neighbour only.
+                kind = "updates" if s.decided_by == "information" else "near"
+                self.store.add_link(memory_id, linked_to, kind=kind, cosine=s.nearest_cos, now=self.now)
+                reason += (f" as a newer version of the nearest memory (cosine {s.nearest_cos:.3f})" if kind == "updates"
+                           else f" and links it to the nearest memory (cosine {s.nearest_cos:.3f})")
         return self._decision(cand, s, event="ADD", layer="band", memory_id=memory_id, reason=reason,
-                              linked_to=linked_to, link_kind="near" if linked_to else None)
+                              linked_to=linked_to, link_kind=kind if linked_to else None)
 
     def _band_llm(self, cand: Candidate, s: GateScore) -> Decision:
         assert self.crud is not None and self.guard is not None
@@ -196,7 +203,7 @@ class WritePath:
             self.store.add_history(decision.target_id, self.scope, event="UPDATE", old_text=old.text,
                                    new_text=new_text, layer="llm", reason=why, now=self.now,
                                    extra={"candidate": cand.text, "sources": cand.sources})
-            self.gate.replace(target_seq, vec)
+            self.gate.replace(target_seq, vec, new_text)
             return self._decision(cand, s, event="UPDATE", layer="llm", memory_id=decision.target_id,
                                   reason=why, fault=fault)
         if decision.event == "DELETE":
@@ -215,6 +222,25 @@ class WritePath:
                                   reason=why, fault=fault, added_id=new_id)
         _, memory_id = self._add(cand, s, layer="llm", reason=why)
         return self._decision(cand, s, event="ADD", layer="llm", memory_id=memory_id, reason=why, fault=fault)
+
+
+def _new_terms(s: GateScore) -> str:
+    shown = ", ".join(repr(t) for t in s.new_terms[:5])
+    return f" ({shown})" if shown else ""
+
+
+def _why_noop(s: GateScore, info_tau: float) -> str:
+    said = f"novelty {s.novelty:.3f} is below the scope's threshold tau {s.tau:.3f}"
+    if s.information == s.information:  # computed
+        said += f" and it adds little information ({s.information:.2f} < {info_tau:.2f}{_new_terms(s)})"
+    return said
+
+
+def _why_band(s: GateScore, info_tau: float) -> str:
+    if s.decided_by == "information":
+        return (f"close in meaning (novelty {s.novelty:.3f} < tau {s.tau:.3f}) but it carries new information "
+                f"({s.information:.2f} >= {info_tau:.2f}: {', '.join(repr(t) for t in s.new_terms[:5])})")
+    return f"novelty {s.novelty:.3f} is in the band [{s.tau:.3f}, {s.tau + s.delta:.3f})"
 
 
 def _why_add(s: GateScore) -> str:

@@ -94,13 +94,13 @@ def test_the_gate_alone_keeps_shares_and_undoes_them_exactly() -> None:
     g = gate()
     m = unit_rows(4, seed=1)
     empty = g.threshold_bytes()
-    g.add(1, m[0], math.nan)  # the first memory of a scope has no share
-    g.add(2, m[1], 0.25)
-    g.add(3, m[2], 0.75)
+    g.add(1, m[0], math.nan, "first")  # the first memory of a scope has no share
+    g.add(2, m[1], 0.25, "second")
+    g.add(3, m[2], 0.75, "third")
     assert g.shares == {1: g.shares[1], 2: 0.25, 3: 0.75} and math.isnan(g.shares[1])
     t = _core.ThresholdState.from_bytes(g.threshold_bytes())
     assert t.count == 2 and t.mean_share == (0.25 + 0.75 + 0.5 * 8) / 10
-    g.replace(2, m[3])  # a new text keeps the memory's share
+    g.replace(2, m[3], "second, revised")  # a new text keeps the memory's share
     assert g.shares[2] == 0.25 and _core.ThresholdState.from_bytes(g.threshold_bytes()).count == 2
     for seq in (3, 2, 1):
         g.remove(seq)

@@ -124,6 +124,21 @@ def test_allow_returns_min_k_matches_inside_the_ranking(docs, allowed, k):
         assert list(zip(ids, scores)) == expect[: len(ids)]
 
 
+@settings(max_examples=300, deadline=None)
+@given(st.text(max_size=200), st.text(max_size=40))
+def test_any_text_indexes_and_searches(text, query):
+    ix = KeywordIndex()
+    ix.add(1, text)
+    terms = tokenize(text)
+    assert ix.tokens_of(1) == sorted(set(terms))
+    assert all(t and (not t.isascii() or t == t.lower()) for t in terms)
+    ids, scores = ix.search(query, 3)
+    # A query finds the document exactly when they share a term.
+    assert ids.tolist() == ([1] if set(tokenize(query)) & set(terms) else [])
+    share, new = ix.info_novelty(query, [1])
+    assert 0.0 <= share <= 1.0 and (share == 0.0) == (not new)
+
+
 def test_huge_k_is_capped_and_ties_break_by_id():
     ix = KeywordIndex()
     for i in (30, 10, 20):

@@ -11,6 +11,7 @@ search); the timings are the median and p95 of single calls.
 
 import argparse
 import json
+import os
 import time
 from pathlib import Path
 
@@ -68,6 +69,7 @@ def run(sizes):
         neigh = rng.integers(0, n, size=(len(qs), 5), dtype=np.int64)
         row = {
             "n": n,
+            "load_avg_1m": os.getloadavg()[0],
             "avg_len": ix.avg_len,
             "build_s": build_s,
             "search_k10": summary(timed(lambda q: ix.search(q, 10), qs)),

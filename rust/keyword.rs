@@ -36,7 +36,7 @@ pub const K1: f64 = 1.2;
 pub const B: f64 = 0.75;
 
 /// Document length of a removed slot.
-const DEAD: u32 = u32::MAX;
+pub(crate) const DEAD: u32 = u32::MAX;
 /// Compaction runs once this many slots, and a quarter of all, are dead.
 const COMPACT_MIN_DEAD: usize = 64;
 
@@ -389,10 +389,6 @@ impl KeywordIndex {
 
     pub(crate) fn postings_len(&self, tid: u32) -> usize {
         self.terms[tid as usize].postings.len()
-    }
-
-    pub(crate) const fn dead_len() -> u32 {
-        DEAD
     }
 }
 

@@ -16,7 +16,7 @@
 use std::cmp::Ordering;
 use std::sync::MutexGuard;
 
-use crate::keyword::{term_score, KeywordIndex, Scratch};
+use crate::keyword::{term_score, KeywordIndex, Scratch, DEAD};
 use crate::text::for_each_token;
 
 /// A query's distinct known terms with their idf, in the order of their text.
@@ -137,11 +137,10 @@ impl KeywordIndex {
         };
         let n = self.n_slots();
         s.acc.resize(n, 0.0);
-        let dead = KeywordIndex::dead_len();
         for &(t, idf) in qterms {
             for (slot, tf) in self.postings(t) {
                 let len = self.slot_len(slot);
-                if len == dead {
+                if len == DEAD {
                     continue;
                 }
                 let acc = &mut s.acc[slot as usize];

@@ -124,6 +124,21 @@ def test_allow_returns_min_k_matches_inside_the_ranking(docs, allowed, k):
         assert list(zip(ids, scores)) == expect[: len(ids)]
 
 
+@settings(max_examples=300, deadline=None)
+@given(st.text(max_size=200), st.text(max_size=40))
+def test_any_text_indexes_and_searches(text, query):
+    ix = KeywordIndex()
+    ix.add(1, text)
+    terms = tokenize(text)
+    assert ix.tokens_of(1) == sorted(set(terms))
+    assert all(t and (not t.isascii() or t == t.lower()) for t in terms)
+    ids, scores = ix.search(query, 3)
+    # A query finds the document exactly when they share a term.
+    assert ids.tolist() == ([1] if set(tokenize(query)) & set(terms) else [])
+    share, new = ix.info_novelty(query, [1])
+    assert 0.0 <= share <= 1.0 and (share == 0.0) == (not new)
+
+
 def test_huge_k_is_capped_and_ties_break_by_id():
     ix = KeywordIndex()
     for i in (30, 10, 20):
@@ -154,6 +169,10 @@ def test_bad_arguments_raise_typed_errors():
     check(memsieve.ConfigError, lambda: ix.search("pilot", -1), "k must be >= 0", "-1")
     check(memsieve.ConfigError, lambda: ix.search("pilot", 10**30), "2^63")
     check(memsieve.DtypeError, lambda: ix.add(True, "x"), "id", "bool")
+    check(memsieve.DtypeError, lambda: ix.add(5, b"bytes"), "text must be a str", "bytes")
+    check(memsieve.DtypeError, lambda: ix.search(None, 3), "query must be a str", "NoneType")
+    check(memsieve.DtypeError, lambda: ix.idf(3), "term must be a str")
+    check(memsieve.DtypeError, lambda: tokenize(["a"]), "text must be a str", "list")
     check(memsieve.DtypeError, lambda: ix.info_novelty("pilot", [1], w_name="2"), "w_name")
     check(memsieve.DtypeError, lambda: ix.search("pilot", 3, allow=np.array([1], dtype=np.int32)), "int64")
     check(memsieve.DtypeError, lambda: ix.search("pilot", 3, allow="1"), "allow", "str")

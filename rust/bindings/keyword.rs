@@ -1,7 +1,10 @@
 //! KeywordIndex, the tokenizer and the information term for Python.
 //!
 //! Text is read lossily: a lone surrogate (which no store could hold either)
-//! becomes U+FFFD, which is no word, instead of failing the call.
+//! becomes U+FFFD, which is no word, instead of failing the call. A non-str
+//! where text is expected is a DtypeError that names the argument.
+
+use std::borrow::Cow;
 
 use numpy::{IntoPyArray, PyArray1, PyUntypedArray};
 use pyo3::prelude::*;
@@ -19,6 +22,15 @@ const K_EXAMPLE: &str = "pass a count such as k=10 (a larger k than the index ho
 
 fn type_name(obj: &Bound<'_, PyAny>) -> String {
     obj.get_type().name().map(|n| n.to_string()).unwrap_or_default()
+}
+
+/// A str argument, read lossily; anything else is a DtypeError naming the
+/// argument (PyO3 would raise a bare TypeError).
+fn text_arg<'a>(obj: &'a Bound<'_, PyAny>, name: &str) -> PyResult<Cow<'a, str>> {
+    let s = obj.cast::<PyString>().map_err(|_| {
+        dtype_error(obj.py(), format!("{name} must be a str, got {}; pass str({name})", type_name(obj)))
+    })?;
+    Ok(s.to_string_lossy())
 }
 
 /// The elements of an iterable that is not a str, each converted by `conv`
@@ -90,9 +102,9 @@ impl PyKeywordIndex {
         Ok(self.inner.contains(id.int(py, "id", ID_EXAMPLE)?))
     }
 
-    fn add(&mut self, py: Python<'_>, id: Arg<'_>, text: &Bound<'_, PyString>) -> PyResult<()> {
+    fn add(&mut self, py: Python<'_>, id: Arg<'_>, text: &Bound<'_, PyAny>) -> PyResult<()> {
         let id = id.int(py, "id", ID_EXAMPLE)?;
-        Ok(self.inner.add(id, &text.to_string_lossy())?)
+        Ok(self.inner.add(id, &text_arg(text, "text")?)?)
     }
 
     fn add_many(&mut self, py: Python<'_>, ids: &Bound<'_, PyAny>, texts: &Bound<'_, PyAny>) -> PyResult<()> {
@@ -107,9 +119,9 @@ impl PyKeywordIndex {
         Ok(self.inner.remove(id.int(py, "id", ID_EXAMPLE)?)?)
     }
 
-    fn replace(&mut self, py: Python<'_>, id: Arg<'_>, text: &Bound<'_, PyString>) -> PyResult<()> {
+    fn replace(&mut self, py: Python<'_>, id: Arg<'_>, text: &Bound<'_, PyAny>) -> PyResult<()> {
         let id = id.int(py, "id", ID_EXAMPLE)?;
-        Ok(self.inner.replace(id, &text.to_string_lossy())?)
+        Ok(self.inner.replace(id, &text_arg(text, "text")?)?)
     }
 
     fn ids<'py>(&self, py: Python<'py>) -> Bound<'py, PyArray1<i64>> {
@@ -121,12 +133,12 @@ impl PyKeywordIndex {
         self.inner.avg_len()
     }
 
-    fn df(&self, term: &Bound<'_, PyString>) -> u32 {
-        self.inner.df(&term.to_string_lossy())
+    fn df(&self, term: &Bound<'_, PyAny>) -> PyResult<u32> {
+        Ok(self.inner.df(&text_arg(term, "term")?))
     }
 
-    fn idf(&self, term: &Bound<'_, PyString>) -> f64 {
-        self.inner.idf(&term.to_string_lossy())
+    fn idf(&self, term: &Bound<'_, PyAny>) -> PyResult<f64> {
+        Ok(self.inner.idf(&text_arg(term, "term")?))
     }
 
     fn tokens_of(&self, py: Python<'_>, id: Arg<'_>) -> PyResult<Vec<String>> {
@@ -140,14 +152,14 @@ impl PyKeywordIndex {
     fn search<'py>(
         &self,
         py: Python<'py>,
-        query: &Bound<'py, PyString>,
+        query: &Bound<'py, PyAny>,
         k: Arg<'py>,
         allow: Option<&Bound<'py, PyAny>>,
     ) -> PyResult<SearchOut<'py>> {
         let k = k.count(py, "k", 0, K_EXAMPLE)?;
         let allow = allow.map(|a| id_list(py, a, "allow")).transpose()?;
         let inner = &self.inner;
-        let query = query.to_string_lossy();
+        let query = text_arg(query, "query")?;
         let (ids, scores) = py.detach(|| inner.search(&query, k, allow.as_deref()));
         let scores: Vec<f32> = scores.into_iter().map(|s| s as f32).collect();
         Ok((ids.into_pyarray(py), scores.into_pyarray(py)))
@@ -161,7 +173,7 @@ impl PyKeywordIndex {
     fn info_novelty(
         &self,
         py: Python<'_>,
-        text: &Bound<'_, PyString>,
+        text: &Bound<'_, PyAny>,
         neighbour_ids: &Bound<'_, PyAny>,
         w_number: Arg<'_>,
         w_name: Arg<'_>,
@@ -178,7 +190,7 @@ impl PyKeywordIndex {
             prior_weight: prior_weight.float(py, "prior_weight")?,
         };
         let inner = &self.inner;
-        let text = text.to_string_lossy();
+        let text = text_arg(text, "text")?;
         let r = py.detach(|| info::info_novelty(inner, &text, &neigh, &p))?;
         Ok((r.novelty, r.new_tokens))
     }
@@ -189,13 +201,13 @@ impl PyKeywordIndex {
 }
 
 #[pyfunction]
-fn tokenize(text: &Bound<'_, PyString>) -> Vec<String> {
-    text::terms(&text.to_string_lossy())
+fn tokenize(text: &Bound<'_, PyAny>) -> PyResult<Vec<String>> {
+    Ok(text::terms(&text_arg(text, "text")?))
 }
 
 #[pyfunction]
-fn tokenize_kinds(text: &Bound<'_, PyString>) -> Vec<(String, String, &'static str)> {
-    text::tokenize(&text.to_string_lossy()).into_iter().map(|t| (t.term, t.surface, t.kind.as_str())).collect()
+fn tokenize_kinds(text: &Bound<'_, PyAny>) -> PyResult<Vec<(String, String, &'static str)>> {
+    Ok(text::tokenize(&text_arg(text, "text")?).into_iter().map(|t| (t.term, t.surface, t.kind.as_str())).collect())
 }
 
 pub(crate) fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {

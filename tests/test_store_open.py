@@ -59,7 +59,8 @@ def test_processes_opening_one_new_sqlite_file_at_once_all_succeed(tmp_path):
         assert con.execute("PRAGMA journal_mode").fetchone()[0] == "wal"
         tables = {r[0] for r in con.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
         assert {"scopes", "memories", "memory_versions", "history", "rejections", "links", "counters",
-                "faults", "memories_fts"} <= tables
+                "faults"} <= tables
+        assert not any(t.startswith("memories_fts") for t in tables)  # migration 6 dropped full text
         columns = [r[1] for r in con.execute("PRAGMA table_info(memories)")]
         assert columns.count("changed_rev") == 1
         con.close()
@@ -168,8 +169,6 @@ def test_huge_limits_are_clamped_not_overflowed(mem, limit):
     rejections = mem.store.rejections(scope, since=None, layer=None, limit=limit)
     assert len(items) == (expect if expect is not None else 2)
     assert len(rejections) == (expect if expect is not None else 1)
-    assert mem.store.keyword_search(scope, '"Lisbon"', limit)[: 1] == ([] if limit == 0 else
-                                                                        mem.store.keyword_search(scope, '"Lisbon"', 1))
 
 
 def test_a_damaged_file_reports_integrity_false_not_a_raw_error(tmp_path):
@@ -221,3 +220,56 @@ def test_a_version_3_database_keeps_its_shares_through_the_column_rename(kind, t
     np.testing.assert_array_equal(row.embedding, vec)
     assert new.scope_vectors(scope, 4).shares.tolist() == [0.25]
     new.close()
+
+
+@pytest.mark.parametrize("kind", ["sqlite", "postgres"])
+def test_a_version_5_database_loses_its_full_text_copy_and_keeps_its_memories(kind, tmp_path, request,
+                                                                                monkeypatch):
+    import numpy as np
+
+    from memsieve.store import migrations, open_store, pg_migrations
+    from memsieve.store.postgres import PostgresStore  # noqa: F401 - imported before the patch, with every step
+
+    module = migrations if kind == "sqlite" else pg_migrations
+    target = str(tmp_path / "v5.db") if kind == "sqlite" else request.getfixturevalue("pg_url")
+    full = list(module.MIGRATIONS)
+    monkeypatch.setattr(module, "MIGRATIONS", full[:5])
+    scope = Scope.of("u")
+    old = open_store(target)
+    with old.transaction(scope) as tx:
+        tx.ensure_scope_row(scope, now="t")
+        tx.insert_memory(scope, text="kept as a memory", text_hash="h", embedding=np.ones(4, np.float32) / 2,
+                         share=0.5, metadata={}, sources=[], valid_from=None, now="t")
+    old.close()
+    if kind == "sqlite":
+        con = sqlite3.connect(target, isolation_level=None)
+        con.execute("INSERT INTO memories_fts(rowid, text) VALUES (1, 'quince-marmalade-5150 only in full text')")
+        con.close()
+        assert b"quince-marmalade" in _file_bytes(tmp_path, "v5.db")
+    monkeypatch.setattr(module, "MIGRATIONS", full)
+    new = open_store(target)
+    assert new.scope_vectors(scope, 4).texts == ["kept as a memory"]
+    assert new.integrity_ok()
+    if kind == "sqlite":
+        assert new.checkpoint() is True
+        new.close()
+        con = sqlite3.connect(target)
+        assert [r for r in con.execute("SELECT name FROM sqlite_master WHERE name LIKE 'memories_fts%'")] == []
+        con.close()
+        data = _file_bytes(tmp_path, "v5.db")
+        assert b"quince-marmalade" not in data and b"kept as a memory" in data  # dropped pages are zeroed
+    else:
+        import psycopg
+
+        with psycopg.connect(target) as conn:
+            columns = {r[0] for r in conn.execute(
+                "SELECT column_name FROM information_schema.columns WHERE table_schema = current_schema()"
+                " AND table_name = 'memories'")}
+            indexes = {r[0] for r in conn.execute("SELECT indexname FROM pg_indexes WHERE schemaname = current_schema()")}
+        assert "fts" not in columns and "text" in columns and "memories_fts" not in indexes
+        new.close()
+
+
+def _file_bytes(folder, name: str) -> bytes:
+    """A SQLite file with its WAL and shared-memory files."""
+    return b"".join(p.read_bytes() for p in sorted(folder.iterdir()) if p.name.startswith(name) and p.is_file())

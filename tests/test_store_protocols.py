@@ -73,7 +73,6 @@ def _calls() -> dict[str, object]:
         "items_for_seqs": lambda s: s.items_for_seqs([1]),
         "items_at": lambda s: s.items_at([1], "2030-01-01T00:00:00+00:00"),
         "candidates": lambda s: s.candidates(u, as_of=None),
-        "keyword_search": lambda s: s.keyword_search(u, '"x"', 3),
         "get": lambda s: s.get("m"),
         "get_all": lambda s: s.get_all(u, include_inactive=True, limit=None),
         "count_active": lambda s: s.count_active(u),

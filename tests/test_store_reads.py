@@ -188,6 +188,7 @@ def _run(target: str, sql: str, params: tuple) -> None:
 
 def test_a_rejection_written_before_the_information_column_reads_back_as_nan(target, monkeypatch):
     from memsieve.store import migrations, pg_migrations
+    from memsieve.store.postgres import PostgresStore  # noqa: F401 - imported before the patch, with every step
 
     module = pg_migrations if target.startswith("postgresql://") else migrations
     full = list(module.MIGRATIONS)

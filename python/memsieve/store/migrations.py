@@ -150,6 +150,12 @@ MIGRATIONS: list[str] = [
     REJECTION_INFORMATION.format(real="REAL") + """;
     CREATE INDEX links_linked ON links(linked_id)
     """,
+    # 6: keyword search is the Rust core's per-scope bm25 index, rebuilt from
+    # the memories' texts; the FTS5 table (global statistics, a second copy of
+    # every text for a purge to chase) goes, its shadow tables with it.
+    """
+    DROP TABLE memories_fts
+    """,
 ]
 
 

@@ -8,8 +8,9 @@ The tables mirror the SQLite schema (store/migrations.py) column for column,
 so both stores hand back the same records. Differences, and why:
 
 - ``embedding`` is a pgvector ``vector`` (no fixed width: scopes may differ).
-- ``fts`` is a generated ``tsvector`` with a GIN index, in place of the FTS5
-  table; the ``english`` configuration stems like FTS5's porter tokenizer.
+- Step 1 made ``fts`` a generated ``tsvector`` with a GIN index, in place of
+  the FTS5 table; step 6 drops both, as SQLite's step 6 drops FTS5 (keyword
+  search is the Rust core's per-scope index, the same on every store).
 - Times stay ISO-8601 ``TEXT`` and JSON stays ``TEXT``: ``as_of`` compares
   ISO strings exactly as SQLite does, and any JSON that SQLite accepts (NaN
   included) round-trips unchanged.
@@ -25,9 +26,6 @@ from memsieve.store.migrations import MEMORY_VERSIONS, REJECTION_INFORMATION
 #: Advisory-lock key that serializes migrations (a fixed 63-bit constant: the
 #: bytes of "memsieve" read as an integer).
 MIGRATION_LOCK_KEY = int.from_bytes(b"memsieve", "big") & 0x7FFF_FFFF_FFFF_FFFF
-
-#: The text-search configuration of the ``fts`` column and of keyword search.
-TEXT_SEARCH_CONFIG = "english"
 
 MIGRATIONS: list[str] = [
     # 1: memories, their history, rejections, links, scope state, counters, faults.
@@ -145,6 +143,11 @@ MIGRATIONS: list[str] = [
     # zero-width vector, so the column admits NULL (SQLite stores an empty BLOB).
     REJECTION_INFORMATION.format(real="DOUBLE PRECISION") + """;
     ALTER TABLE memories ALTER COLUMN embedding DROP NOT NULL
+    """,
+    # 6: no full-text column (see the SQLite step 6).
+    """
+    DROP INDEX memories_fts;
+    ALTER TABLE memories DROP COLUMN fts
     """,
 ]
 

@@ -21,9 +21,9 @@ import numpy as np
 
 from memsieve.errors import ClosedError, StoreError
 from memsieve.scope import Scope
-from memsieve.store.base import VectorsRow, none_to_nan, sql_limit
-from memsieve.store.pg_migrations import MIGRATIONS, TABLES, TEXT_SEARCH_CONFIG, migrate
-from memsieve.store.postgres_codec import mask_password, match_phrases, register_vector
+from memsieve.store.base import VectorsRow, none_to_nan
+from memsieve.store.pg_migrations import MIGRATIONS, TABLES, migrate
+from memsieve.store.postgres_codec import mask_password, register_vector
 from memsieve.store.sql_purge import SqlPurge
 
 if TYPE_CHECKING:
@@ -127,9 +127,6 @@ class PostgresStore(SqlPurge):
 
     def _insert_seq(self, sql: str, params: Sequence[Any]) -> int:
         return int(self._q(sql + " RETURNING seq", params).fetchone()[0])
-
-    def _text_changed(self, seq: int, text: str | None) -> None:
-        pass  # the fts column is generated from text, so full-text search follows by itself
 
     # ---- statements ----------------------------------------------------------
 
@@ -254,28 +251,6 @@ class PostgresStore(SqlPurge):
         )
 
     # ---- memories ------------------------------------------------------------
-
-    def keyword_search(self, scope: Scope, match: str, limit: int) -> list[tuple[int, float]]:
-        """Full-text search of the scope's active memories; [(seq, score)], higher score first.
-
-        ``match`` is the FTS5 string ``search.py`` builds (``"w1" OR "w2"``): each
-        quoted phrase becomes a ``phraseto_tsquery`` and the phrases are OR-ed,
-        ranked by ``ts_rank_cd``. Phrases that are only stop words drop out.
-        """
-        phrases = match_phrases(match)
-        if not phrases:
-            return []
-        cfg = TEXT_SEARCH_CONFIG
-        query = " || ".join([f"phraseto_tsquery('{cfg}', %s)"] * len(phrases))
-        # CASE fixes the order: a query of only stop words matches nothing, and
-        # never reaches @@ (which would send a notice about it).
-        rows = self._q(
-            f"SELECT seq, ts_rank_cd(fts, q) AS rank FROM memories, (SELECT {query} AS q) s"
-            " WHERE scope_key = %s AND is_active AND CASE WHEN numnode(q) > 0 THEN fts @@ q ELSE FALSE END"
-            " ORDER BY rank DESC, seq LIMIT %s",
-            (*phrases, scope.key, sql_limit(limit)),
-        ).fetchall()
-        return [(int(r[0]), float(r[1])) for r in rows]
 
     def size_bytes(self) -> int:
         """Bytes on disk of memsieve's tables, with their indexes and TOAST (not the whole database)."""

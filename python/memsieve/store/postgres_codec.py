@@ -1,4 +1,4 @@
-"""How the PostgreSQL store moves embeddings, URLs and search words across the wire.
+"""How the PostgreSQL store moves embeddings across the wire, and shows its URL without the password.
 
 Embeddings travel in pgvector's binary format (a big-endian uint16 width, a
 uint16 reserved word, then big-endian float32 values), so a scope's matrix is
@@ -17,8 +17,6 @@ import numpy as np
 
 _HEADER = struct.Struct(">HH")
 _BE_F32 = np.dtype(">f4")
-_PHRASE = re.compile(r'"((?:[^"]|"")*)"')
-_WORD = re.compile(r"\w+", re.UNICODE)
 _QUERY_PASSWORD = re.compile(r"(^|[?&])password=[^&]*", re.IGNORECASE)
 
 
@@ -78,22 +76,3 @@ def mask_password(url: str) -> str:
     # A regex, not a query parser: a malformed query must not let a password through.
     query = _QUERY_PASSWORD.sub(r"\1password=***", parts.query)
     return urlunsplit((parts.scheme, netloc, parts.path, query, parts.fragment))
-
-
-def match_phrases(match: str) -> list[str]:
-    """The phrases of an FTS5 MATCH string as ``search.py`` builds it (``"w1" OR "w2"``).
-
-    Quoted phrases are taken as written (``""`` is an escaped quote); with no
-    quotes at all the string's words are used, so FTS5 operators in it stay
-    literal either way. Duplicates are dropped, order kept.
-    """
-    phrases = [p.replace('""', '"') for p in _PHRASE.findall(match)]
-    if not phrases:
-        phrases = _WORD.findall(match)
-    seen: set[str] = set()
-    out = []
-    for p in phrases:
-        if p.strip() and p not in seen:
-            seen.add(p)
-            out.append(p)
-    return out

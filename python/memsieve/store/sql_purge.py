@@ -11,9 +11,11 @@ history row in the memory it was folded into, an LLM fault's raw output) are
 erased too. A ``PURGE`` history row records the reason.
 
 Erasing the rows is the shared part, written once here. Getting the bytes off
-the disk is each store's: SQLite zeroes freed space (``secure_delete``),
-merges its full-text index and truncates the WAL after the transaction;
-PostgreSQL runs ``VACUUM`` (see ``checkpoint`` of each store).
+the disk is each store's: SQLite zeroes freed space (``secure_delete``) and
+truncates the WAL after the transaction; PostgreSQL runs ``VACUUM`` (see
+``checkpoint`` of each store). Neither keeps a full-text copy of the text
+(migration 6 dropped them), and the gate's hnswlib index zeroes a removed
+point (index.py).
 """
 
 from __future__ import annotations
@@ -40,7 +42,7 @@ class SqlPurge(SqlRecords):
     A store supplies, besides the hooks of SqlRecords, ``_NO_VECTOR`` (what an
     erased embedding is stored as) and sets ``_purged`` to False when a
     transaction begins; a purge sets it, so the store can finish the erasure
-    (merge indexes, checkpoint) once the transaction commits.
+    (checkpoint) once the transaction commits.
     """
 
     _NO_VECTOR: Any = None
@@ -73,7 +75,6 @@ class SqlPurge(SqlRecords):
             f" is_active = {self._FALSE}, expired_at = COALESCE(expired_at, %s), valid_to = COALESCE(valid_to, %s),"
             " updated_at = %s WHERE seq = %s",
             (PURGED_HASH, self._NO_VECTOR, now, now, now, int(seq)))
-        self._text_changed(int(seq), None)
         self._q("DELETE FROM memory_versions WHERE memory_seq = %s", (int(seq),))
         self._scrub_own_history(memory_id)
         rejection_ids = {str(r[0]) for r in rejections}

@@ -55,8 +55,7 @@ class SqlRecords:
     ``_FALSE`` (its boolean literals), ``_in`` and ``_in_text`` (a ``column IN (...)``
     test of integers or of texts),
     ``_vector`` and ``_vector_param`` (an embedding read back, and one to
-    bind), ``_insert_seq`` (insert and return the new seq) and
-    ``_text_changed`` (keep its full-text index in step).
+    bind) and ``_insert_seq`` (insert and return the new seq).
     """
 
     _TRUE = "TRUE"
@@ -83,10 +82,6 @@ class SqlRecords:
 
     def _insert_seq(self, sql: str, params: Sequence[Any]) -> int:  # pragma: no cover
         """Run an INSERT INTO memories and return the new row's seq."""
-        raise NotImplementedError
-
-    def _text_changed(self, seq: int, text: str | None) -> None:  # pragma: no cover
-        """The memory's text is now ``text`` (None: it left search)."""
         raise NotImplementedError
 
     # ---- scope state -----------------------------------------------------------
@@ -164,7 +159,6 @@ class SqlRecords:
                 valid_from or now, now,
             ),
         )
-        self._text_changed(seq, text)
         return seq, memory_id
 
     def touch_memory(self, seq: int, *, sources: list[str], now: str) -> None:
@@ -180,7 +174,6 @@ class SqlRecords:
         self._record_version(seq, now=now)
         self._q("UPDATE memories SET text = %s, text_hash = %s, embedding = %s, updated_at = %s WHERE seq = %s",
                 (text, text_hash, self._vector_param(embedding), now, seq))
-        self._text_changed(seq, text)
 
     def soft_delete(self, seq: int, *, now: str, valid_to: str | None) -> None:
         self._q(
@@ -188,7 +181,6 @@ class SqlRecords:
             " WHERE seq = %s",
             (now, valid_to, now, seq),
         )
-        self._text_changed(seq, None)
 
     # ---- memories: reads --------------------------------------------------
 

@@ -18,7 +18,7 @@ import numpy as np
 
 from memsieve.errors import ClosedError, StoreError
 from memsieve.scope import Scope
-from memsieve.store.base import VectorsRow, none_to_nan, sql_limit
+from memsieve.store.base import VectorsRow, none_to_nan
 from memsieve.store.migrations import migrate
 from memsieve.store.sql_purge import SqlPurge
 from memsieve.store.sqlite_open import Rows, check_folder, run, set_wal, store_error
@@ -84,8 +84,7 @@ class SQLiteStore(SqlPurge):
 
         SQLite locks the whole database, so ``scope`` (which a server store uses
         to take a per-scope lock) is not needed here. A transaction that
-        purged merges the full-text index before it commits (so no segment
-        keeps an erased word) and checkpoints after.
+        purged checkpoints after it commits.
         """
         with self.lock:
             if self._in_tx:
@@ -95,8 +94,6 @@ class SQLiteStore(SqlPurge):
             self._purged = False
             try:
                 yield self
-                if self._purged:
-                    self._q("INSERT INTO memories_fts(memories_fts) VALUES ('optimize')")
             except BaseException:
                 self._rollback()
                 raise
@@ -167,12 +164,6 @@ class SQLiteStore(SqlPurge):
     def _insert_seq(self, sql: str, params: Sequence[Any]) -> int:
         return int(self._q(sql, params).lastrowid or 0)
 
-    def _text_changed(self, seq: int, text: str | None) -> None:
-        # FTS5 is a separate table here (PostgreSQL generates its column).
-        self._q("DELETE FROM memories_fts WHERE rowid = ?", (seq,))
-        if text is not None:
-            self._q("INSERT INTO memories_fts(rowid, text) VALUES (?, ?)", (seq, text))
-
     # ---- scope state -------------------------------------------------------
 
     def scope_vectors(self, scope: Scope, dim: int) -> VectorsRow:
@@ -195,14 +186,6 @@ class SQLiteStore(SqlPurge):
                           texts=[r[4] for r in rows])
 
     # ---- memories ------------------------------------------------------------
-
-    def keyword_search(self, scope: Scope, match: str, limit: int) -> list[tuple[int, float]]:
-        rows = self._q(
-            "SELECT f.rowid, bm25(memories_fts) AS rank FROM memories_fts f JOIN memories m ON m.seq = f.rowid"
-            " WHERE memories_fts MATCH ? AND m.scope_key = ? AND m.is_active = 1 ORDER BY rank LIMIT ?",
-            (match, scope.key, sql_limit(limit)),
-        ).fetchall()
-        return [(int(r[0]), -float(r[1])) for r in rows]
 
     def size_bytes(self) -> int:
         page_count = self._q("PRAGMA page_count").fetchone()[0]

@@ -59,6 +59,11 @@ class GateConfig:
             at least this goes to the band instead of being a NOOP. Above 1
             turns the information term off.
         info_k: how many nearest memories the information term compares with.
+        info_number_weight: how much a number (or a date, a time, a number
+            word) weighs in the information term, against a plain word.
+        info_name_weight: how much a name (capitalized mid-sentence, an email)
+            weighs.
+        info_word_weight: how much any other content word weighs.
         band_policy: what the band does without an LLM: ``"add_link"`` adds the
             candidate and links it to the nearest memory as a newer version of
             it (kind ``updates``); ``"add"`` adds it; ``"noop"`` records a
@@ -82,8 +87,11 @@ class GateConfig:
     sage_tau_min: float = 0.05
     sage_lambda: float = 2.0
     sage_alpha: float = 0.9
-    info_tau: float = 0.35
+    info_tau: float = 0.2
     info_k: int = 5
+    info_number_weight: float = 2.0
+    info_name_weight: float = 1.5
+    info_word_weight: float = 0.7
     band_policy: BandPolicy = "add_link"
     crud_update_min_sim: float = 0.35
     exact_dedup: bool = True
@@ -98,7 +106,8 @@ class GateConfig:
         if self.profile == "maxcos" and self.tau is None:
             raise ConfigError("the maxcos profile needs a fixed threshold; pass tau=0.25 (cosine 0.75)")
         for name in ("tau", "delta", "kappa_c", "gamma", "tau_min", "tau_max", "prior_share", "prior_weight",
-                     "sage_tau0", "sage_tau_min", "sage_lambda", "sage_alpha", "crud_update_min_sim", "info_tau"):
+                     "sage_tau0", "sage_tau_min", "sage_lambda", "sage_alpha", "crud_update_min_sim", "info_tau",
+                     "info_number_weight", "info_name_weight", "info_word_weight"):
             value = getattr(self, name)
             if value is None and name == "tau":
                 continue
@@ -106,7 +115,8 @@ class GateConfig:
             if isinstance(value, bool) or not isinstance(value, numbers.Real):
                 raise ConfigError(f"{name} must be a number, got {type(value).__name__} {value!r}")
         for name in ("delta", "kappa_c", "gamma", "tau_min", "tau_max", "prior_weight", "sage_tau0",
-                     "sage_tau_min", "sage_lambda", "crud_update_min_sim", "info_tau"):
+                     "sage_tau_min", "sage_lambda", "crud_update_min_sim", "info_tau", "info_number_weight",
+                     "info_name_weight", "info_word_weight"):
             value = getattr(self, name)
             if not math.isfinite(value) or value < 0:
                 raise ConfigError(f"{name} must be a finite number >= 0, got {value!r}")

@@ -28,6 +28,9 @@ if TYPE_CHECKING:
     from memsieve.store.base import ChangesRow
 
 SAGE_KAPPA_CLIP = (1e-3, 50.0)
+# The information term's IDF prior, as the Rust core blends it for small scopes:
+# idf_eff = (N idf + m * prior) / (N + m).
+_IDF_PRIOR, _IDF_PRIOR_WEIGHT = 3.0, 10.0
 _T = TypeVar("_T")
 
 
@@ -221,11 +224,42 @@ class ScopeGate:
                           nearest_cos=nearest[1], route=route)
         if text is None or c.profile != "memsieve" or route == "ADD":
             return score
-        information, new = self.keywords.info_novelty(text, neighbours[:c.info_k])
+        information, new = self.keywords.info_novelty(text, neighbours[:c.info_k], w_number=c.info_number_weight,
+                                                      w_name=c.info_name_weight, w_word=c.info_word_weight)
+        if information > 0 and nearest[0] is not None:
+            information = self._net_information(text, int(nearest[0]), information)
         routed = "BAND" if route == "NOOP" and information >= c.info_tau else route
         return GateScore(novelty=novelty, tau=tau, delta=delta, kappa=kappa, nearest_seq=nearest[0],
                          nearest_cos=nearest[1], route=routed, information=information, new_terms=tuple(new),
                          decided_by="information" if routed != route else "novelty")
+
+    def _net_information(self, text: str, nearest: int, information: float) -> float:
+        """The information term net of word substitutions against the nearest memory.
+
+        A paraphrase swaps words ("I'm afraid of heights" -> "Heights scare
+        me"): its new plain words are paid for by the nearest memory's words it
+        dropped. A new detail keeps the stored words and adds some; a new
+        number or name counts in full either way, since a changed value is a
+        correction, not a paraphrase. Measured on the updates dev set, this
+        keeps paraphrases NOOPs at thresholds low enough to let details in.
+        """
+        c = self.config
+        weights = {"number": c.info_number_weight, "name": c.info_name_weight, "word": c.info_word_weight}
+        mine = {term: kind for term, _, kind in _core.tokenize_kinds(text)}
+        theirs = set(self.keywords.tokens_of(nearest))
+        n = len(self.keywords)
+
+        def idf(term: str) -> float:
+            return (n * self.keywords.idf(term) + _IDF_PRIOR_WEIGHT * _IDF_PRIOR) / (n + _IDF_PRIOR_WEIGHT)
+
+        total = sum(weights[kind] * idf(t) for t, kind in mine.items())
+        if total <= 0.0:
+            return information
+        new_values = sum(weights[kind] * idf(t) for t, kind in mine.items() if t not in theirs and kind != "word")
+        new_words = sum(weights[kind] * idf(t) for t, kind in mine.items() if t not in theirs and kind == "word")
+        dropped = sum(c.info_word_weight * idf(t) for t in theirs
+                      if t not in mine and not any(ch.isdigit() for ch in t))
+        return min(information, (new_values + max(0.0, new_words - dropped)) / total)
 
     def _nearest_of(self, vector: np.ndarray) -> tuple[int | None, float]:
         if not len(self.state):

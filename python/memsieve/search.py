@@ -27,10 +27,15 @@ SearchMode = Literal["dense", "keyword", "hybrid", "auto"]
 _MODES = ("dense", "keyword", "hybrid")
 
 Hits = list[tuple[int, float]]
-#: Memories at least this close are versions of one fact at read time: paraphrases
-#: and near-repeats of a stored fact, not merely facts on one topic (chosen on the
-#: updates dev set; see docs/UPDATES.md).
-DEFAULT_VERSION_COS = 0.9
+#: Among the results asked for, memories at least this close are taken as versions of
+#: one fact and the newest goes first. Reordering within the results never drops one,
+#: so a low bar costs no recall (docs/UPDATES.md has the sweep).
+DEFAULT_VERSION_COS = 0.4
+#: ... and they must answer the query about equally well: cosines to it within this
+#: gap. On the updates dev set 0.25 keeps 86% of versions newest-first (0.3: 90%,
+#: 0.2: 83%); at 0.3 a fact about one person was outranked by a newer, unrelated
+#: fact about her, which 0.25 prevents in the tests.
+VERSION_RELEVANCE_GAP = 0.25
 # Above this many results the freshness look-ahead is not doubled: a caller
 # asking for so many reads far below any version worth promoting.
 LIMIT_FOR_DEPTH = 1000
@@ -78,6 +83,7 @@ class Searcher:
         limit = 2 * limit if limit < LIMIT_FOR_DEPTH else limit
         if self._reranker is not None:
             limit = max(limit, self._rerank_depth)
+        q = vector
         if mode == "keyword":
             hits = self._keyword(scope, query, limit, view)
         else:
@@ -95,7 +101,7 @@ class Searcher:
             order = rerank_order(self._reranker, query, [it.text for _, it, _ in found])
             found = [(found[i][0], found[i][1], score) for i, score in order]
         results = []
-        for (seq, it, score), newer in self._freshen(found, as_of=as_of, view=view):
+        for (seq, it, score), newer in self._freshen(found, within=wanted, view=view, query=q):
             if newer is not None and current_only:
                 continue
             results.append(SearchResult(
@@ -103,25 +109,37 @@ class Searcher:
                 metadata=it.metadata, valid_from=it.valid_from, created_at=it.created_at, superseded_by=newer))
         return results[:wanted]
 
-    def _freshen(self, found: list[tuple[int, Any, float]], *, as_of: str | None,
-                 view: "_Candidates | None") -> list[tuple[tuple[int, Any, float], str | None]]:
-        """The results with every fact's newest version first: (result, id of the newer version or None)."""
+    def _freshen(self, found: list[tuple[int, Any, float]], *, within: int, view: "_Candidates | None",
+                 query: np.ndarray | None) -> list[tuple[tuple[int, Any, float], str | None]]:
+        """The results with every fact's newest version first: (result, id of the newer version or None).
+
+        Versions linked by the write path are grouped wherever they rank in the
+        look-ahead, so a newer version below the cut is promoted. Versions told
+        apart by similarity alone are grouped only among the first ``within``
+        results: close texts are not always versions, and reordering inside the
+        results the caller asked for never drops one of them. Two such texts
+        must also answer the query about equally well (their cosines to it
+        within ``VERSION_RELEVANCE_GAP``): two versions of one fact do, while a
+        fact and another on the same person usually do not.
+        """
         if len(found) < 2:
             return [(f, None) for f in found]
         seq_of = {it.id: seq for seq, it, _ in found}
         pairs = [(seq_of[a], seq_of[b]) for a, b, _ in self._store.version_links(list(seq_of))
                  if a in seq_of and b in seq_of]
-        seqs = [seq for seq, _, _ in found]
+        seqs = [seq for seq, _, _ in found[:within]]
         if view is not None:
             row = {int(s): i for i, s in enumerate(view.seqs)}
             vectors = {s: view.matrix[row[s]] for s in seqs if s in row}
         else:
             vectors = self._store.embeddings_for_seqs(seqs)
         known = [s for s in seqs if s in vectors]
-        if len(known) >= 2:
+        if len(known) >= 2 and query is not None:
             m = np.ascontiguousarray(np.stack([vectors[s] for s in known]), dtype=np.float32)
             sims = m @ m.T
-            close = np.argwhere(np.triu(sims >= self._version_cos, k=1))
+            rel = m @ query
+            alike = np.abs(rel[:, None] - rel[None, :]) <= VERSION_RELEVANCE_GAP
+            close = np.argwhere(np.triu((sims >= self._version_cos) & alike, k=1))
             pairs += [(known[i], known[j]) for i, j in close]
         by_seq = {seq: (seq, it, score) for seq, it, score in found}
         versions = [Version(key=seq, valid_from=it.valid_from, created_at=it.created_at, order=seq)

@@ -122,6 +122,15 @@ def cmd_search(ns: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_forget(ns: argparse.Namespace) -> int:
+    with _memory(ns) as mem:
+        removed = mem.forget(ns.what, **_scope(ns), purge=ns.purge, dry_run=ns.dry_run)
+        verb = "would remove" if ns.dry_run else ("purged" if ns.purge else "forgot (soft delete)")
+        shown = "\n".join(f"  {it.id}  {it.text or '(text erased)'}" for it in removed)
+        _out(ns, [it.to_dict() for it in removed], f"{verb} {len(removed)} memories" + (f":\n{shown}" if shown else ""))
+    return 0
+
+
 def cmd_get(ns: argparse.Namespace) -> int:
     with _memory(ns) as mem:
         item = mem.get(ns.id)
@@ -258,6 +267,12 @@ def build_parser() -> argparse.ArgumentParser:
     # No choices and no default here: Memory.search owns both (an unknown mode is its ConfigError).
     p.add_argument("--mode", help="search mode, e.g. dense, keyword or hybrid (default: Memory.search's)")
     _scope_args(p); _common(p); p.set_defaults(func=cmd_search)  # noqa: E702
+
+    p = sub.add_parser("forget", help="remove the memories a request names (soft delete, or --purge)")
+    p.add_argument("what", help='the request or its subject, e.g. "my old address"')
+    p.add_argument("--purge", action="store_true", help="erase the text and embedding everywhere, keeping a tombstone")
+    p.add_argument("--dry-run", action="store_true", help="only list what would be removed")
+    _scope_args(p); _common(p); p.set_defaults(func=cmd_forget)  # noqa: E702
 
     for name, func, helptext in (("get", cmd_get, "show one memory"), ("history", cmd_history, "a memory's history"),
                                  ("restore", cmd_restore, "store a rejected candidate after all")):

@@ -268,6 +268,16 @@ class ScopeGate:
         return int(seqs[0]), float(cos[0])
 
     @_locked
+    def terms_of(self, seq: int) -> set[str]:
+        """The keyword index's distinct terms of one memory."""
+        return set(self.keywords.tokens_of(seq))
+
+    @_locked
+    def term_idf(self, term: str) -> float:
+        """The scope's bm25 IDF of one index term."""
+        return float(self.keywords.idf(term))
+
+    @_locked
     def keyword_search(self, query: str, k: int, *, allow: np.ndarray | None = None) -> list[tuple[int, float]]:
         """The scope's bm25 ranking of ``query``: [(seq, score)], best first, at most ``k``."""
         seqs, scores = self.keywords.search(query, k, allow=allow)

@@ -17,8 +17,9 @@ from memsieve.inputs import (MAX_TEXT_CHARS, candidate_texts, check_count, check
                              check_sources, check_text, iso_time, now_iso, text_hash)
 from memsieve.records import Decision, HistoryEntry, MemoryItem, Rejection, SearchResult
 from memsieve.scope import Scope, check_owner, warn_unreachable_scopes
+from memsieve.forgetting import choose, parse_request
 from memsieve.fusion import Fusion
-from memsieve.render import Order, render_results
+from memsieve.render import DEFAULT_DATE_FORMAT, DateFormat, Order, render_results
 from memsieve.rerank import DEFAULT_RERANK_DEPTH, check_reranker
 from memsieve.scope_gates import DEFAULT_MAX_CACHE_BYTES, ScopeGates
 from memsieve.search import DEFAULT_VERSION_COS, SearchMode, Searcher
@@ -32,6 +33,22 @@ def default_path() -> str:
         return os.environ["MEMSIEVE_DB"]
     base = os.environ.get("XDG_DATA_HOME") or os.path.join(os.path.expanduser("~"), ".local", "share")
     return os.path.join(base, "memsieve", "memsieve.db")
+
+
+def _forget_plan(reader: Any, gate: Any, query: Any, vector: np.ndarray) -> tuple[dict[int, MemoryItem], list[Any]]:
+    """The scope's active items by seq, and the memories a request to forget names."""
+    rows = reader.items_for_seqs([int(s) for s in gate.state.ids()])
+    id_to_seq = {it.id: s for s, it in rows.items()}
+
+    def versions_of(seqs: list[int]) -> list[tuple[int, int]]:
+        links = reader.version_links([rows[s].id for s in seqs if s in rows])
+        return [(id_to_seq[a], id_to_seq[b]) for a, b, _ in links if a in id_to_seq and b in id_to_seq]
+
+    def recency(s: int) -> tuple[str, str, int]:
+        return (rows[s].valid_from or rows[s].created_at, rows[s].created_at, s)
+
+    return rows, choose(query, gate, vector, versions_of=versions_of, recency=recency,
+                        vectors_of=reader.embeddings_for_seqs)
 
 
 def _unit_interval(value: object, *, where: str) -> float:
@@ -277,6 +294,55 @@ class Memory:
                 gate.remove(seq)
         return self.get(memory_id)
 
+    def forget(self, what: str, *, user_id: str | None = None, agent_id: str | None = None,
+               run_id: str | None = None, purge: bool = False, dry_run: bool = False) -> list[MemoryItem]:
+        """Find the memories of one scope that a request names, and remove them.
+
+        ``what`` may be the user's own words ("please forget my old address"):
+        the request's phrasing is dropped and the rest matched as
+        memsieve.forgetting describes (rare words decide; "old" or "previous"
+        spares the newest version). Without ``purge`` each memory is
+        soft-deleted with a history row saying why; with ``purge`` its text and
+        embedding are erased from the memory, its versions, its history, the
+        rejections folded into it and the indexes, leaving a tombstone, and the
+        database file keeps no copy (SQLite; PostgreSQL after its VACUUM).
+
+        Args:
+            what: the request, or just what to forget.
+            purge: erase instead of soft-deleting.
+            dry_run: only list what would be removed.
+
+        Returns:
+            The memories removed (or that would be), as they are afterwards.
+        """
+        scope = Scope.of(user_id, agent_id, run_id)
+        what = check_text(what, where="what", max_chars=self.max_text_chars)
+        dim = self._gates.scope_dim(scope)
+        if dim is None:
+            return []
+        query = parse_request(what)
+        vector = self.embed([query.subject])[0]
+        if dry_run:
+            gate = self._gates.for_read(scope, dim=dim)
+            if gate is None:
+                return []
+            rows, named = _forget_plan(self.store, gate, query, vector)
+            return [rows[f.seq] for f in named]
+        with self._gates.write(scope, dim=dim) as (tx, gate):
+            rows, named = _forget_plan(tx, gate, query, vector)
+            now = now_iso()
+            for f in named:
+                item = rows[f.seq]
+                if purge:
+                    tx.purge_memory(f.seq, reason=f"forgotten on request: {f.reason}", now=now)
+                else:
+                    tx.soft_delete(f.seq, now=now, valid_to=None)
+                    tx.add_history(item.id, scope, event="DELETE", old_text=item.text, new_text=None,
+                                   layer="forget", reason=f"forgotten on request: {f.reason}", now=now)
+                tx.bump(scope, "DELETE", "forget")
+                gate.remove(f.seq)
+        return [self.store.get(rows[f.seq].id) for f in named]
+
     def restore(self, rejection_id: str, *, user_id: str | None = None, agent_id: str | None = None,
                 run_id: str | None = None) -> MemoryItem:
         """Store a rejected candidate as a memory after all, bypassing the gate.
@@ -289,6 +355,9 @@ class Memory:
         check_owner(Scope.from_key(scope_key), wanted, missing=NotFoundError.no_rejection(rejection_id))
         if rejection.restored_memory_id:
             return self.get(rejection.restored_memory_id)
+        if not rejection.text:
+            raise NotFoundError(f"rejection {rejection_id!r} was purged and holds no text to restore; "
+                                "add the text anew if it should be kept")
         scope = Scope.from_key(scope_key)
         vec = self.embed([rejection.text])[0]
         with self._gates.write(scope, dim=vec.shape[0]) as (tx, gate):
@@ -341,7 +410,8 @@ class Memory:
     def context(self, query: str, *, user_id: str | None = None, agent_id: str | None = None,
                 run_id: str | None = None, limit: int = 10, filters: dict[str, Any] | None = None,
                 as_of: Any = None, mode: SearchMode | None = None, order: Order = "relevance",
-                dated: bool = True, current_only: bool = False) -> str:
+                dated: bool = True, current_only: bool = False,
+                date_format: DateFormat = DEFAULT_DATE_FORMAT) -> str:
         """Search, then render the results as prompt text, one dated line per memory.
 
         ``[2023-05-08] Caroline: I went to the support group yesterday.``: the
@@ -356,6 +426,7 @@ class Memory:
             mode: the search mode; None for ``search``'s default.
             order: ``"relevance"`` (best first) or ``"time"`` (oldest first).
             dated: prefix each line with its date.
+            date_format: ``"iso"`` (``[2023-05-08]``) or ``"long"`` (``[8 May 2023]``).
             current_only: leave out older versions of a fact (see ``search``).
 
         Returns:
@@ -364,7 +435,7 @@ class Memory:
         kwargs: dict[str, Any] = {} if mode is None else {"mode": mode}
         results = self.search(query, user_id=user_id, agent_id=agent_id, run_id=run_id, limit=limit,
                               filters=filters, as_of=as_of, current_only=current_only, **kwargs)
-        return render_results(results, order=order, dated=dated)
+        return render_results(results, order=order, dated=dated, date_format=date_format)
 
     def get(self, memory_id: str, *, user_id: str | None = None, agent_id: str | None = None,
             run_id: str | None = None) -> MemoryItem:

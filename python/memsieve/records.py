@@ -7,7 +7,7 @@ from dataclasses import asdict, dataclass, field
 from typing import Any, Literal
 
 Event = Literal["ADD", "UPDATE", "DELETE", "NOOP"]
-Layer = Literal["exact", "novelty", "band", "llm", "restore", "user"]
+Layer = Literal["exact", "novelty", "band", "llm", "restore", "user", "forget"]
 
 
 @dataclass(frozen=True)

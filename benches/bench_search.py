@@ -40,6 +40,7 @@ import json
 import os
 import platform
 import re
+import shlex
 import statistics
 import subprocess
 import sys
@@ -193,6 +194,28 @@ def lookup_overhead_ms(mem: Any, queries: list[str]) -> float:
     return statistics.median(out)
 
 
+def keyword_index_alone(texts: list[str], queries: list[str], *, limit: int) -> dict[str, float] | None:
+    """p50/p95 ms of the Rust bm25 index's own search over the same texts, outside ``Memory.search``.
+
+    Shows how much of a keyword search is the index and how much the rest of
+    the call (fetching the rows, building results). None before the index exists.
+    """
+    from memsieve import _core
+
+    if not hasattr(_core, "KeywordIndex"):
+        return None
+    index = _core.KeywordIndex()
+    index.add_many(np.arange(len(texts), dtype=np.int64), texts)
+    for q in queries[:20]:
+        index.search(q, limit)
+    out = []
+    for q in queries:
+        t0 = time.perf_counter()
+        index.search(q, limit)
+        out.append(1000.0 * (time.perf_counter() - t0))
+    return stats(out)
+
+
 def stats(values: list[float]) -> dict[str, float]:
     return {"p50": float(np.percentile(values, 50)), "p95": float(np.percentile(values, 95)), "n": len(values)}
 
@@ -222,6 +245,7 @@ def bench_sizes(corpus: Corpus, args: argparse.Namespace, modes: tuple[str, ...]
         times, _ = time_modes(mem, queries, modes, user_id=SCOPE, limit=args.limit, warmup=args.warmup)
         out[str(n)] = {"stored": mem.stats(user_id=SCOPE)["active_memories"], "fill_s": round(fill_s, 1),
                        "first_search_s": round(first_s, 2), "lookup_ms": lookup_overhead_ms(mem, queries),
+                       "keyword_index_alone": keyword_index_alone(texts, queries, limit=args.limit),
                        "modes": {m: stats(t) for m, t in times.items()}}
         mem.close()
         print(f"  size {n}: " + ", ".join(f"{m} {out[str(n)]['modes'][m]['p50']:.3f} ms" for m in modes),
@@ -300,11 +324,15 @@ def markdown(res: dict[str, Any]) -> str:
     modes = res["modes"]
     lines = [f"Scope size (one scope, SQLite file; {res['queries']} LoCoMo dev questions, limit {res['limit']}; "
              "ms per search, query embedding excluded):", "",
-             "| memories | " + " | ".join(f"{m} p50 | {m} p95" for m in modes) + " | lookup ms | fill s |",
-             "|---|" + "---|" * (2 * len(modes) + 2)]
+             "| memories | " + " | ".join(f"{m} p50 | {m} p95" for m in modes)
+             + " | bm25 index alone p50 | lookup ms | fill s |",
+             "|---|" + "---|" * (2 * len(modes) + 3)]
     for n, r in res["sizes"].items():
         cells = " | ".join(f"{r['modes'][m]['p50']:.3f} | {r['modes'][m]['p95']:.3f}" for m in modes)
-        lines.append(f"| {int(n):,} ({r['stored']:,} stored) | {cells} | {r['lookup_ms']:.3f} | {r['fill_s']:.0f} |")
+        alone = r.get("keyword_index_alone")
+        index_p50 = f"{alone['p50']:.3f}" if alone else "-"
+        lines.append(f"| {int(n):,} ({r['stored']:,} stored) | {cells} | {index_p50} | {r['lookup_ms']:.3f} "
+                     f"| {r['fill_s']:.0f} |")
     o = res.get("others")
     if o:
         lines += ["", f"A 200-memory scope ({o['conversation']}'s first turns, {o['queries']} of its questions) "
@@ -333,10 +361,21 @@ def environment() -> dict[str, Any]:
         except (OSError, subprocess.CalledProcessError):
             return ""
 
-    return {"date": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()), "commit": git("log", "-1", "--format=%h %s"),
+    return {"date": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()), "commit": git("log", "-1", "--format=%h"),
             "dirty_search": bool(git("status", "--porcelain", "--", "python/memsieve/search.py",
                                      "python/memsieve/scope_gates.py")),
             "load_avg": os.getloadavg(), "cpus": os.cpu_count(), "python": platform.python_version()}
+
+
+def doc_block(res: dict[str, Any], argv: list[str], *, label: str = "") -> str:
+    """The markdown block of ``--doc``: how the run was made, then the tables and the goals."""
+    env = res["environment"]
+    head = (f"Run: `python benches/bench_search.py {shlex.join(argv)}` at {env['date']} on commit `{env['commit']}`"
+            f"{' (search.py/scope_gates.py with uncommitted edits)' if env['dirty_search'] else ''}"
+            f"{f' ({label})' if label else ''}; modes read from `Memory.search`: {', '.join(res['modes'])} "
+            f"(default `{res['default_mode']}`). Load average {env['load_avg'][0]:.1f} at the start, "
+            f"{env['load_avg_end'][0]:.1f} at the end (2 shared vCPUs). Whole run {res['seconds']:.0f} s.")
+    return "\n".join([MARK_BEGIN, head, "", markdown(res), MARK_END])
 
 
 def write_doc(path: Path, block: str) -> None:
@@ -363,6 +402,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--warmup", type=int, default=20)
     parser.add_argument("--limit", type=int, default=10)
     parser.add_argument("--batch", type=int, default=1000, help="texts per add() call")
+    parser.add_argument("--label", default="", help="a note on the backends, printed in the doc's run line")
     parser.add_argument("--workdir", type=Path, help="where the SQLite files go (default: a temporary folder)")
     args = parser.parse_args(argv)
     t_start = time.perf_counter()
@@ -383,14 +423,7 @@ def main(argv: list[str] | None = None) -> int:
     if args.json_out:
         args.json_out.write_text(json.dumps(res, indent=2) + "\n", encoding="utf-8")
     if args.doc:
-        env = res["environment"]
-        head = (f"Run: `python benches/bench_search.py {' '.join(sys.argv[1:] if argv is None else argv)}` at "
-                f"{env['date']} on commit `{env['commit']}`"
-                f"{' (search.py/scope_gates.py with uncommitted edits)' if env['dirty_search'] else ''}; modes read "
-                f"from `Memory.search`: {', '.join(modes)} (default `{res['default_mode']}`). Load average "
-                f"{env['load_avg'][0]:.1f} at the start, {env['load_avg_end'][0]:.1f} at the end (2 shared vCPUs). "
-                f"Whole run {res['seconds']:.0f} s.")
-        write_doc(args.doc, "\n".join([MARK_BEGIN, head, "", text, MARK_END]))
+        write_doc(args.doc, doc_block(res, sys.argv[1:] if argv is None else argv, label=args.label))
     return 0
 
 

@@ -27,6 +27,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import shlex
 import statistics
 import sys
 import tempfile
@@ -309,7 +310,7 @@ def results_markdown(res: dict, argv: list[str], commit: str, *, label: str = ""
         MARK_BEGIN,
         "## Results on LoCoMo dev",
         "",
-        f"Run: `python benches/calibrate_router.py {' '.join(argv)}` on commit `{commit}`, "
+        f"Run: `python benches/calibrate_router.py {shlex.join(argv)}` on commit `{commit}`, "
         f"{time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}. Modes: {', '.join(res['backends'])}; default "
         f"`{res['default_mode']}`{f' ({label})' if label else ''}. {res['turns']} turns stored as {res['stored']} memories (gate off, dated by "
         f"session); {res['questions_answerable']} answerable questions, {res['questions_adversarial_excluded']} "

@@ -378,13 +378,19 @@ def doc_block(res: dict[str, Any], argv: list[str], *, label: str = "") -> str:
     return "\n".join([MARK_BEGIN, head, "", markdown(res), MARK_END])
 
 
-def write_doc(path: Path, block: str) -> None:
-    text = path.read_text(encoding="utf-8") if path.exists() else "# Benchmark results\n"
-    if MARK_BEGIN in text and MARK_END in text:
-        head, rest = text.split(MARK_BEGIN, 1)
-        text = head + block + rest.split(MARK_END, 1)[1]
+def write_doc(path: Path, block: str, *, begin: str = MARK_BEGIN, end: str = MARK_END,
+              new_file: str = "# Benchmark results\n", heading: str = "## Search") -> None:
+    """Replace the text between ``begin`` and ``end`` in ``path`` with ``block`` (which holds both marks).
+
+    Without the marks yet, the block is appended under ``heading``; text
+    outside the marks (notes written by hand) is kept.
+    """
+    text = path.read_text(encoding="utf-8") if path.exists() else new_file
+    if begin in text and end in text:
+        head, rest = text.split(begin, 1)
+        text = head + block + rest.split(end, 1)[1]
     else:
-        text = text.rstrip("\n") + "\n\n## Search\n\n" + block + "\n"
+        text = text.rstrip("\n") + "\n\n" + (heading + "\n\n" if heading else "") + block + "\n"
     path.write_text(text, encoding="utf-8")
 
 

@@ -124,7 +124,7 @@ def run(args: argparse.Namespace) -> dict:
     from memsieve.router import (PRESETS, CalibrationSample, NearestCentroidClassifier, RoutedSearch,
                                  build_routing_table)
 
-    t_start = time.perf_counter()
+    t_start, started = time.perf_counter(), time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime())
     backends, default = modes()
     ds = load_locomo(args.data)
     table, embed_info = embed_all(ds, streams=("turns",), embedding_cache=str(args.embedding_cache), progress=False)
@@ -194,7 +194,8 @@ def run(args: argparse.Namespace) -> dict:
                       "backend_counts": {b: sum(1 for *_, used in rows if used == b) for b in backends},
                       "gain_vs_default": paired_interval(np.array([r for r, _, _ in rows]), base, cats, rng)}
     return {
-        "data": str(args.data), "limit": args.limit, "backends": list(backends), "default_mode": default,
+        "data": str(args.data), "date": started,
+        "limit": args.limit, "backends": list(backends), "default_mode": default,
         "scoring": "answer-token recall@10 of render_results(hits, dated=True)",
         "min_samples_per_cell": args.min_samples, "accuracy_tolerance": args.tolerance,
         "min_margin": args.min_margin, "calibration_conversations": calib_scopes,
@@ -311,7 +312,7 @@ def results_markdown(res: dict, argv: list[str], commit: str, *, label: str = ""
         "## Results on LoCoMo dev",
         "",
         f"Run: `python benches/calibrate_router.py {shlex.join(argv)}` on commit `{commit}`, "
-        f"{time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}. Modes: {', '.join(res['backends'])}; default "
+        f"{res.get('date', 'date not recorded')}. Modes: {', '.join(res['backends'])}; default "
         f"`{res['default_mode']}`{f' ({label})' if label else ''}. {res['turns']} turns stored as {res['stored']} memories (gate off, dated by "
         f"session); {res['questions_answerable']} answerable questions, {res['questions_adversarial_excluded']} "
         f"adversarial (category 5, no answer) excluded, {res['questions_without_content_tokens']} left out because "
@@ -339,13 +340,9 @@ def results_markdown(res: dict, argv: list[str], commit: str, *, label: str = ""
 
 
 def write_doc(path: Path, block: str) -> None:
-    text = path.read_text(encoding="utf-8") if path.exists() else "# The calibrated router\n"
-    if MARK_BEGIN in text and MARK_END in text:
-        head, rest = text.split(MARK_BEGIN, 1)
-        text = head + block + rest.split(MARK_END, 1)[1]
-    else:
-        text = text.rstrip("\n") + "\n\n" + block + "\n"
-    path.write_text(text, encoding="utf-8")
+    from bench_search import write_doc as write_block  # benches/ is on sys.path when a bench runs
+
+    write_block(path, block, begin=MARK_BEGIN, end=MARK_END, new_file="# The calibrated router\n", heading="")
 
 
 def git_commit() -> str:

@@ -266,7 +266,9 @@ def test_run_on_real_items_writes_consistent_outputs(tmp_path, embedder):
         assert summary["macro"] == pytest.approx(sum(accs) / len(accs))
     none = [r for r in rows if r["arm"] == "none"]
     assert all(r["noops"] == 0 for r in none)  # add-all stores every turn
-    assert sum(r["stored"] for r in none) == sum(r["candidates"] for r in none)
+    forgotten = sum(len(t["forget"]["removed"]) for r in none for t in r["turns"] if "forget" in t)
+    assert forgotten >= 1  # forget-01's request removed what it named
+    assert sum(r["stored"] for r in none) + forgotten == sum(r["candidates"] for r in none)
     on_disk = json.loads((out / "summary.json").read_text())
     assert on_disk["meta"]["items"] == 5 and set(on_disk["arms"]) == {"default", "none"}
     md = (out / "summary.md").read_text()

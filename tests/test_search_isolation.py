@@ -1,7 +1,8 @@
 """A scope's ranking is its own: other scopes' writes never change it.
 
 Property: for any contents of scope A and any query, the results of
-``search`` (ids and scores, in order) in every mode, plain and filtered, are
+``search`` (ids and scores, in order) in every mode, plain, filtered and
+point-in-time (``as_of``), are
 identical before and after any sequence of adds, updates and deletes in other
 scopes, on each store. Other scopes include scopes that share A's user id
 (``user_id="a", agent_id="x"`` is a different triple), the case a filter on one
@@ -19,6 +20,7 @@ from hypothesis import strategies as st
 from hostile import HashEmbedder
 from memsieve import GateConfig, Memory
 from memsieve.eval.arms import search_modes
+from memsieve.inputs import now_iso
 
 # A small vocabulary, so that texts of different scopes share words: a global
 # word statistic (document frequency, average length) would show up in A's scores.
@@ -38,13 +40,14 @@ op = st.one_of(
 )
 
 
-def ranking(mem: Memory, query: str) -> dict[tuple[str, str | None], list[tuple[str, float]]]:
-    """(mode, filter tag) -> [(id, score)] of scope A, every mode, plain and filtered."""
+def ranking(mem: Memory, query: str, as_of: str) -> dict[tuple[str, str], list[tuple[str, float]]]:
+    """(mode, variant) -> [(id, score)] of scope A, every mode: plain, filtered, and at a point in time."""
     out = {}
+    variants: dict[str, dict] = {"plain": {}, "filtered": {"filters": {"tag": "red"}}, "as_of": {"as_of": as_of}}
     for mode in search_modes():
-        for tag in (None, "red"):
-            hits = mem.search(query, **SCOPE_A, mode=mode, limit=10, filters={"tag": tag} if tag else None)
-            out[(mode, tag)] = [(h.id, h.score) for h in hits]
+        for name, kwargs in variants.items():
+            hits = mem.search(query, **SCOPE_A, mode=mode, limit=10, **kwargs)
+            out[(mode, name)] = [(h.id, h.score) for h in hits]
     return out
 
 
@@ -61,9 +64,10 @@ def check_isolation(target: str | Path, a_docs, before_ops, after_ops, query: st
         add_docs(mem, a_docs, SCOPE_A)
         others = [mid for scope in OTHERS for mid in add_docs(mem, [("apple trip", "red")], scope)]
         apply_ops(mem, before_ops, others)  # other scopes already hold data before the first search
-        first = ranking(mem, query)
+        then = now_iso()
+        first = ranking(mem, query, then)
         apply_ops(mem, after_ops, others)
-        second = ranking(mem, query)
+        second = ranking(mem, query, then)
     finally:
         mem.close()
     assert any(first.values()), "scope A must have results for the property to say anything"
@@ -108,10 +112,11 @@ def test_three_hundred_banana_notes_elsewhere_leave_a_scopes_keyword_ranking_alo
     try:
         add_docs(mem, [("banana bread recipe", "red"), ("apple pie with banana", "red"),
                        ("trip to paris", "blue"), ("banana trip", "blue")], SCOPE_A)
-        first = ranking(mem, "banana trip")
+        then = now_iso()
+        first = ranking(mem, "banana trip", then)
         mem.add([f"banana note {i}" for i in range(300)], user_id="b")
-        second = ranking(mem, "banana trip")
+        second = ranking(mem, "banana trip", then)
     finally:
         mem.close()
-    assert len(first[("keyword", None)]) == 4
+    assert len(first[("keyword", "plain")]) == 4
     assert second == first

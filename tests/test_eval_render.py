@@ -26,14 +26,14 @@ HITS = [
 
 def test_relevance_order_dates_each_line_and_leaves_undated_lines_bare():
     lines = render_results(HITS).split("\n")
-    assert lines == ["[2023-05-08] Caroline: I went to the support group yesterday.",
+    assert lines == ["[8 May 2023] Caroline: I went to the support group yesterday.",
                      "a note with no date",
-                     "[2023-01-20] Melanie: I painted a sunrise last week.",  # one line per result
-                     "[2023-05-08] Caroline: the parade is next month."]
+                     "[20 January 2023] Melanie: I painted a sunrise last week.",  # one line per result
+                     "[8 May 2023] Caroline: the parade is next month."]
 
 
 def test_time_order_is_oldest_first_with_undated_last():
-    lines = render_results(HITS, order="time").split("\n")
+    lines = render_results(HITS, order="time", date_format="iso").split("\n")
     assert [line[:12] for line in lines] == ["[2023-01-20]", "[2023-05-08]", "[2023-05-08]", "a note with "]
     assert lines[1].endswith("yesterday.") and lines[2].endswith("next month.")
 
@@ -61,8 +61,28 @@ def test_locomo_session_dates_reach_the_rendered_results(embedder):
         mem.add("Caroline: I went to the LGBTQ support group yesterday.", user_id="c", valid_from=when, infer=False)
         mem.add("Caroline: I love hiking in the mountains.", user_id="c", infer=False)
         hits = mem.search("When did Caroline go to the support group?", user_id="c", limit=2)
-        lines = render_results(hits).split("\n")
-    assert lines[0] == "[2023-05-08] Caroline: I went to the LGBTQ support group yesterday."
+        lines = render_results(hits, date_format="iso").split("\n")
+        long_lines = render_results(hits).split("\n")  # the default format
+    # Freshness may put the newer memory first (the two are close), so each line is found by its text.
+    assert "[2023-05-08] Caroline: I went to the LGBTQ support group yesterday." in lines
+    assert "[8 May 2023] Caroline: I went to the LGBTQ support group yesterday." in long_lines
     # Stored without a valid_from, the memory holds from its write time, and shows that date.
-    assert lines[1] == f"[{hits[1].valid_from[:10]}] Caroline: I love hiking in the mountains."
-    assert hits[1].valid_from[:10] == hits[1].created_at[:10]
+    hiking = next(h for h in hits if "hiking" in h.text)
+    assert f"[{hiking.valid_from[:10]}] Caroline: I love hiking in the mountains." in lines
+    assert hiking.valid_from[:10] == hiking.created_at[:10]
+
+
+def test_long_dates_have_no_leading_zero_and_an_english_month():
+    assert render_line(hit("x", "2023-05-08T13:56:00")) == "[8 May 2023] x"  # the default
+    assert render_line(hit("x", "2023-05-08T13:56:00"), date_format="iso") == "[2023-05-08] x"
+    assert result_date(hit("x", "2022-12-31T23:30:00-05:00"), date_format="long") == "31 December 2022"
+    assert render_results(HITS, date_format="long", order="time").split("\n")[0] == (
+        "[20 January 2023] Melanie: I painted a sunrise last week.")
+
+
+@pytest.mark.parametrize("fmt", ["ISO", "short", None, 3])
+def test_an_unknown_date_format_is_a_config_error(fmt):
+    with pytest.raises(ConfigError, match="date_format"):
+        render_results(HITS, date_format=fmt)
+    with pytest.raises(ConfigError, match="date_format"):
+        render_line(HITS[0], date_format=fmt)

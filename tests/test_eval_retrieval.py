@@ -123,3 +123,31 @@ def test_recall_at_k_is_scored_on_search_with_limit_k(tmp_path):
     # Cutting the limit-2 list would put the violin turn first; search(limit=1) finds Miso.
     assert cat["answer_recall@1"] == 1.0 and cat["evidence_recall@1"] == 1.0
     assert cat["retrieved_ids"] == ["m2", "m1"] and sorted(set(fake.limits)) == [1, 2]
+
+
+def test_each_date_format_is_scored_and_the_default_is_answer_recall(report):
+    from memsieve.render import DATE_FORMATS, DEFAULT_DATE_FORMAT
+
+    out, rep = report
+    assert rep["meta"]["date_format_default"] == DEFAULT_DATE_FORMAT
+    for modes in rep["results"].values():
+        for e in modes.values():
+            for avg in ("micro", "macro"):
+                assert e[avg]["answer_recall@3"] == e[avg][f"answer_recall_{DEFAULT_DATE_FORMAT}@3"]
+                for fmt in DATE_FORMATS:  # any date format adds tokens to the bare text, never removes them
+                    assert e[avg][f"answer_recall_{fmt}@3"] >= e[avg]["answer_recall_undated@3"]
+    md = (out / "retrieval.md").read_text()
+    assert "Date formats, answer@3" in md and "long micro" in md and "iso temporal" in md
+    assert any("Long dates (`[8 May 2023]`)" in s for s in rep["narrative"])
+
+
+def test_memory_context_passes_the_date_format_through(tmp_path, embedder):
+    from memsieve import GateConfig, Memory
+
+    with Memory(tmp_path / "c.db", embedder=embedder, gate=GateConfig(profile="none")) as m:
+        m.add("Caroline: I went to the support group yesterday.", user_id="c", valid_from="2023-05-08T13:56:00")
+        assert m.context("support group", user_id="c", date_format="long") == (
+            "[8 May 2023] Caroline: I went to the support group yesterday.")
+        assert m.context("support group", user_id="c", date_format="iso").startswith("[2023-05-08] ")
+        with pytest.raises(ConfigError, match="date_format"):
+            m.context("support group", user_id="c", date_format="rfc")

@@ -2,8 +2,11 @@
 
 A turn that says "yesterday" is only answerable when the reader also sees when
 it was said, and that date lives in ``valid_from``, not in the text. So the
-reader gets ``[2023-05-08] Caroline: I went to the support group yesterday.``.
-This is the one rendering: ``Memory`` and the evaluation both use it, so what
+reader gets ``[2023-05-08] Caroline: I went to the support group yesterday.``
+(``date_format="iso"``) or ``[8 May 2023] Caroline: ...`` (``"long"``: the day
+without a leading zero and the English month, the form a conversation writes its
+own dates in, "1:56 pm on 8 May, 2023"; the default, because it spells the
+day and month as answers about time do). This is the one rendering: ``Memory`` and the evaluation both use it, so what
 is scored is what an agent is shown.
 """
 
@@ -17,43 +20,72 @@ from memsieve.errors import ConfigError
 
 Order = Literal["relevance", "time"]
 ORDERS: tuple[str, ...] = ("relevance", "time")
+DateFormat = Literal["iso", "long"]
+DATE_FORMATS: tuple[str, ...] = ("iso", "long")
+#: The format lines get unless the caller asks for another (docs/EVALUATION.md: chosen on LoCoMo dev).
+DEFAULT_DATE_FORMAT: DateFormat = "long"
+_MONTHS = ("January", "February", "March", "April", "May", "June", "July", "August", "September",
+           "October", "November", "December")
 
 
-def result_date(result: Any) -> str | None:
-    """The ``YYYY-MM-DD`` of a result's ``valid_from``, or None when it has none.
+def result_date(result: Any, *, date_format: DateFormat = DEFAULT_DATE_FORMAT) -> str | None:
+    """The calendar date of a result's ``valid_from``, or None when it has none.
 
     Args:
         result: anything with a ``valid_from`` attribute holding an ISO-8601
             string (``SearchResult``, ``MemoryItem``) or None.
+        date_format: ``"iso"`` gives ``2023-05-08``; ``"long"`` gives ``8 May 2023``.
 
     Returns:
-        The calendar date as written in ``valid_from`` (its own offset, not
-        converted), or None if ``valid_from`` is missing or not ISO-8601.
+        The date as written in ``valid_from`` (its own offset, not converted),
+        or None if ``valid_from`` is missing or not ISO-8601.
+
+    Raises:
+        ConfigError: ``date_format`` is not one of ``"iso"``, ``"long"``.
     """
+    check_date_format(date_format)
     raw = getattr(result, "valid_from", None)
     if not isinstance(raw, str) or not raw.strip():
         return None
     try:
-        return datetime.fromisoformat(raw.strip()).date().isoformat()
+        day = datetime.fromisoformat(raw.strip()).date()
     except ValueError:
         return None
+    return day.isoformat() if date_format == "iso" else f"{day.day} {_MONTHS[day.month - 1]} {day.year}"
 
 
-def render_line(result: Any, *, dated: bool = True) -> str:
-    """One result as one line: ``[YYYY-MM-DD] text``, or just the text when undated.
+def check_date_format(date_format: Any) -> str:
+    """``date_format`` itself if it is a known format.
+
+    Raises:
+        ConfigError: it is not one of :data:`DATE_FORMATS`.
+    """
+    if not isinstance(date_format, str) or date_format not in DATE_FORMATS:
+        raise ConfigError(f"date_format must be one of {', '.join(DATE_FORMATS)}, got {date_format!r}; "
+                          f"use 'iso' ([2023-05-08]) or 'long' ([8 May 2023])")
+    return date_format
+
+
+def render_line(result: Any, *, dated: bool = True, date_format: DateFormat = DEFAULT_DATE_FORMAT) -> str:
+    """One result as one line: ``[8 May 2023] text``, or just the text when undated.
 
     Line breaks inside the text become spaces, so a result never spans lines.
 
     Args:
         result: anything with ``text`` and ``valid_from`` attributes.
         dated: prefix the date of ``valid_from`` (results without one get no prefix).
+        date_format: ``"iso"`` (``[2023-05-08]``) or ``"long"`` (``[8 May 2023]``).
+
+    Raises:
+        ConfigError: an unknown ``date_format``.
     """
     text = " ".join(str(result.text).splitlines()).strip()
-    date = result_date(result) if dated else None
+    date = result_date(result, date_format=date_format) if dated else None
     return f"[{date}] {text}" if date else text
 
 
-def render_results(results: Sequence[Any], *, order: Order = "relevance", dated: bool = True) -> str:
+def render_results(results: Sequence[Any], *, order: Order = "relevance", dated: bool = True,
+                   date_format: DateFormat = DEFAULT_DATE_FORMAT) -> str:
     """Results as prompt text, one line each (see :func:`render_line`).
 
     Args:
@@ -61,14 +93,17 @@ def render_results(results: Sequence[Any], *, order: Order = "relevance", dated:
         order: ``"relevance"`` keeps the given order; ``"time"`` sorts by
             ``valid_from``, oldest first (ties keep relevance order), with
             undated results after the dated ones, in relevance order.
-        dated: prefix each line with its ``[YYYY-MM-DD]``.
+        dated: prefix each line with its date.
+        date_format: ``"iso"`` (``[2023-05-08]``) or ``"long"`` (``[8 May 2023]``).
 
     Returns:
         The lines joined by ``"\\n"``; ``""`` for no results.
 
     Raises:
-        ConfigError: ``order`` is not one of ``"relevance"``, ``"time"``.
+        ConfigError: ``order`` is not one of ``"relevance"``, ``"time"``, or
+            ``date_format`` is unknown.
     """
+    check_date_format(date_format)
     if order not in ORDERS:
         raise ConfigError(f"order must be one of {', '.join(ORDERS)}, got {order!r}; "
                           f"use 'relevance' (best first) or 'time' (oldest first)")
@@ -79,7 +114,7 @@ def render_results(results: Sequence[Any], *, order: Order = "relevance", dated:
                             key=lambda i: (stamps[i], i))
         undated = [i for i in range(len(items)) if stamps[i] is None]
         items = [items[i] for i in dated_ones + undated]
-    return "\n".join(render_line(r, dated=dated) for r in items)
+    return "\n".join(render_line(r, dated=dated, date_format=date_format) for r in items)
 
 
 def _instant(result: Any) -> datetime | None:

@@ -21,7 +21,7 @@ from typing import Any
 from memsieve.errors import ConfigError
 from memsieve.eval.locomo import Candidate, Conversation
 from memsieve.eval.metrics import answer_recall, evidence_recall
-from memsieve.render import render_line
+from memsieve.render import DATE_FORMATS, render_line
 
 MAIN_ARMS = ("add-all", "random", "maxcos", "sage", "memsieve")
 RANDOM_SEEDS = (0, 1, 2)
@@ -242,9 +242,11 @@ def score_questions(mem: Any, conversations: Sequence[Conversation], run: Stream
     """Search every question in its own scope and compute its metrics.
 
     Each hit is scored as the reader is shown it: rendered by
-    :func:`memsieve.render.render_line`, ``[YYYY-MM-DD] text`` from its
-    ``valid_from``. ``answer_recall@k`` is computed over those dated lines (the
-    primary measure); ``answer_recall_undated@k`` over the bare texts, beside it.
+    :func:`memsieve.render.render_line`, ``[date] text`` from its
+    ``valid_from`` in the default date format. ``answer_recall@k`` is computed
+    over those dated lines (the primary measure); ``answer_recall_undated@k``
+    over the bare texts, beside it; ``answer_recall_<format>@k`` over the lines
+    dated in each format of :data:`memsieve.render.DATE_FORMATS`.
     Each cut-off k is scored on ``search(limit=k)`` itself; the row's ids,
     sources, texts and latency are those of the largest k.
 
@@ -282,6 +284,9 @@ def score_questions(mem: Any, conversations: Sequence[Conversation], run: Stream
                 top_own, top_prov = (own, prov) if k == limit else _credits(run, top)
                 dated = [render_line(h, dated=True) for h in top]
                 row[f"answer_recall@{k}"] = answer_recall(q.answer, dated, k)
+                for fmt in DATE_FORMATS:
+                    lines = [render_line(h, dated=True, date_format=fmt) for h in top]
+                    row[f"answer_recall_{fmt}@{k}"] = answer_recall(q.answer, lines, k)
                 row[f"answer_recall_undated@{k}"] = answer_recall(q.answer, [h.text for h in top], k)
                 row[f"adversarial_recall@{k}"] = answer_recall(q.adversarial_answer, dated, k)
                 row[f"evidence_recall@{k}"] = evidence_recall(q.evidence, top_own, k)

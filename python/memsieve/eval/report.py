@@ -14,8 +14,9 @@ from memsieve.eval.locomo import CATEGORY_LABELS
 from memsieve.eval.metrics import primary_key
 
 # How answer recall is scored, said once for every report that shows it.
-DATED_NOTE = ("Answer recall is scored on each hit as the reader sees it, `[YYYY-MM-DD] text` "
-              "(memsieve.render), at `search(limit=k)`; `undated` is the same over the bare text.")
+DATED_NOTE = ("Answer recall is scored on each hit as the reader sees it, `[8 May 2023] text` "
+              "(memsieve.render's default date format), at `search(limit=k)`; `undated` is the same "
+              "over the bare text.")
 
 
 def _mean_tree(trees: Sequence[Any]) -> Any:

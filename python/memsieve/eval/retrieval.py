@@ -29,6 +29,7 @@ from memsieve.eval.metrics import aggregate, percentile, primary_key
 from memsieve.eval.report import DATED_NOTE, md_table, pct
 from memsieve.eval.runinfo import code_version
 from memsieve.eval.vectors import embed_all
+from memsieve.render import DATE_FORMATS, DEFAULT_DATE_FORMAT
 
 
 @dataclass(kw_only=True)
@@ -60,7 +61,8 @@ class RetrievalOptions:
 
 def retrieval_keys(ks: tuple[int, ...]) -> list[str]:
     """The metrics of the table, for each cut-off."""
-    return [f"{m}@{k}" for m in ("answer_recall", "answer_recall_undated", "evidence_recall") for k in ks]
+    names = ("answer_recall", "answer_recall_undated", "evidence_recall") + tuple(f"answer_recall_{f}" for f in DATE_FORMATS)
+    return [f"{m}@{k}" for m in names for k in ks]
 
 
 def score_mode(mem: Any, conversations: Any, run: Any, ks: tuple[int, ...], mode: str) -> dict[str, Any]:
@@ -122,7 +124,7 @@ def run_retrieval(opts: RetrievalOptions) -> dict[str, Any]:
             timings[f"{stream}/ingest_s"] = round(run.ingest_s, 2)
     meta = {"data": str(opts.data), "conversations": [c.sample_id for c in ds.conversations],
             "questions": len(ds.questions), "streams": list(opts.streams), "modes": list(modes),
-            "search_default": default_search_mode(), "ks": list(ks), "code": code, "embedding": embed_info,
+            "search_default": default_search_mode(), "date_format_default": DEFAULT_DATE_FORMAT, "ks": list(ks), "code": code, "embedding": embed_info,
             "timings": timings, "wall_s": round(time.perf_counter() - wall0, 1)}
     report = {"meta": meta, "results": results, "narrative": retrieval_narrative(results, primary_key(ks))}
     out = Path(opts.out)
@@ -165,11 +167,35 @@ def retrieval_markdown(report: dict[str, Any]) -> str:
                           f"({pct(e['per_category'][c].get(f'answer_recall_undated@{k}'))})" for c in cats]
                 for mode, e in modes.items()]
         out += [f"Per category, answer@{k} dated (undated)", "", md_table(header, rows), ""]
+        out += _date_format_table(modes, k, cats)
     t = meta["timings"]
     out += ["## Cost", "", f"- Whole run {meta['wall_s']} s; embedding {meta['embedding']['embed_s']} s "
             f"({meta['embedding']['distinct_texts']} distinct texts, {meta['embedding']['source']}); "
             + "; ".join(f"{name.removesuffix('_s')} {v} s" for name, v in t.items()) + ".", ""]
     return "\n".join(out) + "\n"
+
+
+def _date_format_table(modes: dict[str, Any], k: int, cats: list[str]) -> list[str]:
+    """Dated answer@k in each date format: micro, macro and the temporal category (2), per mode."""
+    header = ["mode"] + [f"{f} {avg}" for avg in ("micro", "macro") for f in DATE_FORMATS]
+    header += [f"{f} temporal" for f in DATE_FORMATS] if "2" in cats else []
+    rows = []
+    for mode, e in modes.items():
+        row = [mode] + [pct(e[avg].get(f"answer_recall_{f}@{k}")) for avg in ("micro", "macro") for f in DATE_FORMATS]
+        row += [pct(e["per_category"]["2"].get(f"answer_recall_{f}@{k}")) for f in DATE_FORMATS] if "2" in cats else []
+        rows.append(row)
+    return [f"Date formats, answer@{k} (`iso` = `[2023-05-08]`, `long` = `[8 May 2023]`; "
+            f"the default is `{DEFAULT_DATE_FORMAT}`)", "", md_table(header, rows), ""]
+
+
+def _format_lift(scored: dict[str, Any], k: int) -> str | None:
+    """One sentence: what the long date format adds over ISO, micro and macro, per mode."""
+    iso, long_ = f"answer_recall_iso@{k}", f"answer_recall_long@{k}"
+    parts = [f"{m} {100 * (e['micro'][long_] - e['micro'][iso]):+.1f} micro / "
+             f"{100 * (e['macro'][long_] - e['macro'][iso]):+.1f} macro"
+             for m, e in scored.items() if e["micro"].get(iso) is not None and e["micro"].get(long_) is not None]
+    return (f"Long dates (`[8 May 2023]`) instead of ISO (`[2023-05-08]`) move answer@{k}: " + ", ".join(parts) + "."
+            ) if parts else None
 
 
 def retrieval_narrative(results: dict[str, dict[str, Any]], k: int) -> list[str]:
@@ -193,6 +219,9 @@ def retrieval_narrative(results: dict[str, dict[str, Any]], k: int) -> list[str]
                      f"{100 * lift:+.1f} points with {mode}") if cat is not None else ""
             out.append(f"Showing each hit's date moves micro answer@{k} on `{stream}` by {100 * lo:+.1f} to "
                        f"{100 * hi:+.1f} points across modes{where}.")
+        lift_sentence = _format_lift(scored, k)
+        if lift_sentence:
+            out.append(f"On `{stream}`: {lift_sentence}")
         cats = sorted(next(iter(scored.values()))["per_category"], key=int)
         winners = []
         for c in cats:

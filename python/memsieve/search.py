@@ -83,7 +83,9 @@ class Searcher:
         limit = 2 * limit if limit < LIMIT_FOR_DEPTH else limit
         if self._reranker is not None:
             limit = max(limit, self._rerank_depth)
-        q = vector
+        # Keyword mode needs no query vector, and freshness groups by similarity
+        # only where one was computed, so a caller's vector changes nothing here.
+        q = None
         if mode == "keyword":
             hits = self._keyword(scope, query, limit, view)
         else:

@@ -28,10 +28,11 @@ def test_run_writes_every_output_file(tmp_path):
     # 5 questions x (4 arms + 3 random seeds) x 2 streams
     assert len(rows) == 5 * 7 * 2
     cat_question = next(r for r in rows if r["arm"] == "add-all" and r["stream"] == "turns" and r["qid"] == "conv-x/0")
-    # Each hit is scored as the reader sees it: dated by its session (valid_from).
-    assert cat_question["retrieved_texts"][0].startswith("[2023-05-08] Ana: I adopted a grey cat named Miso")
+    # Each hit is scored as the reader sees it: dated by its session (valid_from), in the long form.
+    # Freshness may rank the newer turn about Miso first, so the adoption is looked for among the hits.
+    assert any(t.startswith("[8 May 2023] Ana: I adopted a grey cat named Miso") for t in cat_question["retrieved_texts"])
     assert cat_question["answer_recall@1"] == 1.0  # "Miso" is in the best hit
-    assert cat_question["evidence_recall@1"] == 1.0  # and that hit was written from D1:1
+    assert cat_question["evidence_recall@3"] == 1.0  # and a top-3 hit was written from D1:1
     # "2023" is in no text, only in the dates: dated recall finds it, undated cannot.
     year = next(r for r in rows if r["arm"] == "add-all" and r["stream"] == "turns" and r["qid"] == "conv-x/4")
     assert year["answer_recall@1"] == 1.0 and year["answer_recall_undated@3"] == 0.0

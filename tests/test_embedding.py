@@ -144,13 +144,34 @@ def test_truncation_at_max_length() -> None:
     np.testing.assert_allclose(a, b, atol=1e-6)
 
 
-def test_provider_is_cpu_here(embedder: OnnxEmbedder) -> None:
-    assert embedder.provider == "CPUExecutionProvider"
+def test_the_session_runs_on_the_provider_auto_chose(embedder: OnnxEmbedder) -> None:
+    from memsieve.embedding.onnx import _providers_for
+
+    assert embedder.provider == _providers_for("auto")[0]
     assert OnnxEmbedder(device="cpu").provider == "CPUExecutionProvider"
 
 
-def test_unavailable_device_raises_config_error() -> None:
-    assert "CUDAExecutionProvider" not in ort.get_available_providers()
+@pytest.mark.parametrize("system, machine, available, expected", [
+    ("Darwin", "arm64", ["CoreMLExecutionProvider", "CPUExecutionProvider"],
+     ["CoreMLExecutionProvider", "CPUExecutionProvider"]),
+    ("Darwin", "arm64", ["CPUExecutionProvider"], ["CPUExecutionProvider"]),
+    ("Darwin", "x86_64", ["CoreMLExecutionProvider", "CPUExecutionProvider"], ["CPUExecutionProvider"]),
+    ("Linux", "aarch64", ["CoreMLExecutionProvider", "CPUExecutionProvider"], ["CPUExecutionProvider"]),
+    ("Linux", "x86_64", ["CUDAExecutionProvider", "CPUExecutionProvider"], ["CPUExecutionProvider"]),
+])
+def test_auto_picks_coreml_on_apple_silicon_and_cpu_elsewhere(monkeypatch, system, machine, available, expected):
+    import platform
+
+    from memsieve.embedding.onnx import _providers_for
+
+    monkeypatch.setattr(platform, "system", lambda: system)
+    monkeypatch.setattr(platform, "machine", lambda: machine)
+    monkeypatch.setattr(ort, "get_available_providers", lambda: list(available))
+    assert _providers_for("auto") == expected
+
+
+def test_unavailable_device_raises_config_error(monkeypatch) -> None:
+    monkeypatch.setattr(ort, "get_available_providers", lambda: ["CPUExecutionProvider"])
     with pytest.raises(memsieve.ConfigError) as err:
         OnnxEmbedder(device="cuda")
     assert "CUDAExecutionProvider" in str(err.value) and "CPUExecutionProvider" in str(err.value)

@@ -165,7 +165,9 @@ def test_stats_counts_events_and_layers(mem):
     assert st["layers"]["exact"] == 1 and st["layers"]["novelty"] == 2
     assert st["active_memories"] == 2 and st["rejections"] == 1
     assert st["tau"] > 0 and st["kappa"] > 0 and st["store_bytes"] > 0
-    assert st["embedder"]["dim"] == 384 and st["embedder"]["provider"] == "CPUExecutionProvider"
+    from memsieve.embedding.onnx import _providers_for
+
+    assert st["embedder"]["dim"] == 384 and st["embedder"]["provider"] == _providers_for("auto")[0]
 
 
 def test_gate_state_resumes_after_restart(tmp_path, embedder):

@@ -11,7 +11,7 @@ Three ways of writing the same conversations, each scored by
 
 ``--infer`` adds ``gate-llm+infer`` and ``all-llm+infer``: every turn goes
 through LLM fact extraction first. Each arm writes items.jsonl, summary.json and
-summary.md under ``--out/<arm>/``; the comparison (accuracy per kind, LLM calls,
+summary.md under ``--out/<split>/<arm>/``; the comparison (accuracy per kind, LLM calls,
 prompt and completion tokens, wall time) goes to ``--out/summary.json`` and
 ``--out/summary.md``, merged with arms of earlier runs so that one arm can be
 re-run alone::
@@ -58,7 +58,7 @@ def run_arm(name: str, *, split: str, base_url: str, model: str, timeout: float,
         usage, wall time, failed turns, and the run's metadata.
     """
     gate, with_llm, infer = ARMS[name]
-    opts = UpdatesOptions(split=split, gates=(gate,), out=str(out / (folder or name)), infer=infer, ids=ids,
+    opts = UpdatesOptions(split=split, gates=(gate,), out=str(out / split / (folder or name)), infer=infer, ids=ids,
                           llm_base_url=base_url if with_llm else None, llm_model=model, llm_timeout=timeout)
     t0 = time.perf_counter()
     result = run_updates(opts)
@@ -90,8 +90,8 @@ def patch_arm(name: str, row: dict[str, Any], *, split: str, out: Path) -> dict[
 
     stored = json.loads((out / "summary.json").read_text())["arms"]
     old = next(r for r in stored if r["arm"] == name and r["split"] == split)
-    path = out / name / "items.jsonl"
-    new_rows = [json.loads(line) for line in (out / f"{name}.patch" / "items.jsonl").read_text().splitlines()]
+    path = out / split / name / "items.jsonl"
+    new_rows = [json.loads(line) for line in (out / split / f"{name}.patch" / "items.jsonl").read_text().splitlines()]
     by_id = {r["id"]: r for r in new_rows}
     rows = [by_id.get(r["id"], r) for r in map(json.loads, path.read_text().splitlines())]
     path.write_text("".join(json.dumps(r, ensure_ascii=False) + "\n" for r in rows))
@@ -103,7 +103,7 @@ def patch_arm(name: str, row: dict[str, Any], *, split: str, out: Path) -> dict[
               "patched": sorted(by_id), "code": f"{old['code']} + {row['code']}"}
     for key in ("calls", "prompt_tokens", "completion_tokens", "faults"):
         merged[key] = old[key] + row[key]
-    rewrite_arm_summary(out / name, arm, merged)
+    rewrite_arm_summary(out / split / name, arm, merged)
     return merged
 
 

@@ -98,12 +98,18 @@ class ScopeGates:
         with self._lock:
             return self._cache.get(scope.key)
 
-    def for_read(self, scope: Scope, *, dim: int) -> ScopeGate | None:
-        """The scope's gate, current with the store; None for a scope never written."""
+    def for_read(self, scope: Scope, *, dim: int | None = None) -> ScopeGate | None:
+        """The scope's gate, current with the store; None for a scope never written (or with no width yet).
+
+        One read of the scope's row answers both whether the cache is current
+        and, when ``dim`` is None, the scope's width: a search costs one small
+        query before the index is consulted.
+        """
         with self._lock:
-            if self._store.peek_revision(scope) is None:
+            row = self._store.read_scope(scope)
+            if row is None or (dim is None and row.dim is None):
                 return None
-            gate = self._current(scope, dim=dim, in_tx=False)
+            gate = self._current(scope, dim=row.dim if dim is None else dim, in_tx=False, row=row)
             self._settle(scope.key, gate)
             return gate
 
@@ -173,12 +179,13 @@ class ScopeGates:
         else:
             self._busy.pop(key, None)
 
-    def _current(self, scope: Scope, *, dim: int, in_tx: bool, tx: Any = None) -> ScopeGate:
+    def _current(self, scope: Scope, *, dim: int, in_tx: bool, tx: Any = None, row: Any = None) -> ScopeGate:
         """The cached gate brought up to the store's revision, or a freshly hydrated one."""
         key = scope.key
         with self._lock:
             cached = self._cache.get(key)
-            row = tx.ensure_scope_row(scope, now=now_iso()) if in_tx else self._store.read_scope(scope)
+            if row is None:
+                row = tx.ensure_scope_row(scope, now=now_iso()) if in_tx else self._store.read_scope(scope)
             revision = row.revision if row else 0
             if cached is not None and cached.revision == revision:
                 self._cache.move_to_end(key)

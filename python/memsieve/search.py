@@ -168,8 +168,7 @@ class Searcher:
             then.add_many(view.seqs, view.texts)
             seqs, scores = then.search(query, limit)
             return [(int(q), float(x)) for q, x in zip(seqs, scores)]
-        dim = self._gates.scope_dim(scope)
-        gate = self._gates.for_read(scope, dim=dim) if dim else None
+        gate = self._gates.for_read(scope)
         if gate is None:
             return []
         # Filters apply inside the ranking: only the allowed memories compete.

@@ -156,6 +156,13 @@ MIGRATIONS: list[str] = [
     """
     DROP TABLE memories_fts
     """,
+    # 7: exact dedup looks a text up by (scope, hash, active). Without statistics
+    # SQLite preferred memories_scope_active (two equalities) over the partial
+    # hash index and scanned every active memory of the scope on each add (1.9
+    # ms at 2,000 memories); three equalities win the plan.
+    """
+    CREATE INDEX memories_scope_hash_active ON memories(scope_key, text_hash, is_active)
+    """,
 ]
 
 

@@ -149,6 +149,10 @@ MIGRATIONS: list[str] = [
     DROP INDEX memories_fts;
     ALTER TABLE memories DROP COLUMN fts
     """,
+    # 7: the same dedup index as the SQLite step 7, so both stores plan alike.
+    """
+    CREATE INDEX memories_scope_hash_active ON memories(scope_key, text_hash, is_active)
+    """,
 ]
 
 #: Every table the migrations create (for size_bytes and integrity_ok).

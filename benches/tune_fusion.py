@@ -24,9 +24,10 @@ Ties in a fused score go to the better dense rank, then the better keyword
 rank. ``Memory.search`` applies freshness after ranking (the newest version of a
 fact first, within the results); it moves no memory into or out of a top-D list
 when nothing is linked (the gate is off here), so each list is put back in score
-order before fusing, which is the order the fusion sees inside ``hybrid``. Every variant is scored by dated answer-token recall@10 (each hit
-rendered ``[YYYY-MM-DD] text`` by memsieve.render), micro and macro, per
-stream; the modes ``Memory.search`` offers today are scored beside them.
+order before fusing, which is the order the fusion sees inside ``hybrid``.
+Every variant is scored by dated answer-token recall@10 (each hit rendered
+``[8 May 2023] text`` by memsieve.render, its default date format), micro and
+macro, per stream; the modes ``Memory.search`` offers today are scored beside them.
 
 **Winner rule (fixed before running):** the highest mean of four numbers,
 dated answer recall@10 micro and macro on turns and on observations. Ties

@@ -232,7 +232,9 @@ def _new_terms(s: GateScore) -> str:
 def _why_noop(s: GateScore, info_tau: float) -> str:
     said = f"novelty {s.novelty:.3f} is below the scope's threshold tau {s.tau:.3f}"
     if s.information == s.information:  # computed
-        said += f" and it adds little information ({s.information:.2f} < {info_tau:.2f}{_new_terms(s)})"
+        said += f" and it adds little information ({s.information:.2f} < {info_tau:.2f})"
+        if s.new_terms:
+            said += f"; its new words{_new_terms(s)} mostly reword what the nearest memory says"
     return said
 
 

@@ -28,8 +28,8 @@ if TYPE_CHECKING:
     from memsieve.store.base import ChangesRow
 
 SAGE_KAPPA_CLIP = (1e-3, 50.0)
-# The information term's IDF prior, as the Rust core blends it for small scopes:
-# idf_eff = (N idf + m * prior) / (N + m).
+# The information term's IDF prior for small scopes, idf_eff = (N idf + m * prior) / (N + m):
+# passed to the Rust core and used by the substitution netting below, so both read one value.
 _IDF_PRIOR, _IDF_PRIOR_WEIGHT = 3.0, 10.0
 _T = TypeVar("_T")
 
@@ -225,7 +225,8 @@ class ScopeGate:
         if text is None or c.profile != "memsieve" or route == "ADD":
             return score
         information, new = self.keywords.info_novelty(text, neighbours[:c.info_k], w_number=c.info_number_weight,
-                                                      w_name=c.info_name_weight, w_word=c.info_word_weight)
+                                                      w_name=c.info_name_weight, w_word=c.info_word_weight,
+                                                      idf_prior=_IDF_PRIOR, prior_weight=_IDF_PRIOR_WEIGHT)
         if information > 0 and nearest[0] is not None:
             information = self._net_information(text, int(nearest[0]), information)
         routed = "BAND" if route == "NOOP" and information >= c.info_tau else route

@@ -493,10 +493,7 @@ class Memory:
         for event, layer, n in self.store.counters(scope):
             events[event] = events.get(event, 0) + n
             layers[layer] = layers.get(layer, 0) + n
-        gate = self._gates.peek(scope)
-        if gate is None:
-            dim = self._gates.scope_dim(scope)
-            gate = self._gates.for_read(scope, dim=dim) if dim else None
+        gate = self._gates.peek(scope) or self._gates.for_read(scope)
         llm = self._llm
         return {
             "scope": scope.as_dict(),

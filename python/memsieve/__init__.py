@@ -4,6 +4,7 @@ from memsieve._core import __version__
 from memsieve.config import GateConfig
 from memsieve.fusion import Fusion
 from memsieve.memory import Memory
+from memsieve.aio import AsyncMemory
 from memsieve.records import Decision, HistoryEntry, MemoryItem, Rejection, SearchResult
 from memsieve.scope import Scope
 from memsieve.errors import (
@@ -25,6 +26,7 @@ from memsieve.errors import (
 )
 
 __all__ = [
+    "AsyncMemory",
     "Decision",
     "Fusion",
     "GateConfig",

@@ -1,0 +1,145 @@
+"""``memsieve.AsyncMemory``: every ``Memory`` method as a coroutine.
+
+An async agent server must not block its event loop on an embedding or a
+SQLite transaction, so each call runs on a small thread pool. Nothing else
+happens here: the wrappers are generated from ``Memory``'s own methods (their
+signatures and docstrings are the sync ones, as ``inspect.signature`` and
+``help()`` show), and concurrency is the library's own, since one ``Memory``
+already serializes writes per scope and shares its store connection under a
+lock (see memsieve.scope_gates). Errors are the same ``MemsieveError`` types,
+raised from the ``await``.
+
+Example:
+    >>> async with AsyncMemory("mem.db") as mem:   # doctest: +SKIP
+    ...     decisions = await mem.add("I moved to Lisbon", user_id="ana")
+    ...     hits = await mem.search("where does ana live", user_id="ana")
+"""
+
+from __future__ import annotations
+
+import asyncio
+import functools
+import inspect
+import os
+from collections.abc import Callable, Coroutine
+from concurrent.futures import ThreadPoolExecutor
+from typing import Any, Concatenate, ParamSpec, TypeVar
+
+from memsieve.errors import ClosedError, ConfigError
+from memsieve.memory import Memory
+
+P = ParamSpec("P")
+R = TypeVar("R")
+
+#: Threads per AsyncMemory unless told otherwise: writes of one scope serialize
+#: anyway, and the ONNX embedder uses its own threads, so a few are enough.
+DEFAULT_MAX_WORKERS = 4
+
+
+def _coroutine(method: Callable[Concatenate[Memory, P], R]
+               ) -> Callable[Concatenate["AsyncMemory", P], Coroutine[Any, Any, R]]:
+    """The coroutine form of a ``Memory`` method, run on the AsyncMemory's pool.
+
+    The method is looked up by name on the wrapped instance at call time, so a
+    subclass of ``Memory`` gets its own override.
+    """
+    name = method.__name__
+
+    @functools.wraps(method)
+    async def call(self: "AsyncMemory", *args: P.args, **kwargs: P.kwargs) -> R:
+        bound = getattr(self.memory, name)
+        return await self._run(functools.partial(bound, *args, **kwargs))
+
+    # What help() and inspect show: the sync parameters, an awaitable result.
+    sig = inspect.signature(method)
+    call.__signature__ = sig.replace(  # type: ignore[attr-defined]
+        return_annotation=f"Awaitable[{_annotation(sig.return_annotation)}]")
+    call.__doc__ = f"``await`` form of ``Memory.{name}``, run on the pool.\n\n{inspect.getdoc(method) or ''}"
+    return call
+
+
+def _annotation(ann: Any) -> str:
+    if ann is inspect.Signature.empty:
+        return "Any"
+    return ann if isinstance(ann, str) else getattr(ann, "__name__", repr(ann))
+
+
+class AsyncMemory:
+    """A ``Memory`` whose methods are coroutines; same arguments, results and errors.
+
+    Args:
+        path: as for ``Memory`` (SQLite file, ``":memory:"``, ``postgresql://``
+            URL, or None for the default path).
+        max_workers: threads that run the calls (at least 1).
+        **options: any keyword option of ``Memory`` (``embedder``, ``gate``,
+            ``llm``, ...).
+
+    Use ``AsyncMemory.wrap(memory)`` to share a ``Memory`` already open with
+    synchronous code. Either way ``close()`` closes the ``Memory``.
+    """
+
+    def __init__(self, path: str | os.PathLike[str] | None = None, *, max_workers: int = DEFAULT_MAX_WORKERS,
+                 **options: Any) -> None:
+        self._pool = self._make_pool(max_workers)
+        try:
+            self.memory = Memory(path, **options)
+        except BaseException:
+            self._pool.shutdown(wait=False)
+            raise
+        self._closed = False
+
+    @classmethod
+    def wrap(cls, memory: Memory, *, max_workers: int = DEFAULT_MAX_WORKERS) -> "AsyncMemory":
+        """An AsyncMemory over an open ``Memory`` (which it then closes on ``close()``)."""
+        if not isinstance(memory, Memory):
+            raise ConfigError(f"AsyncMemory.wrap needs a memsieve.Memory, got {type(memory).__name__}")
+        self = cls.__new__(cls)
+        self._pool = cls._make_pool(max_workers)
+        self.memory = memory
+        self._closed = False
+        return self
+
+    @staticmethod
+    def _make_pool(max_workers: int) -> ThreadPoolExecutor:
+        if isinstance(max_workers, bool) or not isinstance(max_workers, int) or max_workers < 1:
+            raise ConfigError(f"max_workers must be an integer >= 1, got {max_workers!r}")
+        return ThreadPoolExecutor(max_workers=max_workers, thread_name_prefix="memsieve")
+
+    async def _run(self, call: Callable[[], R]) -> R:
+        if self._closed:  # the pool is gone; say so as Memory would
+            raise ClosedError("this AsyncMemory")
+        return await asyncio.get_running_loop().run_in_executor(self._pool, call)
+
+    add = _coroutine(Memory.add)
+    search = _coroutine(Memory.search)
+    context = _coroutine(Memory.context)
+    get = _coroutine(Memory.get)
+    get_all = _coroutine(Memory.get_all)
+    update = _coroutine(Memory.update)
+    delete = _coroutine(Memory.delete)
+    history = _coroutine(Memory.history)
+    links = _coroutine(Memory.links)
+    restore = _coroutine(Memory.restore)
+    rejections = _coroutine(Memory.rejections)
+    faults = _coroutine(Memory.faults)
+    forget = _coroutine(Memory.forget)
+    stats = _coroutine(Memory.stats)
+    gate_trace = _coroutine(Memory.gate_trace)
+    embed = _coroutine(Memory.embed)
+
+    async def close(self) -> None:
+        """Stop taking calls, wait for those already submitted, then close the ``Memory``.
+
+        Closing twice is allowed; every other call afterwards raises ClosedError.
+        """
+        if self._closed:
+            return
+        self._closed = True  # refuse new calls first, then let the running ones finish
+        await asyncio.to_thread(self._pool.shutdown, wait=True)
+        await asyncio.to_thread(self.memory.close)
+
+    async def __aenter__(self) -> "AsyncMemory":
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        await self.close()

@@ -10,6 +10,7 @@ pub mod kappa;
 pub mod keyword;
 pub mod keyword_search;
 pub mod novelty;
+pub mod pairs;
 pub mod par;
 pub mod projection;
 pub mod rng;

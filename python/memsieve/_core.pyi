@@ -69,6 +69,7 @@ __all__ = [
     "KeywordIndex",
     "tokenize",
     "tokenize_kinds",
+    "pairs_above",
 ]
 
 __version__: str
@@ -377,3 +378,7 @@ class KeywordIndex:
         w the kind's weight, idf_eff = (N idf + prior_weight idf_prior) / (N + prior_weight);
         0.0 without content terms. ``new`` lists the new terms' surface forms, heaviest
         first. An unknown neighbour id raises StateError (the index is behind the store)."""
+
+def pairs_above(matrix: F32, min_sim: float, *, max_pairs: int = 16777216) -> tuple[npt.NDArray[np.int64], npt.NDArray[np.int64], F32]:
+    """(left, right, sim): every pair of unit rows i < j with cosine >= min_sim, sorted by (i, j).
+    Blocked over the upper triangle with the GIL released; more than max_pairs pairs is a ConfigError."""

@@ -8,6 +8,7 @@ use crate::error::CoreError;
 
 mod kernels;
 mod keyword;
+mod pairs;
 mod state;
 mod validate;
 
@@ -135,5 +136,6 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     kernels::register(m)?;
     state::register(m)?;
     keyword::register(m)?;
+    pairs::register(m)?;
     Ok(())
 }

@@ -235,6 +235,15 @@ def cmd_demo(ns: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_mcp(ns: argparse.Namespace) -> int:
+    """Serve the store to MCP clients; the SDK is imported only here (the ``memsieve[mcp]`` extra)."""
+    from memsieve.integrations.mcp import check_port, serve
+
+    port = None if ns.http is None else check_port(ns.http)  # before the store is opened
+    serve(_memory(ns), http_port=port, **_scope(ns))
+    return 0
+
+
 def cmd_eval(ns: argparse.Namespace) -> int:
     return run_eval(list(ns.args))
 
@@ -295,6 +304,11 @@ def build_parser() -> argparse.ArgumentParser:
 
     p = sub.add_parser("demo", help="run the write path on a small sample conversation")
     _common(p); p.set_defaults(func=cmd_demo)  # noqa: E702
+
+    p = sub.add_parser("mcp", help='serve memories to MCP clients over stdio or HTTP (needs pip install "memsieve[mcp]")')
+    p.add_argument("--http", type=int, metavar="PORT", help="serve streamable HTTP on 127.0.0.1:PORT/mcp instead of stdio")
+    p.add_argument("--db", help="SQLite file or postgresql:// URL (default: $MEMSIEVE_DB or ~/.local/share/memsieve/memsieve.db)")
+    _scope_args(p); p.set_defaults(func=cmd_mcp)  # noqa: E702
 
     # A placeholder, so `memsieve --help` lists eval; main() hands "eval ..." to run_eval before parsing.
     p = sub.add_parser("eval", help='evaluate on a benchmark (needs pip install "memsieve[eval]"); '

@@ -1,0 +1,230 @@
+"""``memsieve mcp``: a local, offline MCP server over one memsieve store.
+
+Built on the official ``mcp`` Python SDK (2.x, the ``memsieve[mcp]`` extra).
+The tools' arguments are JSON-schema'd from their signatures and every result
+is a JSON object (also sent as text, for clients that read only text). The
+first four tools keep OpenMemory's names (``add_memories``, ``search_memory``,
+``list_memories``, ``delete_memories``), so clients written for it work
+unchanged.
+
+Scope: the server is started with a default scope (``--user/--agent/--run``);
+a call that passes any of ``user_id``, ``agent_id``, ``run_id`` uses exactly
+the ids it passes instead (the defaults are not merged in). Reads by id
+(``get_memory``, ``memory_history``, ...) are confined to that scope when
+there is one, so a client holding one scope learns nothing about another.
+
+The server holds one ``Memory`` (through ``memsieve.AsyncMemory``, so a slow
+embedding never stalls the protocol) and relies on its locking: writes of one
+scope are serialized, as in the library. A ``MemsieveError`` comes back as an
+MCP tool error (``isError``) carrying memsieve's message; so does any other
+failure of a call, and the server keeps serving.
+"""
+
+from __future__ import annotations
+
+import functools
+import json
+from typing import Annotated, Any
+
+import anyio
+from pydantic import Field
+
+from memsieve.aio import AsyncMemory
+from memsieve.cli import strict_json
+from memsieve.errors import ConfigError, MemsieveError
+from memsieve.integrations import require_extra
+from memsieve.memory import Memory
+from memsieve.render import render_results, result_date
+
+require_extra("mcp", extra="mcp")
+
+from mcp.server.mcpserver import MCPServer  # noqa: E402  (after the extra check, for its message)
+from mcp.server.mcpserver.exceptions import ToolError  # noqa: E402
+from mcp.types import ToolAnnotations  # noqa: E402
+
+JSONDict = dict[str, Any]
+UserId = Annotated[str | None, Field(description="user id of the scope (default: the server's --user)")]
+AgentId = Annotated[str | None, Field(description="agent id of the scope (default: the server's --agent)")]
+RunId = Annotated[str | None, Field(description="run id of the scope (default: the server's --run)")]
+MemoryId = Annotated[str, Field(description="a memory id, as returned by add_memories or list_memories")]
+
+READ_ONLY = ToolAnnotations(read_only_hint=True, destructive_hint=False, open_world_hint=False)
+WRITES = ToolAnnotations(read_only_hint=False, destructive_hint=False, open_world_hint=False)
+REMOVES = ToolAnnotations(read_only_hint=False, destructive_hint=True, open_world_hint=False)
+
+
+def _plain(obj: Any) -> Any:
+    """``obj`` as strict JSON values: a NaN or infinite score becomes null, as in the CLI's --json."""
+    return json.loads(strict_json(obj))
+
+
+class MemoryTools:
+    """The tool bodies: one AsyncMemory and the server's default scope.
+
+    Args:
+        memory: the store every call reads and writes.
+        user_id: default user id of the scope.
+        agent_id: default agent id of the scope.
+        run_id: default run id of the scope.
+    """
+
+    def __init__(self, memory: AsyncMemory, *, user_id: str | None = None, agent_id: str | None = None,
+                 run_id: str | None = None) -> None:
+        self.memory = memory
+        self.defaults: JSONDict = {"user_id": user_id, "agent_id": agent_id, "run_id": run_id}
+
+    def scope(self, user_id: str | None, agent_id: str | None, run_id: str | None) -> JSONDict:
+        """The call's ids when it names any, else the server's defaults."""
+        given = {"user_id": user_id, "agent_id": agent_id, "run_id": run_id}
+        return given if any(v is not None for v in given.values()) else dict(self.defaults)
+
+    async def add_memories(self, text: Annotated[str, Field(description="what to remember")],
+                           infer: Annotated[bool, Field(description="extract facts with the configured LLM first")]
+                           = False,
+                           valid_from: Annotated[str | None, Field(description="ISO time the fact began to hold "
+                                                                   "(default: now)")] = None,
+                           user_id: UserId = None, agent_id: AgentId = None, run_id: RunId = None) -> JSONDict:
+        """Remember text. The write gate decides: each decision says its event (ADD, UPDATE, DELETE or NOOP),
+        the layer that decided, why, and for a NOOP the rejection id that restore_rejection takes."""
+        decisions = await self.memory.add(text, infer=infer, valid_from=valid_from,
+                                          **self.scope(user_id, agent_id, run_id))
+        return {"decisions": _plain([d.to_dict() for d in decisions])}
+
+    async def search_memory(self, query: Annotated[str, Field(description="the question or text to match")],
+                            limit: Annotated[int, Field(description="how many results, at most")] = 10,
+                            user_id: UserId = None, agent_id: AgentId = None, run_id: RunId = None) -> JSONDict:
+        """Search memories, best first. Each result has its date (when the fact began to hold); `context` is the
+        results rendered as prompt lines, one dated line per memory."""
+        hits = await self.memory.search(query, limit=limit, **self.scope(user_id, agent_id, run_id))
+        results = [dict(h.to_dict(), date=result_date(h)) for h in hits]
+        return {"results": _plain(results), "context": render_results(hits)}
+
+    async def list_memories(self, limit: Annotated[int | None, Field(description="how many, at most (none: all)")]
+                            = 100, user_id: UserId = None, agent_id: AgentId = None,
+                            run_id: RunId = None) -> JSONDict:
+        """List the scope's active memories."""
+        items = await self.memory.get_all(limit=limit, **self.scope(user_id, agent_id, run_id))
+        return {"memories": _plain([it.to_dict() for it in items])}
+
+    async def delete_memories(self, memory_ids: Annotated[list[str], Field(description="ids of the memories")],
+                              user_id: UserId = None, agent_id: AgentId = None, run_id: RunId = None) -> JSONDict:
+        """Delete memories (soft: they leave search and stay readable with get_memory and memory_history).
+        Every id is checked first, so an unknown id deletes nothing."""
+        scope = self.scope(user_id, agent_id, run_id)
+        for memory_id in memory_ids:
+            await self.memory.get(memory_id, **scope)
+        deleted = [await self.memory.delete(memory_id, **scope) for memory_id in memory_ids]
+        return {"deleted": _plain([it.to_dict() for it in deleted])}
+
+    async def get_memory(self, memory_id: MemoryId, user_id: UserId = None, agent_id: AgentId = None,
+                         run_id: RunId = None) -> JSONDict:
+        """One memory by id, active or deleted."""
+        item = await self.memory.get(memory_id, **self.scope(user_id, agent_id, run_id))
+        return {"memory": _plain(item.to_dict())}
+
+    async def update_memory(self, memory_id: MemoryId, text: Annotated[str, Field(description="the new text")],
+                            user_id: UserId = None, agent_id: AgentId = None, run_id: RunId = None) -> JSONDict:
+        """Replace a memory's text; the old text stays in its history."""
+        item = await self.memory.update(memory_id, text, **self.scope(user_id, agent_id, run_id))
+        return {"memory": _plain(item.to_dict())}
+
+    async def memory_history(self, memory_id: MemoryId, user_id: UserId = None, agent_id: AgentId = None,
+                             run_id: RunId = None) -> JSONDict:
+        """Every change of a memory, oldest first, each with its layer and reason."""
+        rows = await self.memory.history(memory_id, **self.scope(user_id, agent_id, run_id))
+        return {"history": _plain([h.to_dict() for h in rows])}
+
+    async def list_rejections(self, since: Annotated[str | None, Field(description="ISO time; only later ones")]
+                              = None, limit: Annotated[int | None, Field(description="how many, at most")] = 100,
+                              user_id: UserId = None, agent_id: AgentId = None, run_id: RunId = None) -> JSONDict:
+        """What the write gate did not store, and why; each can be stored after all with restore_rejection."""
+        rows = await self.memory.rejections(since=since, limit=limit, **self.scope(user_id, agent_id, run_id))
+        return {"rejections": _plain([r.to_dict() for r in rows])}
+
+    async def restore_rejection(self, rejection_id: Annotated[str, Field(description="id from list_rejections")],
+                                user_id: UserId = None, agent_id: AgentId = None, run_id: RunId = None) -> JSONDict:
+        """Store a rejected candidate as a memory after all, bypassing the gate."""
+        item = await self.memory.restore(rejection_id, **self.scope(user_id, agent_id, run_id))
+        return {"memory": _plain(item.to_dict())}
+
+    async def forget(self, what: Annotated[str, Field(description='the request, e.g. "forget my old address"')],
+                     purge: Annotated[bool, Field(description="erase text and embedding, leaving a tombstone")]
+                     = False, dry_run: Annotated[bool, Field(description="only list what would be removed")] = False,
+                     user_id: UserId = None, agent_id: AgentId = None, run_id: RunId = None) -> JSONDict:
+        """Remove the memories a request names (soft delete, or purge); returns them as they are afterwards."""
+        removed = await self.memory.forget(what, purge=purge, dry_run=dry_run,
+                                           **self.scope(user_id, agent_id, run_id))
+        return {"removed": _plain([it.to_dict() for it in removed]), "purged": purge and not dry_run,
+                "dry_run": dry_run}
+
+
+#: Tool name -> its annotations; the order is the order clients list them in.
+TOOLS: dict[str, ToolAnnotations] = {
+    "add_memories": WRITES, "search_memory": READ_ONLY, "list_memories": READ_ONLY,
+    "delete_memories": REMOVES, "get_memory": READ_ONLY, "update_memory": WRITES,
+    "memory_history": READ_ONLY, "list_rejections": READ_ONLY, "restore_rejection": WRITES, "forget": REMOVES,
+}
+
+
+def _as_tool_error(body: Any) -> Any:
+    """``body`` with a MemsieveError turned into a ToolError, so the client gets memsieve's message.
+
+    ``functools.wraps`` keeps the body's name, docstring and signature, which
+    the SDK reads to name, describe and JSON-schema the tool.
+    """
+
+    @functools.wraps(body)
+    async def tool(*args: Any, **kwargs: Any) -> JSONDict:
+        try:
+            return await body(*args, **kwargs)
+        except MemsieveError as exc:
+            raise ToolError(" ".join(str(exc).split())) from exc  # one line, whatever a driver put in it
+
+    return tool
+
+
+def build_server(tools: MemoryTools) -> MCPServer:
+    """An MCPServer whose tools are ``tools``' methods (named as in TOOLS)."""
+    server = MCPServer("memsieve", instructions=(
+        "Long-term memory. add_memories stores what is worth remembering (the write gate refuses near-duplicates "
+        "and says why); search_memory before answering questions about the user; list_rejections and "
+        "restore_rejection audit and undo the gate."), log_level="WARNING")
+    for name, annotations in TOOLS.items():
+        server.add_tool(_as_tool_error(getattr(tools, name)), name=name, annotations=annotations,
+                        structured_output=True)
+    return server
+
+
+def check_port(port: Any) -> int:
+    """``port`` itself if it is a TCP port number."""
+    if isinstance(port, bool) or not isinstance(port, int) or not 1 <= port <= 65535:
+        raise ConfigError(f"--http takes a TCP port in 1..65535, got {port!r}")
+    return port
+
+
+def serve(memory: Memory, *, http_port: int | None = None, user_id: str | None = None,
+          agent_id: str | None = None, run_id: str | None = None) -> None:
+    """Serve ``memory`` until the client hangs up (stdio) or the process is stopped (HTTP); then close it.
+
+    Args:
+        memory: the store to serve (closed when serving ends).
+        http_port: None for stdio; else streamable HTTP on 127.0.0.1 at
+            ``http://127.0.0.1:PORT/mcp``.
+        user_id: default user id of the scope.
+        agent_id: default agent id of the scope.
+        run_id: default run id of the scope.
+    """
+    port = None if http_port is None else check_port(http_port)
+
+    async def run() -> None:
+        amem = AsyncMemory.wrap(memory)
+        server = build_server(MemoryTools(amem, user_id=user_id, agent_id=agent_id, run_id=run_id))
+        try:
+            if port is None:
+                await server.run_stdio_async()
+            else:
+                await server.run_streamable_http_async(host="127.0.0.1", port=port)
+        finally:
+            await amem.close()
+
+    anyio.run(run)

@@ -11,6 +11,7 @@ from typing import Any
 import numpy as np
 
 from memsieve.config import GateConfig
+from memsieve.consolidation import ConsolidationReport, Consolidator, Schedule
 from memsieve.errors import ClosedError, ConfigError, EmbedderError, NotFoundError
 from memsieve.inputs import (MAX_TEXT_CHARS, candidate_texts, check_count, check_embedder, check_limit,
                              check_metadata, check_optional_str, check_path, check_record_id, check_router,
@@ -96,6 +97,8 @@ class Memory:
         version_cos: retrieved memories at least this close (cosine) are
             versions of one fact, and the newest is ranked first
             (memsieve.freshness); 1.0 groups only what the write path linked.
+        consolidate_every: run ``consolidate`` on a scope after every this
+            many memories stored in it by ``add`` (None or 0: never).
     """
 
     def __init__(self, path: str | os.PathLike[str] | None = None, *, embedder: Any = None, llm: Any = None,
@@ -103,7 +106,7 @@ class Memory:
                  index_min_size: int = 20_000, router: Any = None,
                  max_cache_bytes: int = DEFAULT_MAX_CACHE_BYTES, reranker: Any = None,
                  rerank_depth: int = DEFAULT_RERANK_DEPTH, fusion: Fusion | None = None,
-                 version_cos: float = DEFAULT_VERSION_COS) -> None:
+                 version_cos: float = DEFAULT_VERSION_COS, consolidate_every: int | None = None) -> None:
         self.gate_config = gate or GateConfig()
         if not isinstance(self.gate_config, GateConfig):
             raise ConfigError(f"gate must be a GateConfig, got {type(gate).__name__}")
@@ -111,6 +114,7 @@ class Memory:
         if fusion is not None and not isinstance(fusion, Fusion):
             raise ConfigError(f"fusion must be a memsieve.fusion.Fusion, got {type(fusion).__name__}")
         depth = check_limit(rerank_depth, where="rerank_depth")
+        self._schedule = Schedule(consolidate_every)
         self._embedder = check_embedder(embedder)
         self._embedder_lock = threading.Lock()
         self.max_text_chars = check_count(max_text_chars, name="max_text_chars")
@@ -233,6 +237,8 @@ class Memory:
                              embed_one=lambda t: self.embed([t])[0], now=now_iso())
             decisions = [path.apply(c) for c in cands]
             gate.end_call()
+        if self._schedule.note(scope, sum(d.event == "ADD" or d.added_id is not None for d in decisions)):
+            self._consolidator().run(scope)
         return decisions
 
     def _crud_step(self) -> tuple[Any, Any]:
@@ -373,6 +379,47 @@ class Memory:
             tx.mark_restored(rejection_id, memory_id, now)
             tx.bump(scope, "RESTORE", "restore")
         return self.get(memory_id)
+
+    # ---- consolidation (memsieve.consolidation) ------------------------------
+
+    def _consolidator(self) -> Consolidator:
+        return Consolidator(self.store, self._gates, self.gate_config, self.embed)
+
+    def consolidate(self, *, user_id: str | None = None, agent_id: str | None = None, run_id: str | None = None,
+                    dry_run: bool = False, min_sim: float | None = None, llm: Any = None,
+                    progress: Any = None) -> ConsolidationReport:
+        """Merge the scope's duplicates and close its older versions, undoably.
+
+        Takes the scope's write lock; members leave search and the gate, stay
+        readable with get() and history(), and come back with
+        ``unconsolidate(merge_id)``.
+
+        Args:
+            dry_run: only list the clusters, proposed texts and reasons.
+            min_sim: the cosine two members must have (None: 0.9).
+            llm: an ``memsieve.llm.LLMConfig`` or ``LLMClient`` to write one
+                merged text per cluster (guarded; see memsieve.consolidation.llm_merge).
+            progress: called with (clusters done, clusters) as merges are made.
+        """
+        scope = Scope.of(user_id, agent_id, run_id)
+        if llm is not None and not hasattr(llm, "complete_json"):
+            from memsieve.llm import LLMClient, LLMConfig
+
+            if not isinstance(llm, LLMConfig):
+                raise ConfigError(f"llm must be an LLMConfig or LLMClient, got {type(llm).__name__}")
+            llm = LLMClient(llm)
+        return self._consolidator().run(scope, dry_run=bool(dry_run), min_sim=min_sim, llm=llm, progress=progress)
+
+    def unconsolidate(self, merge_id: str, *, user_id: str | None = None, agent_id: str | None = None,
+                      run_id: str | None = None) -> list[MemoryItem]:
+        """Undo one merge: its members are active again as they were; returns them.
+
+        Raises:
+            NotFoundError: no merge has this id (in the scope given, if any).
+            MergeConflictError: it was undone already, or a member changed since.
+        """
+        revived = self._consolidator().undo(merge_id, wanted=Scope.optional(user_id, agent_id, run_id))
+        return [self.store.get(i) for i in revived]
 
     # ---- reading -------------------------------------------------------------
 

@@ -114,6 +114,54 @@ class CandidatesRow:
     metadata: list[dict[str, Any]]
 
 
+@dataclass(frozen=True)
+class MergeRow:
+    """One persisted merge.
+
+    Attributes:
+        id: the merge id.
+        scope_key: the scope it was made in.
+        kind: ``"duplicates"`` or ``"versions"``.
+        kept_id: the memory the merge kept active.
+        member_ids: every member, the kept one included, oldest first.
+        reason: why the members were merged.
+        state: what the merge changed and what it was before (see
+            memsieve.consolidation.apply).
+        created_at: when it was made.
+        undone_at: when ``unconsolidate`` undid it (None: in force).
+    """
+
+    id: str
+    scope_key: str
+    kind: str
+    kept_id: str
+    member_ids: list[str]
+    reason: str
+    state: dict[str, Any]
+    created_at: str
+    undone_at: str | None
+
+
+@dataclass(frozen=True)
+class RowState:
+    """What a merge may change on one memory row, as it was."""
+
+    is_active: bool
+    valid_to: str | None
+    expired_at: str | None
+    sources: list[str]
+    seen_count: int
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"is_active": self.is_active, "valid_to": self.valid_to, "expired_at": self.expired_at,
+                "sources": list(self.sources), "seen_count": self.seen_count}
+
+    @classmethod
+    def from_dict(cls, d: dict[str, Any]) -> "RowState":
+        return cls(is_active=bool(d["is_active"]), valid_to=d["valid_to"], expired_at=d["expired_at"],
+                   sources=list(d["sources"]), seen_count=int(d["seen_count"]))
+
+
 # ---- row decoding shared by every SQL store ----------------------------------
 
 MEMORY_COLUMNS = (
@@ -222,6 +270,12 @@ class StoreReader(Protocol):
     def counters(self, scope: Scope) -> list[tuple[str, str, int]]: ...
     def faults(self, scope: Scope) -> list[dict[str, Any]]: ...
 
+    # consolidation (see store/sql_merges.py)
+    def merge_record(self, merge_id: str) -> MergeRow: ...
+    def merges(self, scope: Scope, *, include_undone: bool = False) -> list[MergeRow]: ...
+    def row_state(self, seq: int) -> RowState: ...
+    def last_version(self, seq: int) -> tuple[str, np.ndarray] | None: ...
+
     # the database
     def size_bytes(self) -> int: ...
     def integrity_ok(self) -> bool: ...
@@ -257,6 +311,13 @@ class WriteTx(StoreReader, Protocol):
     def add_link(self, memory_id: str, linked_id: str, *, kind: str, cosine: float, now: str) -> None: ...
     def bump(self, scope: Scope, event: str, layer: str) -> None: ...
     def add_fault(self, scope: Scope, *, kind: str, detail: str, raw: str | None, now: str) -> None: ...
+
+    # consolidation (see store/sql_merges.py)
+    def add_merge(self, scope: Scope, *, kind: str, kept_id: str, member_ids: Sequence[str], reason: str,
+                  state: dict[str, Any], now: str) -> str: ...
+    def mark_unmerged(self, merge_id: str, now: str) -> None: ...
+    def set_row_state(self, seq: int, state: RowState) -> None: ...
+    def remove_link(self, memory_id: str, linked_id: str, *, kind: str) -> None: ...
 
     # erasing (see store/sql_purge.py)
     def purge_memory(self, seq: int, *, reason: str, now: str) -> None: ...

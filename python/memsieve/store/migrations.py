@@ -35,6 +35,25 @@ REJECTION_INFORMATION = """
     CREATE INDEX rejections_restored ON rejections(restored_memory_id) WHERE restored_memory_id IS NOT NULL
     """
 
+#: Step 8 of both stores: the merges scheduled consolidation made, each with
+#: the state its members had before (JSON), so ``unconsolidate`` can put that
+#: state back. No text is kept here: texts live in the memories, their
+#: versions and their history, where a purge finds them.
+MERGES = """
+    CREATE TABLE merges (
+        id         TEXT PRIMARY KEY,
+        scope_key  TEXT NOT NULL,
+        kind       TEXT NOT NULL,
+        kept_id    TEXT NOT NULL,
+        member_ids TEXT NOT NULL,
+        reason     TEXT NOT NULL,
+        state      TEXT NOT NULL,
+        created_at TEXT NOT NULL,
+        undone_at  TEXT
+    );
+    CREATE INDEX merges_scope ON merges(scope_key, created_at)
+    """
+
 MIGRATIONS: list[str] = [
     # 1: memories, their history, rejections, links, scope state, counters, faults.
     """
@@ -163,6 +182,8 @@ MIGRATIONS: list[str] = [
     """
     CREATE INDEX memories_scope_hash_active ON memories(scope_key, text_hash, is_active)
     """,
+    # 8: the merges of scheduled consolidation, undoable (see MERGES).
+    MERGES,
 ]
 
 

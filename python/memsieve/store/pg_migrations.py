@@ -21,7 +21,7 @@ from __future__ import annotations
 from typing import Any
 
 from memsieve.errors import StoreError
-from memsieve.store.migrations import MEMORY_VERSIONS, REJECTION_INFORMATION
+from memsieve.store.migrations import MERGES, MEMORY_VERSIONS, REJECTION_INFORMATION
 
 #: Advisory-lock key that serializes migrations (a fixed 63-bit constant: the
 #: bytes of "memsieve" read as an integer).
@@ -153,11 +153,14 @@ MIGRATIONS: list[str] = [
     """
     CREATE INDEX memories_scope_hash_active ON memories(scope_key, text_hash, is_active)
     """,
+    # 8: the merges of scheduled consolidation (see the SQLite step 8); the
+    # same text columns on both stores.
+    MERGES,
 ]
 
 #: Every table the migrations create (for size_bytes and integrity_ok).
 TABLES = ("scopes", "memories", "memory_versions", "history", "rejections", "links", "counters", "faults",
-          "schema_version")
+          "schema_version", "merges")
 
 
 def migrate(conn: Any) -> int:

@@ -24,6 +24,7 @@ from memsieve.scope import Scope
 from memsieve.store.base import VectorsRow, none_to_nan
 from memsieve.store.pg_migrations import MIGRATIONS, TABLES, migrate
 from memsieve.store.postgres_codec import mask_password, register_vector
+from memsieve.store.sql_merges import SqlMerges
 from memsieve.store.sql_purge import SqlPurge
 
 if TYPE_CHECKING:
@@ -49,7 +50,7 @@ def _say(exc: BaseException) -> str:
     return " ".join(str(exc).split())
 
 
-class PostgresStore(SqlPurge):
+class PostgresStore(SqlPurge, SqlMerges):
     """Memories, history, rejections, links, counters and scope state in a PostgreSQL database.
 
     Args:

@@ -20,6 +20,7 @@ from memsieve.errors import ClosedError, StoreError
 from memsieve.scope import Scope
 from memsieve.store.base import VectorsRow, none_to_nan
 from memsieve.store.migrations import migrate
+from memsieve.store.sql_merges import SqlMerges
 from memsieve.store.sql_purge import SqlPurge
 from memsieve.store.sqlite_open import Rows, check_folder, run, set_wal, store_error
 
@@ -27,7 +28,7 @@ if TYPE_CHECKING:
     from memsieve.store.base import Store, WriteTx
 
 
-class SQLiteStore(SqlPurge):
+class SQLiteStore(SqlPurge, SqlMerges):
     """Memories, history, rejections, links, counters and scope state in one file.
 
     Args:

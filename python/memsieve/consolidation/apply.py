@@ -1,0 +1,156 @@
+"""Making a merge and undoing it, inside the scope's write transaction.
+
+A merge changes, for each retired member: activity (off), validity
+(``valid_to``) and expiry (``expired_at``); for the kept member: its sources
+(a duplicate's are attached) and, after an LLM merge, its text and vector;
+and for a version chain, the ``supersedes`` links it adds. It records each
+row's state before, in the merge record, and appends a ``CONSOLIDATE`` row to
+every member's history. ``undo`` checks that nothing has touched those rows
+since, puts every state back, removes the links it added, restores the kept
+text from ``memory_versions``, appends ``UNCONSOLIDATE`` rows, and brings the
+gate (vectors, keyword index, threshold shares) back with the same calls
+``Memory.delete`` and ``Memory.restore`` make.
+"""
+
+from __future__ import annotations
+
+from dataclasses import replace
+from typing import Any
+
+import numpy as np
+
+from memsieve.consolidation.plan import Cluster
+from memsieve.errors import MemsieveError
+from memsieve.inputs import text_hash
+from memsieve.scope import Scope
+from memsieve.store.base import RowState
+
+LAYER = "consolidate"
+
+
+class MergeConflictError(MemsieveError):
+    """A merge cannot be undone: it was undone already, or its rows changed since."""
+
+
+def _sources(*lists: list[str]) -> list[str]:
+    out: list[str] = []
+    for lst in lists:
+        out.extend(s for s in lst if s not in out)
+    return out
+
+
+class MergeWriter:
+    """Writes merges of one scope and undoes them.
+
+    Args:
+        tx: the open write transaction (a ``WriteTx``).
+        gate: the scope's ``ScopeGate``, kept equal to the active set.
+        scope: the scope.
+        now: the transaction's timestamp.
+    """
+
+    def __init__(self, tx: Any, gate: Any, scope: Scope, *, now: str) -> None:
+        self.tx = tx
+        self.gate = gate
+        self.scope = scope
+        self.now = now
+
+    def merge(self, cluster: Cluster, *, reason: str, text: str | None = None,
+              vector: np.ndarray | None = None) -> str:
+        """Apply one cluster; ``text``/``vector``: an LLM's merged text for the kept member. Returns the merge id."""
+        tx, kept = self.tx, cluster.kept
+        kept_before = tx.row_state(kept.seq)
+        links = self._chain_links(cluster) if cluster.kind == "versions" else []
+        retired = []
+        for k, m in enumerate(cluster.retired):
+            before = tx.row_state(m.seq)
+            valid_to = cluster.members[k + 1].item.valid_from if cluster.kind == "versions" else None
+            after = replace(before, is_active=False, expired_at=self.now,
+                            valid_to=valid_to or before.valid_to or self.now)
+            retired.append((m, before, after))
+        attached = (_sources(kept_before.sources, *(b.sources for _, b, _ in retired))
+                    if cluster.kind == "duplicates" else kept_before.sources)
+        kept_after = replace(kept_before, sources=attached)
+        new_text = text if text is not None and text != kept.item.text else None
+        state = {
+            "kept": {"seq": kept.seq, "before": kept_before.to_dict(), "after": kept_after.to_dict(),
+                     "text_changed": new_text is not None,
+                     "hash": text_hash(new_text if new_text is not None else kept.item.text)},
+            "retired": [{"seq": m.seq, "id": m.item.id, "before": b.to_dict(), "after": a.to_dict()}
+                        for m, b, a in retired],
+            "links": links,
+        }
+        member_ids = [m.item.id for m in cluster.members]
+        merge_id = tx.add_merge(self.scope, kind=cluster.kind, kept_id=kept.item.id, member_ids=member_ids,
+                                reason=reason, state=state, now=self.now)
+        extra = {"merge_id": merge_id, "kind": cluster.kind}
+        for m, _, after in retired:
+            tx.set_row_state(m.seq, after)
+            tx.add_history(m.item.id, self.scope, event="CONSOLIDATE", old_text=m.item.text, new_text=None,
+                           layer=LAYER, reason=reason, now=self.now,
+                           extra={**extra, "kept_id": kept.item.id, "sources": m.item.sources})
+            self.gate.remove(m.seq)
+        tx.set_row_state(kept.seq, kept_after)
+        for newer, older in links:
+            tx.add_link(newer, older, kind="supersedes", cosine=float("nan"), now=self.now)
+        if new_text is not None and vector is not None:
+            tx.update_memory_text(kept.seq, text=new_text, text_hash=text_hash(new_text), embedding=vector,
+                                  now=self.now)
+            self.gate.replace(kept.seq, vector, new_text)
+        all_sources = _sources(*(m.item.sources for m in cluster.members))
+        tx.add_history(kept.item.id, self.scope, event="CONSOLIDATE",
+                       old_text=kept.item.text if new_text is not None else None,
+                       new_text=new_text if new_text is not None else kept.item.text, layer=LAYER, reason=reason,
+                       now=self.now, extra={**extra, "members": member_ids, "sources": all_sources})
+        tx.bump(self.scope, "CONSOLIDATE", LAYER)
+        return merge_id
+
+    def _chain_links(self, cluster: Cluster) -> list[list[str]]:
+        """The (newer, older) ``supersedes`` links of the chain that no version link joins yet."""
+        ids = [m.item.id for m in cluster.members]
+        linked = {frozenset((a, b)) for a, b, _ in self.tx.version_links(ids)}
+        return [[ids[k + 1], ids[k]] for k in range(len(ids) - 1) if frozenset((ids[k + 1], ids[k])) not in linked]
+
+    def undo(self, merge: Any) -> list[str]:
+        """Undo one merge (a ``MergeRow``); returns the ids made active again.
+
+        Raises:
+            MergeConflictError: the merge was undone already, or a member
+                changed since (deleted, restored, edited or purged); nothing is
+                changed then.
+        """
+        tx, state = self.tx, merge.state
+        if merge.undone_at is not None:
+            raise MergeConflictError(f"merge {merge.id!r} was already undone at {merge.undone_at}; "
+                                     "list the merges in force with merges()")
+        kept = state["kept"]
+        kept_row = tx.memory_row(merge.kept_id)
+        stale = [r["id"] for r in state["retired"] if tx.row_state(r["seq"]) != RowState.from_dict(r["after"])]
+        if tx.row_state(kept["seq"]) != RowState.from_dict(kept["after"]) or text_hash(kept_row.text) != kept["hash"]:
+            stale.append(merge.kept_id)
+        if stale:
+            raise MergeConflictError(f"merge {merge.id!r} cannot be undone: memories {stale} changed after it; "
+                                     "undo those changes first, or restore the members by hand")
+        reason = f"undid merge {merge.id}"
+        extra = {"merge_id": merge.id}
+        for r in state["retired"]:
+            tx.set_row_state(r["seq"], RowState.from_dict(r["before"]))
+            row = tx.memory_row(r["id"])
+            tx.add_history(r["id"], self.scope, event="UNCONSOLIDATE", old_text=None, new_text=row.text,
+                           layer=LAYER, reason=reason, now=self.now, extra=extra)
+            self.gate.add(r["seq"], row.embedding, row.share, row.text)
+        tx.set_row_state(kept["seq"], RowState.from_dict(kept["before"]))
+        if kept["text_changed"]:
+            old = tx.last_version(kept["seq"])
+            if old is not None:
+                tx.update_memory_text(kept["seq"], text=old[0], text_hash=text_hash(old[0]), embedding=old[1],
+                                      now=self.now)
+                self.gate.replace(kept["seq"], old[1], old[0])
+        for newer, older in state["links"]:
+            tx.remove_link(newer, older, kind="supersedes")
+        tx.add_history(merge.kept_id, self.scope, event="UNCONSOLIDATE", old_text=None,
+                       new_text=tx.memory_row(merge.kept_id).text, layer=LAYER, reason=reason, now=self.now,
+                       extra=extra)
+        tx.mark_unmerged(merge.id, self.now)
+        tx.bump(self.scope, "UNCONSOLIDATE", LAYER)
+        return [r["id"] for r in state["retired"]]

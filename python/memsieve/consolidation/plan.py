@@ -1,0 +1,152 @@
+"""What consolidation proposes for one scope: clusters, their kind, the kept member, and why.
+
+Deterministic rule (no LLM):
+
+- **duplicates** (no pair of the cluster differs in content, see
+  information.py): the newest member is kept with its own text, and the
+  others' sources are attached to it;
+- **versions** (some pair differs): the chain is kept and each older member's
+  validity is closed at the next newer one's ``valid_from``, so a
+  point-in-time search still finds the value that held then.
+
+"Newest" orders members by ``valid_from`` (when the fact began to hold), then
+``created_at``, then seq. Every member but the kept one becomes inactive.
+"""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass, field
+from typing import Any, Literal
+
+import numpy as np
+
+from memsieve.consolidation.candidates import CompleteLink, close_pairs
+from memsieve.consolidation.information import TermView
+from memsieve.records import MemoryItem
+
+Kind = Literal["duplicates", "versions"]
+Status = Literal["proposed", "merged", "refused"]
+
+
+@dataclass(frozen=True)
+class Member:
+    """One memory of a cluster: its seq, its item, and its (d,) float32 vector."""
+
+    seq: int
+    item: MemoryItem
+    vector: np.ndarray
+
+    @property
+    def when(self) -> tuple[str, str, int]:
+        return (self.item.valid_from or self.item.created_at, self.item.created_at, self.seq)
+
+
+@dataclass
+class Cluster:
+    """A complete-link group, members oldest first; the last is the newest (the kept one)."""
+
+    members: list[Member]
+    kind: Kind
+    min_cos: float
+    differing: tuple[str, ...]
+    information: float
+
+    @property
+    def kept(self) -> Member:
+        return self.members[-1]
+
+    @property
+    def retired(self) -> list[Member]:
+        return self.members[:-1]
+
+    def reason(self, min_sim: float) -> str:
+        n = len(self.members)
+        said = f"{n} memories at cosine >= {self.min_cos:.3f} (min_sim {min_sim:.2f}, complete link)"
+        if self.kind == "duplicates":
+            return (f"{said} and none says what another does not (information {self.information:.2f}): "
+                    "duplicates; kept the newest and attached the others' sources")
+        what = (f"they differ in {', '.join(repr(t) for t in self.differing[:5])}" if self.differing
+                else f"information {self.information:.2f} differs")
+        return (f"{said} but {what}: versions of one fact; kept the newest and closed the older ones' "
+                "validity at the next version's valid_from")
+
+
+@dataclass(frozen=True)
+class Merge:
+    """One merge of a consolidation report.
+
+    Attributes:
+        id: the merge id (None in a dry run or when refused): pass it to
+            ``Memory.unconsolidate``.
+        kind: ``"duplicates"`` or ``"versions"``.
+        member_ids: every member, oldest first (the kept one last).
+        kept_id: the member that stays active.
+        text: the kept text, or the LLM's merged text.
+        reason: why the members were merged, or why the cluster was left alone.
+        status: ``"proposed"`` (dry run), ``"merged"`` or ``"refused"``.
+    """
+
+    id: str | None
+    kind: str
+    member_ids: list[str]
+    kept_id: str
+    text: str
+    reason: str
+    status: str
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+@dataclass(frozen=True)
+class ConsolidationReport:
+    """What ``Memory.consolidate`` did (or, in a dry run, would do) in one scope.
+
+    Attributes:
+        scope: the scope as a dict of its three ids.
+        dry_run: nothing was written.
+        min_sim: the cosine threshold used.
+        active_before: active memories before.
+        active_after: active memories after (as proposed, in a dry run).
+        pairs: close pairs the kernel found.
+        merges: the merges made (or proposed), in scope order.
+        refused: clusters left alone, with the reason.
+    """
+
+    scope: dict[str, str | None]
+    dry_run: bool
+    min_sim: float
+    active_before: int
+    active_after: int
+    pairs: int
+    merges: list[Merge] = field(default_factory=list)
+    refused: list[Merge] = field(default_factory=list)
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+def plan_clusters(seqs: np.ndarray, matrix: np.ndarray, items: dict[int, MemoryItem], view: TermView, *,
+                  min_sim: float) -> tuple[list[Cluster], int]:
+    """The scope's clusters and the number of close pairs.
+
+    Args:
+        seqs: (n,) int64 seqs of the active memories.
+        matrix: (n, d) float32 their unit vectors.
+        items: the memories by seq.
+        view: the scope's terms and IDF.
+        min_sim: the cosine threshold.
+    """
+    pairs = close_pairs(matrix, min_sim)
+    link = CompleteLink(pairs)
+    clusters = []
+    for group in link.groups():
+        members = sorted((Member(int(seqs[r]), items[int(seqs[r])], matrix[r]) for r in group), key=lambda m: m.when)
+        verdicts = [view.verdict((a.seq, a.item.text), (b.seq, b.item.text))
+                    for k, a in enumerate(members) for b in members[k + 1:]]
+        differing = tuple(sorted({t for v in verdicts for t in v.differing}))
+        versions = any(v.versions for v in verdicts)
+        clusters.append(Cluster(members=members, kind="versions" if versions else "duplicates",
+                                min_cos=link.min_similarity(group), differing=differing,
+                                information=max(v.information for v in verdicts)))
+    return clusters, len(pairs)

@@ -193,6 +193,47 @@ def cmd_ingest(ns: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_consolidate(ns: argparse.Namespace) -> int:
+    """Consolidate one scope, or every scope with ``--all-scopes`` (see Memory.consolidate)."""
+    from tqdm import tqdm
+
+    from memsieve.scope import Scope
+
+    with _memory(ns) as mem:
+        if ns.all_scopes:
+            found = [Scope.from_key(k) for k in mem.store.scope_keys()]
+            scopes = [s.as_dict() for s in found if s.is_normalized]
+        else:
+            scopes = [_scope(ns)]
+        quiet = ns.json or not sys.stderr.isatty() and not ns.progress
+        reports = []
+        with tqdm(total=len(scopes) if ns.all_scopes else None, unit="scope" if ns.all_scopes else "cluster",
+                  disable=quiet) as bar:
+            def step(done: int, total: int) -> None:
+                bar.total = total
+                bar.n = done
+                bar.refresh()
+
+            for scope in scopes:
+                reports.append(mem.consolidate(**scope, dry_run=ns.dry_run, min_sim=ns.min_sim,
+                                               progress=None if ns.all_scopes else step))
+                if ns.all_scopes:
+                    bar.update(1)
+    verb = "would merge" if ns.dry_run else "merged"
+    lines = [f"{r.scope}: {verb} {len(r.merges)} clusters, active {r.active_before} -> {r.active_after}"
+             + "".join(f"\n  {m.kind:<10} {m.id or '-'}  keeps {m.text[:60]!r}\n    why: {m.reason}" for m in r.merges)
+             for r in reports]
+    _out(ns, [r.to_dict() for r in reports], "\n".join(lines) or "(no scopes)")
+    return 0
+
+
+def cmd_unconsolidate(ns: argparse.Namespace) -> int:
+    with _memory(ns) as mem:
+        revived = mem.unconsolidate(ns.id)
+        _out(ns, [it.to_dict() for it in revived], f"restored {len(revived)} memories")
+    return 0
+
+
 def cmd_demo(ns: argparse.Namespace) -> int:
     """Run the whole write path on a small packaged conversation, in a throwaway store.
 
@@ -301,6 +342,17 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("file")
     p.add_argument("--progress", action="store_true", help="show the progress bar even when not on a terminal")
     _scope_args(p); _common(p); p.set_defaults(func=cmd_ingest)  # noqa: E702
+
+    p = sub.add_parser("consolidate", help="merge duplicates and close older versions (undoable)")
+    p.add_argument("--dry-run", action="store_true", help="only list the clusters, texts and reasons")
+    p.add_argument("--all-scopes", action="store_true", help="consolidate every scope of the database")
+    p.add_argument("--min-sim", type=float, default=None, help="cosine two members must have (default 0.9)")
+    p.add_argument("--progress", action="store_true", help="show the progress bar even when not on a terminal")
+    _scope_args(p); _common(p); p.set_defaults(func=cmd_consolidate)  # noqa: E702
+
+    p = sub.add_parser("unconsolidate", help="undo one merge of consolidate")
+    p.add_argument("id", help="the merge id consolidate printed")
+    _common(p); p.set_defaults(func=cmd_unconsolidate)  # noqa: E702
 
     p = sub.add_parser("demo", help="run the write path on a small sample conversation")
     _common(p); p.set_defaults(func=cmd_demo)  # noqa: E702

@@ -2,6 +2,7 @@
 
 from memsieve._core import __version__
 from memsieve.config import GateConfig
+from memsieve.consolidation import ConsolidationReport, MergeConflictError
 from memsieve.fusion import Fusion
 from memsieve.memory import Memory
 from memsieve.aio import AsyncMemory
@@ -27,6 +28,8 @@ from memsieve.errors import (
 
 __all__ = [
     "AsyncMemory",
+    "ConsolidationReport",
+    "MergeConflictError",
     "Decision",
     "Fusion",
     "GateConfig",

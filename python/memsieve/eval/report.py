@@ -49,6 +49,8 @@ def _arm_entry(results: Sequence[dict[str, Any]], base_stored: int) -> dict[str,
     entry["gate"] = spec["gate"]
     entry["events"] = _mean_tree([r["events"] for r in results]) if len(results) == 1 else None
     entry["layers"] = results[0]["layers"] if len(results) == 1 else None
+    if "consolidation" in results[0]:
+        entry["consolidation"] = results[0]["consolidation"]
     if spec["drop_rate"] is not None:
         entry["drop_rate"] = spec["drop_rate"]
         entry["seeds"] = [{"seed": r["spec"]["seed"], "stored": r["stored"],

@@ -28,6 +28,7 @@ from typing import Any
 from memsieve.errors import ConfigError
 from memsieve.eval.arms import (MAIN_ARMS, RANDOM_SEEDS, ArmSpec, check_search_mode, default_search_mode, ingest,
                                 main_specs, random_spec, score_questions, search_modes)
+from memsieve.eval.consolidate_arm import CONSOLIDATE_ARMS, consolidate_all, consolidate_specs, wants_consolidation
 from memsieve.eval.locomo import STREAMS, Dataset, check_category_labels, load_locomo
 from memsieve.eval.metrics import aggregate, percentile
 from memsieve.eval.runinfo import code_version
@@ -115,6 +116,7 @@ def run_job(job: Job) -> dict[str, Any]:
     mem = Memory(":memory:", embedder=table, llm=llm, gate=GateConfig(**spec.gate))
     try:
         run = ingest(mem, ds.conversations, job.stream, spec, trace_scope=_STATE["trace_scope"])
+        merged = consolidate_all(mem, ds.conversations, run, spec) if wants_consolidation(spec) else None
         rows = score_questions(mem, ds.conversations, run, ks, mode=_STATE["search"], keep_texts=job.headline)
     finally:
         mem.close()
@@ -140,6 +142,8 @@ def run_job(job: Job) -> dict[str, Any]:
         "provenance_checked": run.provenance_checked, "provenance_missing": run.provenance_missing,
         "embed_hits": table.hits - hits0, "embed_misses": table.misses - misses0,
     }
+    if merged is not None:
+        result["consolidation"] = merged
     if job.headline:
         result["rows"] = rows
         result["novelty"] = run.novelty
@@ -188,9 +192,10 @@ def run_locomo(opts: EvalOptions) -> dict[str, Any]:
     for s in opts.streams:
         if s not in STREAMS:
             raise ConfigError(f"unknown stream {s!r}; use one of {', '.join(STREAMS)}")
-    unknown = [a for a in opts.arms if a not in MAIN_ARMS + ("llm",)]
+    known = MAIN_ARMS + ("llm",) + CONSOLIDATE_ARMS
+    unknown = [a for a in opts.arms if a not in known]
     if unknown:
-        raise ConfigError(f"unknown arm(s) {unknown}; use any of {', '.join(MAIN_ARMS + ('llm',))}")
+        raise ConfigError(f"unknown arm(s) {unknown}; use any of {', '.join(known)}")
     if opts.sweep not in GRIDS:
         raise ConfigError(f"unknown sweep level {opts.sweep!r}; use one of {', '.join(GRIDS)}")
     if not opts.ks or any(k < 1 for k in opts.ks):
@@ -209,6 +214,7 @@ def run_locomo(opts: EvalOptions) -> dict[str, Any]:
                   llm=_llm_config(opts) if "llm" in arms else None)
 
     heads = main_specs(memsieve_gate=opts.memsieve_gate)
+    heads.update(consolidate_specs(memsieve_gate=opts.memsieve_gate))
     if "llm" in arms:
         heads["llm"] = ArmSpec(arm="llm", label="memsieve + LLM band", gate={"profile": "memsieve",
                                **opts.memsieve_gate}, llm=True)

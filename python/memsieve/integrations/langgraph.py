@@ -1,0 +1,326 @@
+"""``MemsieveStore``: LangGraph's long-term memory interface (``BaseStore``) on memsieve.
+
+LangGraph's own stores keep whatever is put; this one sends every ``put``
+through memsieve's write gate, so a value that only repeats what a namespace
+already holds is recorded as a rejection (auditable, restorable) instead of
+stored twice. Needs the ``memsieve[langgraph]`` extra.
+
+Mapping:
+    - A namespace is one memsieve scope: its ``user_id`` is the labels,
+      each percent-encoded, joined by ``/`` (``("memories", "ana")`` is the
+      user ``memories/ana``, and a memory written with ``user_id="ana"`` is
+      in the namespace ``("ana",)``). Scopes with an agent or run id are not
+      namespaces of this store.
+    - An item is one memory. Its text (what is gated, embedded and searched)
+      is built from the value's ``fields`` (dotted paths; ``"$"``, the default,
+      is the whole value as compact JSON); the value itself, the key and the
+      item's first creation time are kept in the memory's metadata under
+      ``"langgraph"``. A memory written without the store (by ``Memory.add``
+      or ``memsieve mcp``) reads as an item whose key is its id and whose
+      value is ``{"text": ...}``.
+    - ``put`` to a key that holds an item soft-deletes that memory first
+      (its history says why), then gates the new value. After a NOOP the key
+      holds nothing; the decision says why and names the rejection that
+      ``Memory.restore`` stores after all. ``BaseStore.put`` returns None,
+      so the decisions of the last batch are in ``store.last_decisions``.
+    - ``search`` with a query is memsieve's default search in every namespace
+      under the prefix, each namespace's results in memsieve's order, the
+      lists merged by their next memory's cosine to the query; without a
+      query, items newest first.
+      ``filter`` applies to the values (see memsieve.integrations.store_filters).
+      An item put with ``index=False`` is stored (and gated) but left out of
+      searches with a query.
+
+Finding a key reads the namespace's memories, so ``get`` and ``put`` cost
+grows with the namespace; TTLs are not supported.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import threading
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from datetime import datetime
+from typing import Any
+from urllib.parse import quote, unquote
+
+from memsieve.errors import InvalidInputError, short_repr
+from memsieve.integrations import require_extra
+from memsieve.inputs import check_metadata, check_text
+from memsieve.integrations.store_filters import check_filter, lookup, matches, pattern_matches
+from memsieve.memory import Memory
+from memsieve.records import Decision, MemoryItem
+from memsieve.scope import Scope
+
+require_extra("langgraph", extra="langgraph")
+
+from langgraph.store.base import (  # noqa: E402  (after the extra check, for its message)
+    BaseStore, GetOp, InvalidNamespaceError, Item, ListNamespacesOp, Op, PutOp, Result, SearchItem, SearchOp,
+    validate_op_namespace)
+
+META = "langgraph"
+
+
+class NamespaceError(InvalidInputError, InvalidNamespaceError):
+    """A namespace this store cannot hold (both a memsieve and a LangGraph error)."""
+
+
+@dataclass(frozen=True)
+class PutDecision:
+    """What one ``put`` did.
+
+    Attributes:
+        namespace: the item's namespace.
+        key: the item's key.
+        stored: whether the key now holds the value (False after a NOOP).
+        decisions: the write gate's decisions for the value's text.
+        replaced: ids of the memories the key held before, now soft-deleted.
+    """
+
+    namespace: tuple[str, ...]
+    key: str
+    stored: bool
+    decisions: list[Decision]
+    replaced: list[str] = field(default_factory=list)
+
+
+def namespace_user(namespace: Sequence[str]) -> str:
+    """The user id of the scope that holds a namespace (see the module docstring)."""
+    return "/".join(quote(label, safe="") for label in namespace)
+
+
+def scope_namespace(scope: Scope) -> tuple[str, ...] | None:
+    """The namespace a scope holds, or None for a scope with an agent or run id."""
+    if scope.user_id is None or scope.agent_id is not None or scope.run_id is not None:
+        return None
+    return tuple(unquote(label) for label in scope.user_id.split("/"))
+
+
+class MemsieveStore(BaseStore):
+    """A LangGraph ``BaseStore`` whose writes go through memsieve's write gate.
+
+    Args:
+        memory: the ``memsieve.Memory`` to read and write (the caller closes it).
+        fields: dotted paths of the value whose text is gated and searched;
+            ``"$"`` is the whole value as JSON. ``put(..., index=[...])``
+            overrides them for one item.
+    """
+
+    def __init__(self, memory: Memory, *, fields: Sequence[str] = ("$",)) -> None:
+        if not isinstance(memory, Memory):
+            raise InvalidInputError(f"MemsieveStore needs a memsieve.Memory, got {type(memory).__name__}")
+        self.memory = memory
+        self.fields = _check_fields(fields)
+        self.last_decisions: list[PutDecision] = []
+        # One writer at a time: a put reads the key's memories, then replaces them.
+        self._write_lock = threading.Lock()
+
+    # ---- BaseStore -----------------------------------------------------------
+
+    def batch(self, ops: Iterable[Op]) -> list[Result]:
+        """Run the operations in order; every op is checked before any runs."""
+        ops = list(ops)
+        texts: dict[int, str] = {}
+        for i, op in enumerate(ops):
+            _check_op(op)
+            if isinstance(op, PutOp) and op.value is not None:
+                texts[i] = self._checked_text(op)
+        results: list[Result] = []
+        puts: list[PutDecision] = []
+        for i, op in enumerate(ops):
+            if isinstance(op, GetOp):
+                results.append(self._get(op.namespace, op.key))
+            elif isinstance(op, SearchOp):
+                results.append(self._search(op))
+            elif isinstance(op, ListNamespacesOp):
+                results.append(self._list_namespaces(op))
+            else:
+                results.append(None)
+                outcome = self._put(op, texts.get(i))
+                if outcome is not None:
+                    puts.append(outcome)
+        if puts:
+            self.last_decisions = puts
+        return results
+
+    async def abatch(self, ops: Iterable[Op]) -> list[Result]:
+        """``batch`` on a worker thread, so the event loop is never blocked."""
+        return await asyncio.to_thread(self.batch, list(ops))
+
+    # ---- reading -------------------------------------------------------------
+
+    def memories(self, namespace: tuple[str, ...], key: str) -> list[MemoryItem]:
+        """The active memories that hold ``key`` in ``namespace``, newest first (normally one)."""
+        found = [m for m in self.memory.get_all(user_id=namespace_user(namespace)) if _key_of(m) == key]
+        return sorted(found, key=lambda m: m.created_at, reverse=True)
+
+    def _get(self, namespace: tuple[str, ...], key: str) -> Item | None:
+        held = self.memories(namespace, key)
+        return _item(held[0], namespace) if held else None
+
+    def _search(self, op: SearchOp) -> list[SearchItem]:
+        flt = check_filter(op.filter)
+        namespaces = self._namespaces(prefix=op.namespace_prefix)
+        if op.query is None:
+            items = [_search_item(_item(m, ns), None) for ns in namespaces
+                     for m in self.memory.get_all(user_id=namespace_user(ns))]
+            items = [it for it in items if matches(it.value, flt)]
+            items.sort(key=lambda it: it.updated_at, reverse=True)
+            return items[op.offset: op.offset + op.limit]
+        want = op.offset + op.limit
+        lists = [self._ranked(op.query, ns, flt, want=want) for ns in namespaces]
+        return self._merge(op.query, [x for x in lists if x])[op.offset: want]
+
+    def _ranked(self, query: str, namespace: tuple[str, ...], flt: dict[str, Any], *,
+                want: int) -> list[tuple[str, SearchItem]]:
+        """memsieve's default search of one namespace, the filter and ``index=False`` applied, ``want`` long."""
+        depth = max(want, 1)
+        while True:
+            hits = self.memory.search(query, limit=depth, user_id=namespace_user(namespace))
+            kept = [(h.text, _search_item(_item(h, namespace), h.score)) for h in hits
+                    if _meta(h).get("indexed", True)]
+            kept = [(text, it) for text, it in kept if matches(it.value, flt)]
+            if len(kept) >= want or len(hits) < depth:  # enough, or the namespace is exhausted
+                return kept[:want]
+            depth *= 4  # the filter dropped hits: look deeper
+
+    def _merge(self, query: str, lists: list[list[tuple[str, SearchItem]]]) -> list[SearchItem]:
+        """One ranking from several namespaces' own rankings, each kept in memsieve's order.
+
+        Scores of different scopes' searches are not comparable (hybrid
+        fusion normalizes per search), so the lists are merged by the cosine
+        of each list's next memory to the query: a k-way merge that never
+        reorders a namespace's own results.
+        """
+        if len(lists) <= 1:
+            return [it for _, it in lists[0]] if lists else []
+        vectors = self.memory.embed([query, *(text for ranked in lists for text, _ in ranked)])
+        cosines = iter((vectors[1:] @ vectors[0]).tolist())
+        cos_of = [[next(cosines) for _ in ranked] for ranked in lists]
+        heads = [0] * len(lists)
+        out: list[SearchItem] = []
+        while True:
+            live = [i for i, ranked in enumerate(lists) if heads[i] < len(ranked)]
+            if not live:
+                return out
+            best = max(live, key=lambda i: cos_of[i][heads[i]])
+            out.append(lists[best][heads[best]][1])
+            heads[best] += 1
+
+    def _namespaces(self, *, prefix: Sequence[str] = ()) -> list[tuple[str, ...]]:
+        """Namespaces that hold at least one active memory, sorted, under ``prefix``."""
+        out = set()
+        for key in self.memory.store.scope_keys():
+            namespace = scope_namespace(Scope.from_key(key))
+            if namespace is not None and pattern_matches(namespace, prefix, at="prefix"):
+                if self.memory.get_all(user_id=namespace_user(namespace), limit=1):
+                    out.add(namespace)
+        return sorted(out)
+
+    def _list_namespaces(self, op: ListNamespacesOp) -> list[tuple[str, ...]]:
+        names = self._namespaces()
+        for cond in op.match_conditions or ():
+            names = [n for n in names if pattern_matches(n, cond.path, at=cond.match_type)]
+        if op.max_depth is not None:
+            names = sorted({n[: op.max_depth] for n in names})
+        return names[op.offset: op.offset + op.limit]
+
+    # ---- writing -------------------------------------------------------------
+
+    def _checked_text(self, op: PutOp) -> str:
+        """The text a put gates, with its value checked: done for the whole batch before any op runs."""
+        assert op.value is not None
+        check_metadata(dict(op.value), where="value")
+        return check_text(self._text(dict(op.value), op.index), where="the value's text",
+                          max_chars=self.memory.max_text_chars)
+
+    def _put(self, op: PutOp, text: str | None) -> PutDecision | None:
+        with self._write_lock:
+            held = self.memories(op.namespace, op.key)
+            if op.value is None or text is None:
+                for m in held:
+                    self.memory.delete(m.id, reason=f"deleted through the LangGraph store (key {op.key!r})")
+                return None
+            value = dict(op.value)
+            created = min((_meta(m).get("created_at", m.created_at) for m in held), default=None)
+            meta = {META: {"key": op.key, "value": value, "indexed": op.index is not False,
+                           **({"created_at": created} if created else {})}}
+            reason = f"replaced by a put to key {op.key!r} of the LangGraph store"
+            for m in held:
+                self.memory.delete(m.id, reason=reason)
+            decisions = self.memory.add(text, metadata=meta, source=op.key,
+                                        user_id=namespace_user(op.namespace))
+            stored = any(d.event == "ADD" or (d.event == "DELETE" and d.added_id) for d in decisions)
+            return PutDecision(op.namespace, op.key, stored, decisions, [m.id for m in held])
+
+    def _text(self, value: dict[str, Any], index: Any) -> str:
+        fields = _check_fields(index) if isinstance(index, list) else self.fields
+        parts = []
+        for path in fields:
+            found = value if path == "$" else lookup(value, path)
+            if isinstance(found, str):
+                parts.append(found)
+            elif found is value or isinstance(found, (dict, list, int, float, bool)):
+                parts.append(json.dumps(found, sort_keys=True, ensure_ascii=False, separators=(",", ":")))
+        if not parts:
+            raise InvalidInputError(f"the value {short_repr(value)} has none of the fields {list(fields)} "
+                                    "to remember; pass fields= to MemsieveStore or index=[...] to put")
+        return "\n".join(parts)
+
+
+# ---- helpers -----------------------------------------------------------------
+
+
+def _check_fields(fields: Any) -> tuple[str, ...]:
+    if isinstance(fields, str) or not isinstance(fields, Sequence) or not fields \
+            or not all(isinstance(f, str) and f for f in fields):
+        raise InvalidInputError(f"fields must be a non-empty list of dotted paths (or '$'), got {short_repr(fields)}")
+    return tuple(fields)
+
+
+def _check_op(op: Any) -> None:
+    """An op's namespace and value, checked before any op of the batch runs."""
+    if not isinstance(op, (GetOp, PutOp, SearchOp, ListNamespacesOp)):
+        raise InvalidInputError(f"MemsieveStore.batch takes GetOp, PutOp, SearchOp or ListNamespacesOp, "
+                                f"got {type(op).__name__}")
+    try:
+        validate_op_namespace(op)
+    except InvalidNamespaceError as exc:
+        raise NamespaceError(str(exc)) from exc
+    if isinstance(op, PutOp):
+        if not op.namespace or op.namespace[0] == "langgraph":
+            raise NamespaceError(f"namespace {op.namespace!r} cannot hold items; use a non-empty namespace "
+                                 "whose first label is not 'langgraph'")
+        if op.value is not None and not isinstance(op.value, Mapping):
+            raise InvalidInputError(f"a put's value must be a mapping, got {type(op.value).__name__}")
+        if op.ttl is not None:
+            raise InvalidInputError("MemsieveStore does not support TTLs; put without ttl")
+    if isinstance(op, SearchOp):
+        check_filter(op.filter)
+
+
+def _meta(memory: Any) -> dict[str, Any]:
+    meta = memory.metadata.get(META) if isinstance(memory.metadata, dict) else None
+    return meta if isinstance(meta, dict) else {}
+
+
+def _key_of(memory: Any) -> str:
+    key = _meta(memory).get("key")
+    return key if isinstance(key, str) else memory.id
+
+
+def _item(memory: Any, namespace: tuple[str, ...]) -> Item:
+    meta = _meta(memory)
+    stored = meta.get("value")
+    value: dict[str, Any] = stored if isinstance(stored, dict) else {"text": memory.text}
+    updated = datetime.fromisoformat(memory.created_at)
+    created = meta.get("created_at")
+    return Item(value=value, key=_key_of(memory), namespace=namespace,
+                created_at=datetime.fromisoformat(created) if isinstance(created, str) else updated,
+                updated_at=updated)
+
+
+def _search_item(item: Item, score: float | None) -> SearchItem:
+    return SearchItem(item.namespace, item.key, item.value, item.created_at, item.updated_at, score=score)

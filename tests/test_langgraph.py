@@ -1,0 +1,232 @@
+"""MemsieveStore: LangGraph's BaseStore on memsieve, inside a real StateGraph and on its own."""
+
+from __future__ import annotations
+
+import asyncio
+from dataclasses import dataclass
+from typing import TypedDict
+
+import pytest
+from langgraph.graph import END, START, StateGraph
+from langgraph.runtime import Runtime
+from langgraph.store.base import BaseStore, GetOp, InvalidNamespaceError, PutOp, SearchOp
+
+from memsieve import Memory
+from memsieve.errors import InvalidInputError, MemsieveError
+from memsieve.integrations.langgraph import MemsieveStore, namespace_user, scope_namespace
+from memsieve.scope import Scope
+
+LISBON = "Ana moved to Lisbon in March 2024."
+NURSE = "Her job: nurse at the children's hospital."
+CELLO = "Cello lessons every Thursday evening."
+
+
+@pytest.fixture()
+def mem(tmp_path, embedder):
+    m = Memory(tmp_path / "lg.db", embedder=embedder)
+    yield m
+    m.close()
+
+
+@pytest.fixture()
+def store(mem):
+    return MemsieveStore(mem, fields=["text"])
+
+
+class State(TypedDict, total=False):
+    user: str
+    said: str
+    question: str
+    stored: bool
+    recalled: list[str]
+
+
+@dataclass
+class Ctx:
+    user: str
+
+
+def test_a_state_graph_node_writes_and_reads_memories(store, mem):
+    def remember(state: State, runtime: Runtime[Ctx]) -> State:
+        ns = ("memories", runtime.context.user)
+        runtime.store.put(ns, f"turn-{len(runtime.store.search(ns, limit=100))}", {"text": state["said"]})
+        return {"stored": runtime.store.last_decisions[-1].stored}
+
+    def recall(state: State, runtime: Runtime[Ctx]) -> State:
+        hits = runtime.store.search(("memories", runtime.context.user), query=state["question"], limit=1)
+        return {"recalled": [h.value["text"] for h in hits]}
+
+    graph = StateGraph(State, context_schema=Ctx)
+    graph.add_node("remember", remember)
+    graph.add_node("recall", recall)
+    graph.add_edge(START, "remember")
+    graph.add_edge("remember", "recall")
+    graph.add_edge("recall", END)
+    app = graph.compile(store=store)
+
+    ask = "the city Ana moved to"
+    out = [app.invoke({"said": text, "question": ask}, context=Ctx(user="ana")) for text in (LISBON, NURSE, LISBON)]
+    assert [o["stored"] for o in out] == [True, True, False]  # the repeat was refused by the gate
+    assert out[-1]["recalled"] == [LISBON]
+    assert sorted(m.text for m in mem.get_all(user_id="memories/ana")) == sorted([LISBON, NURSE])
+    rejection = mem.rejections(user_id="memories/ana")
+    assert [r.text for r in rejection] == [LISBON] and rejection[0].layer == "exact"
+    # the other user's namespace is another scope
+    other = app.invoke({"said": CELLO, "question": "what instrument"}, context=Ctx(user="bo"))
+    assert other["stored"] and other["recalled"] == [CELLO]
+    assert store.list_namespaces() == [("memories", "ana"), ("memories", "bo")]
+
+
+def test_put_get_keeps_the_key_and_reports_the_gate(store, mem):
+    ns = ("people", "ana")
+    store.put(ns, "home", {"text": LISBON, "year": 2024})
+    (first,) = store.last_decisions
+    assert (first.namespace, first.key, first.stored) == (ns, "home", True)
+    assert first.decisions[0].event == "ADD" and first.decisions[0].reason
+    item = store.get(ns, "home")
+    assert (item.key, item.namespace, item.value) == ("home", ns, {"text": LISBON, "year": 2024})
+    (row,) = mem.get_all(user_id="people/ana")
+    assert row.id == first.decisions[0].memory_id and row.metadata["langgraph"]["key"] == "home"
+    assert row.sources == ["home"]
+
+    store.put(ns, "again", {"text": LISBON, "year": 2025})
+    (dup,) = store.last_decisions
+    assert dup.stored is False and dup.decisions[0].event == "NOOP" and dup.decisions[0].rejection_id
+    assert store.get(ns, "again") is None
+    # the rejection keeps the value: restoring it makes the key hold it after all
+    restored = mem.restore(dup.decisions[0].rejection_id)
+    assert store.get(ns, "again").value == {"text": LISBON, "year": 2025}
+    assert restored.metadata["langgraph"]["key"] == "again"
+
+
+def test_put_to_a_held_key_replaces_its_memory_with_history(store, mem):
+    ns = ("people", "ana")
+    store.put(ns, "home", {"text": LISBON})
+    old = store.get(ns, "home")
+    old_id = store.last_decisions[0].decisions[0].memory_id
+    store.put(ns, "home", {"text": "Ana moved to Porto in May 2025."})
+    (put,) = store.last_decisions
+    assert put.stored and put.replaced == [old_id]
+    new = store.get(ns, "home")
+    assert new.value == {"text": "Ana moved to Porto in May 2025."}
+    assert new.created_at == old.created_at and new.updated_at > old.updated_at
+    assert mem.get(old_id).is_active is False
+    assert "replaced by a put to key 'home'" in mem.history(old_id)[-1].reason
+    store.delete(ns, "home")
+    assert store.get(ns, "home") is None and store.list_namespaces() == []
+    assert mem.history(put.decisions[0].memory_id)[-1].event == "DELETE"  # soft: still readable
+
+
+def test_search_queries_every_namespace_under_the_prefix(store):
+    store.put(("people", "ana"), "home", {"text": LISBON})
+    store.put(("people", "ana"), "job", {"text": NURSE})
+    store.put(("people", "bo"), "music", {"text": CELLO})
+    store.put(("people", "bo"), "quiet", {"text": "Bo keeps a diary about Lisbon trams."}, index=False)
+    hits = store.search(("people",), query="which instrument does someone play", limit=4)
+    assert hits[0].key == "music" and all(h.score is not None for h in hits)
+    assert "quiet" not in {h.key for h in store.search(("people",), query="Lisbon trams diary", limit=10)}
+    assert "quiet" in {h.key for h in store.search(("people", "bo"), limit=10)}  # still there without a query
+    assert {h.key for h in store.search(("people", "ana"), query="anything", limit=10)} == {"home", "job"}
+    assert len(store.search(("people",), query="Ana", limit=2)) == 2
+    everything = store.search(("people",), limit=10)
+    assert len(everything) == 4 and everything == sorted(everything, key=lambda h: h.updated_at, reverse=True)
+    assert [h.key for h in store.search(("people",), limit=2, offset=1)] == [h.key for h in everything[1:3]]
+
+
+def test_filters_honour_every_documented_operator(store):
+    ns = ("notes",)
+    rows = {"a": {"text": "Note about the harbour.", "stars": 1, "tag": "sea", "meta": {"lang": "en"}},
+            "b": {"text": "Note about the mountains.", "stars": 3, "tag": "hill", "meta": {"lang": "pt"}},
+            "c": {"text": "Note about the old library.", "stars": 5, "tag": "town"},
+            "d": {"text": "Note about the market on Fridays.", "stars": "many"}}
+    for key, value in rows.items():
+        store.put(ns, key, value)
+    assert all(p.stored for p in store.last_decisions) and len(store.search(ns, limit=10)) == 4
+
+    def keys(flt, query=None):
+        return sorted(h.key for h in store.search(ns, filter=flt, query=query, limit=10))
+
+    assert keys({"tag": "sea"}) == ["a"] and keys({"tag": {"$eq": "hill"}}) == ["b"]
+    assert keys({"tag": {"$ne": "sea"}}) == ["b", "c", "d"]  # a missing field is not equal
+    assert keys({"stars": {"$gt": 1}}) == ["b", "c"]  # "many" is not comparable with 1
+    assert keys({"stars": {"$gte": 3}}) == ["b", "c"] and keys({"stars": {"$lt": 3}}) == ["a"]
+    assert keys({"stars": {"$lte": 3, "$gt": 1}}) == ["b"]
+    assert keys({"meta.lang": "pt"}) == ["b"] and keys({"meta": {"lang": "en"}}) == ["a"]
+    assert keys({"tag": {"$gt": "r"}}) == ["a", "c"]  # strings compare as text
+    assert keys({"stars": {"$gte": 1}}, query="library books") == ["a", "b", "c"]
+    assert store.search(ns, filter={"stars": {"$gte": 1}}, query="library books", limit=1)[0].key == "c"
+    with pytest.raises(InvalidInputError, match=r"unknown operator '\$in'"):
+        store.search(ns, filter={"tag": {"$in": ["sea"]}})
+
+
+def test_list_namespaces_matches_prefix_suffix_depth_and_pages(store, mem):
+    for ns in [("a", "b", "c"), ("a", "b", "d", "e"), ("a", "b", "d", "i"), ("a", "b", "f"), ("a", "c", "f"),
+               ("x_y", "v1")]:
+        store.put(ns, "k", {"text": f"Item stored under {'/'.join(ns)}."})
+    mem.add("A memory written without the store.", user_id="plain")
+    mem.add("A memory of an agent scope.", user_id="plain", agent_id="bot")
+    assert store.list_namespaces(prefix=("a", "b"), max_depth=3) == [("a", "b", "c"), ("a", "b", "d"), ("a", "b", "f")]
+    assert store.list_namespaces(suffix=("f",)) == [("a", "b", "f"), ("a", "c", "f")]
+    assert store.list_namespaces(prefix=("a", "*", "f")) == [("a", "b", "f"), ("a", "c", "f")]
+    assert store.list_namespaces(prefix=("a",), suffix=("*", "i")) == [("a", "b", "d", "i")]
+    assert ("plain",) in store.list_namespaces() and len(store.list_namespaces()) == 7
+    assert store.list_namespaces(limit=2, offset=1) == store.list_namespaces()[1:3]
+    assert store.list_namespaces(max_depth=1) == [("a",), ("plain",), ("x_y",)]
+
+
+def test_memories_written_directly_are_items_and_labels_round_trip(store, mem):
+    decision = mem.add(NURSE, user_id="team/ana")[0]
+    item = store.get(("team", "ana"), decision.memory_id)
+    assert item.value == {"text": NURSE} and item.key == decision.memory_id
+    odd = ("a/b", "ç %", "x")
+    assert scope_namespace(Scope.of(user_id=namespace_user(odd))) == odd
+    store.put(odd, "k", {"text": LISBON})
+    assert odd in store.list_namespaces() and ("a", "b", "ç %", "x") not in store.list_namespaces()
+    assert store.get(odd, "k").value == {"text": LISBON}
+
+
+def test_bad_input_is_typed_and_a_batch_runs_all_or_nothing(store, mem):
+    ns = ("people", "ana")
+    store.put(ns, "home", {"text": LISBON})
+    with pytest.raises(InvalidNamespaceError):
+        store.put(("bad.label",), "k", {"text": "x"})
+    with pytest.raises(MemsieveError) as caught:  # a batch op bypasses BaseStore's own checks; ours catch it
+        store.batch([PutOp(("ok",), "k", {"text": "fine"}), PutOp(("bad.label",), "k", {"text": "x"})])
+    assert isinstance(caught.value, InvalidNamespaceError)
+    assert store.list_namespaces() == [ns]  # the good op did not run either
+    with pytest.raises(InvalidInputError, match="none of the fields"):
+        store.put(ns, "home", {"body": "no text field"})
+    assert store.get(ns, "home").value == {"text": LISBON}  # the held value survives a refused put
+    with pytest.raises(InvalidInputError, match="none of the fields"):  # a bad value anywhere: no op runs
+        store.batch([PutOp(ns, "new", {"text": "A fine new fact."}), PutOp(ns, "home", {"body": 1})])
+    assert store.get(ns, "new") is None
+    with pytest.raises(InvalidInputError, match="mapping"):
+        store.batch([PutOp(ns, "k", ["not", "a", "mapping"])])  # type: ignore[arg-type]
+    with pytest.raises(InvalidInputError, match="value"):
+        store.put(ns, "k", {"text": "fine", "when": object()})
+    with pytest.raises(NotImplementedError):
+        store.put(ns, "k", {"text": "fine"}, ttl=5)
+    with pytest.raises(InvalidInputError, match="fields"):
+        MemsieveStore(mem, fields="text")  # type: ignore[arg-type]
+    with pytest.raises(InvalidInputError, match="Memory"):
+        MemsieveStore("mem.db")  # type: ignore[arg-type]
+    assert [m.text for m in mem.get_all(user_id="people/ana")] == [LISBON]
+
+
+def test_abatch_and_the_async_methods(store):
+    ns = ("async", "ana")
+
+    async def main():
+        await asyncio.gather(store.aput(ns, "home", {"text": LISBON}), store.aput(ns, "job", {"text": NURSE}),
+                             store.aput(ns, "music", {"text": CELLO}))
+        got = await store.aget(ns, "job")
+        hits = await store.asearch(ns, query="the city Ana moved to", limit=1)
+        both = await store.abatch([GetOp(ns, "music"), SearchOp(ns, filter={"text": LISBON})])
+        await store.adelete(ns, "music")
+        return got, hits, both, await store.alist_namespaces(), await store.aget(ns, "music")
+
+    got, hits, (music, filtered), names, gone = asyncio.run(main())
+    assert isinstance(store, BaseStore)
+    assert got.value == {"text": NURSE} and [h.key for h in hits] == ["home"]
+    assert music.value == {"text": CELLO} and [h.key for h in filtered] == ["home"]
+    assert names == [ns] and gone is None

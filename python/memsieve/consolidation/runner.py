@@ -82,11 +82,12 @@ class Consolidator:
                     if writer is not None:
                         writer.tx.add_fault(scope, kind="consolidation_refused", detail=out.refused, raw=out.raw,
                                             now=writer.now)
-                    continue
-                text, vector, reason = str(out.text), out.vector, f"{reason}; text merged by the LLM"
-            merge_id = writer.merge(cluster, reason=reason, text=text, vector=vector) if writer else None
-            merges.append(self._entry(cluster, merge_id, text, reason, "merged" if writer else "proposed"))
-            retired += len(cluster.retired)
+                else:
+                    text, vector, reason = str(out.text), out.vector, f"{reason}; text merged by the LLM"
+            if merger is None or vector is not None:
+                merge_id = writer.merge(cluster, reason=reason, text=text, vector=vector) if writer else None
+                merges.append(self._entry(cluster, merge_id, text, reason, "merged" if writer else "proposed"))
+                retired += len(cluster.retired)
             if progress is not None:
                 progress(k + 1, len(clusters))
         return ConsolidationReport(scope=scope.as_dict(), dry_run=writer is None, min_sim=min_sim,

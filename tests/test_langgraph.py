@@ -230,3 +230,17 @@ def test_abatch_and_the_async_methods(store):
     assert got.value == {"text": NURSE} and [h.key for h in hits] == ["home"]
     assert music.value == {"text": CELLO} and [h.key for h in filtered] == ["home"]
     assert names == [ns] and gone is None
+
+
+def test_the_gated_text_is_read_from_the_value(mem):
+    store = MemsieveStore(mem)  # the default reading: the first of text, content, memory, data; else JSON
+    ns = ("reading",)
+    store.put(ns, "a", {"kind": "note", "content": LISBON})
+    store.put(ns, "b", {"kind": "note", "memory": "", "data": NURSE})  # an empty string is passed over
+    store.put(ns, "c", {"food": "ramen", "level": 3})
+    store.put(ns, "d", {"body": {"title": "Cello recital", "when": "Thursday"}}, index=["body.title", "body.when"])
+    texts = {m.metadata["langgraph"]["key"]: m.text for m in mem.get_all(user_id="reading")}
+    assert texts == {"a": LISBON, "b": NURSE, "c": '{"food":"ramen","level":3}', "d": "Cello recital\nThursday"}
+    assert store.get(ns, "c").value == {"food": "ramen", "level": 3}
+    with pytest.raises(InvalidInputError, match=r"none of the fields \['title'\]"):
+        store.put(ns, "e", {"body": "x"}, index=["title"])

@@ -12,8 +12,11 @@ Mapping:
       in the namespace ``("ana",)``). Scopes with an agent or run id are not
       namespaces of this store.
     - An item is one memory. Its text (what is gated, embedded and searched)
-      is built from the value's ``fields`` (dotted paths; ``"$"``, the default,
-      is the whole value as compact JSON); the value itself, the key and the
+      is the value's first string among ``text``, ``content``, ``memory``,
+      ``data`` (else the whole value as compact JSON), or, with ``fields``,
+      the fields named (dotted paths; ``"$"`` is the whole value as JSON).
+      Plain text matters: JSON values look alike to the embedder, so the gate
+      and freshness would take them for versions of one another. The value itself, the key and the
       item's first creation time are kept in the memory's metadata under
       ``"langgraph"``. A memory written without the store (by ``Memory.add``
       or ``memsieve mcp``) reads as an item whose key is its id and whose
@@ -61,6 +64,10 @@ from langgraph.store.base import (  # noqa: E402  (after the extra check, for it
     validate_op_namespace)
 
 META = "langgraph"
+#: Where the default reading of a value finds its text, in this order.
+TEXT_FIELDS: tuple[str, ...] = ("text", "content", "memory", "data")
+#: The least depth of a query search; offsets within it page through one ranking.
+RANK_DEPTH = 100
 
 
 class NamespaceError(InvalidInputError, InvalidNamespaceError):
@@ -103,16 +110,17 @@ class MemsieveStore(BaseStore):
 
     Args:
         memory: the ``memsieve.Memory`` to read and write (the caller closes it).
-        fields: dotted paths of the value whose text is gated and searched;
-            ``"$"`` is the whole value as JSON. ``put(..., index=[...])``
-            overrides them for one item.
+        fields: dotted paths of the value whose texts, joined by newlines,
+            are gated and searched; ``"$"`` is the whole value as JSON. None
+            (the default) takes the first of TEXT_FIELDS the value holds as a
+            string. ``put(..., index=[...])`` names the fields for one item.
     """
 
-    def __init__(self, memory: Memory, *, fields: Sequence[str] = ("$",)) -> None:
+    def __init__(self, memory: Memory, *, fields: Sequence[str] | None = None) -> None:
         if not isinstance(memory, Memory):
             raise InvalidInputError(f"MemsieveStore needs a memsieve.Memory, got {type(memory).__name__}")
         self.memory = memory
-        self.fields = _check_fields(fields)
+        self.fields = None if fields is None else _check_fields(fields)
         self.last_decisions: list[PutDecision] = []
         # One writer at a time: a put reads the key's memories, then replaces them.
         self._write_lock = threading.Lock()
@@ -175,8 +183,13 @@ class MemsieveStore(BaseStore):
 
     def _ranked(self, query: str, namespace: tuple[str, ...], flt: dict[str, Any], *,
                 want: int) -> list[tuple[str, SearchItem]]:
-        """memsieve's default search of one namespace, the filter and ``index=False`` applied, ``want`` long."""
-        depth = max(want, 1)
+        """memsieve's default search of one namespace, the filter and ``index=False`` applied, ``want`` long.
+
+        memsieve's order depends on how deep it searches (freshness lists a
+        newer version of a fact before it), so every page is cut from a
+        search at least RANK_DEPTH deep: pages within it never overlap.
+        """
+        depth = max(want, RANK_DEPTH)
         while True:
             hits = self.memory.search(query, limit=depth, user_id=namespace_user(namespace))
             kept = [(h.text, _search_item(_item(h, namespace), h.score)) for h in hits
@@ -257,13 +270,16 @@ class MemsieveStore(BaseStore):
 
     def _text(self, value: dict[str, Any], index: Any) -> str:
         fields = _check_fields(index) if isinstance(index, list) else self.fields
+        if fields is None:
+            first = next((value[f] for f in TEXT_FIELDS if isinstance(value.get(f), str) and value[f].strip()), None)
+            return first if first is not None else _compact(value)
         parts = []
         for path in fields:
             found = value if path == "$" else lookup(value, path)
             if isinstance(found, str):
                 parts.append(found)
-            elif found is value or isinstance(found, (dict, list, int, float, bool)):
-                parts.append(json.dumps(found, sort_keys=True, ensure_ascii=False, separators=(",", ":")))
+            elif isinstance(found, (dict, list, int, float, bool)):
+                parts.append(_compact(found))
         if not parts:
             raise InvalidInputError(f"the value {short_repr(value)} has none of the fields {list(fields)} "
                                     "to remember; pass fields= to MemsieveStore or index=[...] to put")
@@ -271,6 +287,10 @@ class MemsieveStore(BaseStore):
 
 
 # ---- helpers -----------------------------------------------------------------
+
+
+def _compact(value: Any) -> str:
+    return json.dumps(value, sort_keys=True, ensure_ascii=False, separators=(",", ":"))
 
 
 def _check_fields(fields: Any) -> tuple[str, ...]:
@@ -290,9 +310,9 @@ def _check_op(op: Any) -> None:
     except InvalidNamespaceError as exc:
         raise NamespaceError(str(exc)) from exc
     if isinstance(op, PutOp):
-        if not op.namespace or op.namespace[0] == "langgraph":
-            raise NamespaceError(f"namespace {op.namespace!r} cannot hold items; use a non-empty namespace "
-                                 "whose first label is not 'langgraph'")
+        if not op.namespace:  # (BaseStore.put also refuses a first label "langgraph"; a batch may use it)
+            raise NamespaceError("the empty namespace () cannot hold items; put into a namespace of one "
+                                 "label or more, e.g. ('memories', user_id)")
         if op.value is not None and not isinstance(op.value, Mapping):
             raise InvalidInputError(f"a put's value must be a mapping, got {type(op.value).__name__}")
         if op.ttl is not None:

@@ -92,3 +92,15 @@ def test_the_cli_forgets_with_a_dry_run_first(tmp_path, embedder, monkeypatch, c
     assert "purged 1 memories" in capsys.readouterr().out
     with Memory(db, embedder=embedder) as again:
         assert FACTS[3] not in [it.text for it in again.get_all(user_id="u")]
+
+
+def test_words_no_memory_holds_do_not_dilute_the_name_that_decides(embedder, tmp_path):
+    # "oh", "gosh" and "really" are in no memory: counted at their (high) IDF they
+    # would outweigh "ingmar", the one word that names the memory.
+    m = Memory(tmp_path / "w.db", embedder=embedder, gate=GateConfig(profile="none"))
+    m.add("I owe my colleague Ingmar 200 euros.", user_id="u", valid_from="2024-01-01")
+    m.add("My colleague Pilar sits by the window.", user_id="u", valid_from="2024-01-02")
+    gone = m.forget("Oh gosh, really forget what I said about Ingmar.", user_id="u")
+    assert [g.text for g in gone] == ["I owe my colleague Ingmar 200 euros."]
+    assert _texts(m) == ["My colleague Pilar sits by the window."]
+    m.close()

@@ -8,7 +8,8 @@ memories the request is about. The rule is deterministic and explainable:
    and stemmed as the keyword index does.
 2. A memory is named when its terms cover at least ``min_coverage`` of the
    subject terms, weighted by the scope's IDF, so a rare name ("Marco") or
-   number decides and a common word ("number") does not.
+   number decides and a common word ("number") does not. Terms no memory of
+   the scope holds weigh nothing: they cannot tell memories apart.
 3. When no memory covers the subject terms (the request paraphrases: "my old
    employer" for "I used to work at ..."), the memory nearest in meaning is
    named if its cosine reaches ``min_cosine``.
@@ -109,6 +110,16 @@ def named_memories(query: ForgetQuery, *, keys: Sequence[int], terms_of: Callabl
     return []
 
 
+def _scope_idf(gate: Any) -> Callable[[str], float]:
+    """The scope's IDF of a term, and 0 for a term no memory holds.
+
+    A word of the request that no memory holds ("oh", "like") cannot tell
+    memories apart, yet its bm25 IDF is the highest of all: counted, it would
+    dilute the coverage of the words that do name the memory.
+    """
+    return lambda term: gate.term_idf(term) if gate.term_df(term) else 0.0
+
+
 @dataclass(frozen=True)
 class Forgotten:
     """One memory a request to forget named.
@@ -151,7 +162,7 @@ def choose(query: ForgetQuery, gate: Any, subject_vector: np.ndarray, *, version
     near = [int(s) for s in near_seqs]
     keys = list(dict.fromkeys(lexical + near))
     cos_of = dict(zip(near, (float(c) for c in near_cos)))
-    named = named_memories(query, keys=keys, terms_of=gate.terms_of, idf=gate.term_idf,
+    named = named_memories(query, keys=keys, terms_of=gate.terms_of, idf=_scope_idf(gate),
                            cosines=[cos_of.get(k, -1.0) for k in keys], min_coverage=min_coverage,
                            min_cosine=min_cosine)
     if not query.wants_old:

@@ -61,7 +61,7 @@ def _at(degrees: float):
     return unit(math.cos(math.radians(degrees)), math.sin(math.radians(degrees)))
 
 
-def test_the_look_ahead_promotes_a_linked_version_ranked_below_the_cut(tmp_path):
+def test_a_linked_version_below_the_cut_displaces_nothing_and_leads_within_it(tmp_path):
     # In the plane: the query at 0 degrees, OLD at 30, NEW at 45, a filler at -40
     # (nearer the query than NEW). With limit 2 NEW is below the cut.
     table = {QUERY: _at(0), OLD: _at(30), NEW: _at(45), "a filler": _at(-40)}
@@ -69,10 +69,10 @@ def test_the_look_ahead_promotes_a_linked_version_ranked_below_the_cut(tmp_path)
     (old,) = m.add(OLD, user_id="u", valid_from="2024-01-01")
     m.add("a filler", user_id="u", valid_from="2024-01-01")
     (new,) = m.add(NEW, user_id="u", valid_from="2024-05-01")
-    # similar but not linked: the results asked for are only reordered, nothing is pulled up
-    assert [h.text for h in m.search(QUERY, user_id="u", mode="dense", limit=2)] == [OLD, "a filler"]
     with m.store.transaction() as tx:  # what the band writes for a newer version
         tx.add_link(new.memory_id, old.memory_id, kind="updates", cosine=0.97, now="2024-05-01T00:00:00+00:00")
-    top = m.search(QUERY, user_id="u", mode="dense", limit=2)
-    assert [h.text for h in top] == [NEW, OLD] and top[1].superseded_by == new.memory_id
+    # Pulling NEW up would push out the filler, a result that ranks above it.
+    assert [h.text for h in m.search(QUERY, user_id="u", mode="dense", limit=2)] == [OLD, "a filler"]
+    top = m.search(QUERY, user_id="u", mode="dense", limit=3)
+    assert [h.text for h in top] == [NEW, OLD, "a filler"] and top[1].superseded_by == new.memory_id
     m.close()

@@ -78,7 +78,7 @@ class GateConfig:
     delta: float = 0.05
     k: int = 10
     kappa_c: float = 4.0
-    gamma: float = 0.62
+    gamma: float = 0.5
     tau_min: float = 0.05
     tau_max: float = 0.5
     prior_share: float = 0.5
@@ -87,7 +87,7 @@ class GateConfig:
     sage_tau_min: float = 0.05
     sage_lambda: float = 2.0
     sage_alpha: float = 0.9
-    info_tau: float = 0.2
+    info_tau: float = 0.15
     info_k: int = 5
     info_number_weight: float = 2.0
     info_name_weight: float = 1.5

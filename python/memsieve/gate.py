@@ -21,6 +21,8 @@ from typing import TYPE_CHECKING, Any, TypeVar
 import numpy as np
 
 from memsieve import _core
+from memsieve.changes import change_cues
+from memsieve.rarity import word_rarity
 from memsieve.config import GateConfig
 from memsieve.index import ScopeIndex
 
@@ -45,6 +47,10 @@ class GateScore:
             memories holds (nan when it was not needed: an ADD on meaning
             alone, another profile, or an empty scope).
         new_terms: those terms, heaviest first.
+        changes: the change cues ("no longer", "quit", "now", ...; see
+            memsieve.changes) the candidate says and none of its nearest
+            memories says. Any such cue counts as new information.
+        info_tau: the information threshold the candidate was held to.
         decided_by: which signal set the route: ``"novelty"``,
             ``"information"`` (close in meaning but carrying new
             information), ``"first"`` (empty scope) or ``"none"`` (no gate).
@@ -60,6 +66,14 @@ class GateScore:
     information: float = math.nan
     new_terms: tuple[str, ...] = ()
     decided_by: str = "novelty"
+    changes: tuple[str, ...] = ()
+    info_tau: float = math.nan
+
+    @property
+    def says_more(self) -> bool:
+        """It carries new information or says a change its nearest memories do not:
+        stored beside them, it is their newer version."""
+        return bool(self.changes) or self.information >= self.info_tau
 
 
 def _locked(method: Callable[..., _T]) -> Callable[..., _T]:
@@ -114,6 +128,8 @@ class ScopeGate:
         self.revision = revision
         # What each memory added to the threshold, so that removing it can undo exactly that.
         self.shares: dict[int, float] = {}
+        # The change cues of the memories that say any (most say none).
+        self.cues: dict[int, frozenset[str]] = {}
         self.trace: list[tuple[int, float, float]] = []
         self.lock = threading.RLock()
         self.dirty: set[int] = set()
@@ -138,6 +154,7 @@ class ScopeGate:
             ids = np.ascontiguousarray(seqs, dtype=np.int64)
             self.state.add_many(ids, np.ascontiguousarray(matrix))
             self.keywords.add_many(ids, texts)
+            self._note_cues(ids.tolist(), texts)
         self.shares.update(zip((int(s) for s in seqs), (float(c) for c in shares)))
         if len(self.state) >= self.index_min_size:
             if self.index_path is not None:
@@ -229,10 +246,22 @@ class ScopeGate:
                                                       idf_prior=_IDF_PRIOR, prior_weight=_IDF_PRIOR_WEIGHT)
         if information > 0 and nearest[0] is not None:
             information = self._net_information(text, int(nearest[0]), information)
-        routed = "BAND" if route == "NOOP" and information >= c.info_tau else route
+        said = change_cues(text).difference(*(self.cues.get(n, ()) for n in neighbours[:c.info_k]))
+        changes = tuple(sorted(said))
+        carries = information >= c.info_tau or bool(changes)
+        routed = "BAND" if route == "NOOP" and carries else route
         return GateScore(novelty=novelty, tau=tau, delta=delta, kappa=kappa, nearest_seq=nearest[0],
                          nearest_cos=nearest[1], route=routed, information=information, new_terms=tuple(new),
-                         decided_by="information" if routed != route else "novelty")
+                         decided_by="information" if routed != route else "novelty", changes=changes,
+                         info_tau=c.info_tau)
+
+    def _note_cues(self, seqs: list[int], texts: list[str]) -> None:
+        for seq, text in zip(seqs, texts):
+            said = change_cues(text)
+            if said:
+                self.cues[seq] = said
+            else:
+                self.cues.pop(seq, None)
 
     def _net_information(self, text: str, nearest: int, information: float) -> float:
         """The information term net of word substitutions against the nearest memory.
@@ -257,7 +286,9 @@ class ScopeGate:
         if total <= 0.0:
             return information
         new_values = sum(weights[kind] * idf(t) for t, kind in mine.items() if t not in theirs and kind != "word")
-        new_words = sum(weights[kind] * idf(t) for t, kind in mine.items() if t not in theirs and kind == "word")
+        surface = {term: surf for term, surf, _ in _core.tokenize_kinds(text)}
+        new_words = sum(weights[kind] * idf(t) * word_rarity(surface[t]) for t, kind in mine.items()
+                        if t not in theirs and kind == "word")
         dropped = sum(c.info_word_weight * idf(t) for t in theirs
                       if t not in mine and not any(ch.isdigit() for ch in t))
         return min(information, (new_values + max(0.0, new_words - dropped)) / total)
@@ -272,6 +303,11 @@ class ScopeGate:
     def terms_of(self, seq: int) -> set[str]:
         """The keyword index's distinct terms of one memory."""
         return set(self.keywords.tokens_of(seq))
+
+    @_locked
+    def term_df(self, term: str) -> int:
+        """How many of the scope's memories hold one index term."""
+        return int(self.keywords.df(term))
 
     @_locked
     def term_idf(self, term: str) -> float:
@@ -362,6 +398,7 @@ class ScopeGate:
             self.keywords.replace(seq, text)
         else:
             self.keywords.add(seq, text)
+        self._note_cues([seq], [text])
         self.state.add(seq, vector)
         self.shares[seq] = share
         if self.index is not None:
@@ -377,6 +414,7 @@ class ScopeGate:
             return
         self.state.remove(seq)
         self.keywords.remove(seq)
+        self.cues.pop(seq, None)
         self.shares.pop(seq, None)
         if self.index is not None:
             self.index.remove(seq)

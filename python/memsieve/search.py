@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING, Any, Literal
 import numpy as np
 
 from memsieve import _core
+from memsieve.changes import change_cues, subject_terms
 from memsieve.errors import ConfigError
 from memsieve.freshness import Version, freshen
 from memsieve.fusion import Fusion
@@ -36,9 +37,12 @@ DEFAULT_VERSION_COS = 0.4
 #: 0.2: 83%); at 0.3 a fact about one person was outranked by a newer, unrelated
 #: fact about her, which 0.25 prevents in the tests.
 VERSION_RELEVANCE_GAP = 0.25
-# Above this many results the freshness look-ahead is not doubled: a caller
-# asking for so many reads far below any version worth promoting.
-LIMIT_FOR_DEPTH = 1000
+#: A newer memory that says a change (memsieve.changes) and shares a content term
+#: with an older one is its version at a lower bar: a correction or a later event is
+#: often worded apart from the fact it changes, and answers the question less
+#: directly ("I quit Fenwick Insurance" for "where do I work?").
+CHANGED_COS_OFFSET = 0.1  # below version_cos: 0.3 at the default
+CHANGED_RELEVANCE_GAP = 0.4
 
 
 class Searcher:
@@ -69,9 +73,12 @@ class Searcher:
                mode: str, vector: np.ndarray | None = None, current_only: bool = False) -> list[SearchResult]:
         """Search one scope; ``vector`` is the query's (d,) float32 embedding if already known.
 
-        The ranking is read twice as deep as ``limit``, so that a newer version
-        of a retrieved fact ranked below the cut can take its older version's
-        place (see memsieve.freshness).
+        Freshness reorders the results asked for (see memsieve.freshness); it
+        never pulls a newer version up from below the cut. Reading deeper to
+        find one was tried: on LoCoMo dev each version pulled up pushed out a
+        result that answered the question (answer recall@10 0.5 to 0.9 points
+        lower at gamma 0.5), since not every text the band stores as a newer
+        version is one.
         """
         if mode not in _MODES:
             raise ConfigError(f"unknown search mode {mode!r}; use one of {', '.join(_MODES)} (or 'auto' with a router)")
@@ -80,7 +87,6 @@ class Searcher:
         if view is not None and not len(view.seqs):
             return []
         wanted = limit
-        limit = 2 * limit if limit < LIMIT_FOR_DEPTH else limit
         if self._reranker is not None:
             limit = max(limit, self._rerank_depth)
         # Keyword mode needs no query vector, and freshness groups by similarity
@@ -102,6 +108,7 @@ class Searcher:
         if self._reranker is not None:
             order = rerank_order(self._reranker, query, [it.text for _, it, _ in found])
             found = [(found[i][0], found[i][1], score) for i, score in order]
+        found = found[:wanted]
         results = []
         for (seq, it, score), newer in self._freshen(found, within=wanted, view=view, query=q):
             if newer is not None and current_only:
@@ -115,17 +122,18 @@ class Searcher:
                  query: np.ndarray | None) -> list[tuple[tuple[int, Any, float], str | None]]:
         """The results with every fact's newest version first: (result, id of the newer version or None).
 
-        Versions linked by the write path are grouped wherever they rank in the
-        look-ahead, so a newer version below the cut is promoted. Versions told
-        apart by similarity alone are grouped only among the first ``within``
-        results: close texts are not always versions, and reordering inside the
-        results the caller asked for never drops one of them. Two such texts
+        Versions linked by the write path are grouped; so are versions told
+        apart by similarity alone among the first ``within`` results (all of
+        them, now that the ranking is cut before freshness). Two such texts
         must also answer the query about equally well (their cosines to it
         within ``VERSION_RELEVANCE_GAP``): two versions of one fact do, while a
         fact and another on the same person usually do not.
         """
         if len(found) < 2:
             return [(f, None) for f in found]
+        versions = [Version(key=seq, valid_from=it.valid_from, created_at=it.created_at, order=seq)
+                    for seq, it, _ in found]
+        by_recency = {v.key: v.recency() for v in versions}
         seq_of = {it.id: seq for seq, it, _ in found}
         pairs = [(seq_of[a], seq_of[b]) for a, b, _ in self._store.version_links(list(seq_of))
                  if a in seq_of and b in seq_of]
@@ -136,16 +144,23 @@ class Searcher:
         else:
             vectors = self._store.embeddings_for_seqs(seqs)
         known = [s for s in seqs if s in vectors]
-        if len(known) >= 2 and query is not None:
+        # version_cos 1.0 asks for linked versions only: no similarity rule at all.
+        if len(known) >= 2 and query is not None and self._version_cos < 1.0:
             m = np.ascontiguousarray(np.stack([vectors[s] for s in known]), dtype=np.float32)
             sims = m @ m.T
             rel = m @ query
-            alike = np.abs(rel[:, None] - rel[None, :]) <= VERSION_RELEVANCE_GAP
+            gap = np.abs(rel[:, None] - rel[None, :])
+            alike = gap <= VERSION_RELEVANCE_GAP
+            texts = {seq: it.text for seq, it, _ in found}
+            slots = [_slot_terms(texts[s]) for s in known]
             close = np.argwhere(np.triu((sims >= self._version_cos) & alike, k=1))
-            pairs += [(known[i], known[j]) for i, j in close]
+            said = [change_cues(texts[s]) for s in known]
+            pairs += [(known[i], known[j]) for i, j in close
+                      if slots[i] & slots[j] or said[i] ^ said[j]]
+            pairs += changed_pairs(known, [texts[s] for s in known], sims=sims, gap=gap,
+                                   newer=lambda a, b: by_recency[a] > by_recency[b],
+                                   min_cos=self._version_cos - CHANGED_COS_OFFSET)
         by_seq = {seq: (seq, it, score) for seq, it, score in found}
-        versions = [Version(key=seq, valid_from=it.valid_from, created_at=it.created_at, order=seq)
-                    for seq, it, _ in found]
         id_of = {seq: it.id for seq, it, _ in found}
         return [(by_seq[v.key], None if newer is None else id_of[newer]) for v, newer in freshen(versions, pairs)]
 
@@ -196,3 +211,39 @@ class _Candidates:
 
 def _matches(metadata: dict[str, Any], filters: dict[str, Any]) -> bool:
     return all(k in metadata and metadata[k] == v for k, v in filters.items())
+
+
+def changed_pairs(seqs: Sequence[int], texts: Sequence[str], *, sims: np.ndarray, gap: np.ndarray,
+                  newer: Callable[[int, int], bool], min_cos: float) -> list[tuple[int, int]]:
+    """Pairs (i, j) where the newer memory says a change about the older one.
+
+    The newer must say a change cue the older does not, share a content term
+    with it that is not the person both are about (memsieve.changes.subject_terms), be at least ``min_cos`` close and answer the query
+    within ``CHANGED_RELEVANCE_GAP`` of it.
+
+    Args:
+        seqs: n memories.
+        texts: their texts, aligned.
+        sims: (n, n) cosines between them.
+        gap: (n, n) absolute differences of their cosines to the query.
+        newer: whether the first memory is newer than the second.
+        min_cos: the similarity bar (``version_cos`` less ``CHANGED_COS_OFFSET``).
+    """
+    cues = [change_cues(t) for t in texts]
+    if not any(cues):
+        return []
+    terms = [_slot_terms(t) for t in texts]
+    out = []
+    for i in range(len(seqs)):
+        for j in range(i + 1, len(seqs)):
+            if sims[i, j] < min_cos or gap[i, j] > CHANGED_RELEVANCE_GAP:
+                continue
+            new, old = (i, j) if newer(seqs[i], seqs[j]) else (j, i)
+            if cues[new] - cues[old] and terms[new] & terms[old]:
+                out.append((seqs[i], seqs[j]))
+    return out
+
+
+def _slot_terms(text: str) -> set[str]:
+    """A memory's content terms other than the person it is about."""
+    return set(_core.tokenize(text)) - subject_terms(text)

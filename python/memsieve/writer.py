@@ -165,7 +165,7 @@ class WritePath:
                 # Close in meaning yet new in content is a newer version of the
                 # nearest memory, which freshness at read ranks first; a merely
                 # related text (the semantic band) is linked as a neighbour only.
-                kind = "updates" if s.decided_by == "information" else "near"
+                kind = "updates" if s.says_more else "near"
                 self.store.add_link(memory_id, linked_to, kind=kind, cosine=s.nearest_cos, now=self.now)
                 reason += (f" as a newer version of the nearest memory (cosine {s.nearest_cos:.3f})" if kind == "updates"
                            else f" and links it to the nearest memory (cosine {s.nearest_cos:.3f})")
@@ -240,9 +240,19 @@ def _why_noop(s: GateScore, info_tau: float) -> str:
 
 def _why_band(s: GateScore, info_tau: float) -> str:
     if s.decided_by == "information":
-        return (f"close in meaning (novelty {s.novelty:.3f} < tau {s.tau:.3f}) but it carries new information "
-                f"({s.information:.2f} >= {info_tau:.2f}: {', '.join(repr(t) for t in s.new_terms[:5])})")
-    return f"novelty {s.novelty:.3f} is in the band [{s.tau:.3f}, {s.tau + s.delta:.3f})"
+        close = f"close in meaning (novelty {s.novelty:.3f} < tau {s.tau:.3f})"
+        if s.information >= info_tau:
+            return (f"{close} but it carries new information "
+                    f"({s.information:.2f} >= {info_tau:.2f}: {', '.join(repr(t) for t in s.new_terms[:5])})")
+        return f"{close} but it says a change its nearest memories do not ({_changes(s)})"
+    said = f"novelty {s.novelty:.3f} is in the band [{s.tau:.3f}, {s.tau + s.delta:.3f})"
+    if s.changes:
+        said += f" and it says a change ({_changes(s)})"
+    return said
+
+
+def _changes(s: GateScore) -> str:
+    return ", ".join(repr(c) for c in s.changes)
 
 
 def _why_add(s: GateScore) -> str:

@@ -1,0 +1,69 @@
+"""What is said later reaches search, with the default gate and the real embedder:
+new details, corrections, negations and later events are stored as newer versions,
+paraphrases stay NOOPs, and a later fact about the same person is not taken for a
+version. Texts are this file's own, not the updates set's."""
+
+from __future__ import annotations
+
+import pytest
+
+from memsieve import Memory
+
+
+def _say(m: Memory, scope: str, *turns: tuple[str, str]):
+    out = []
+    for text, day in turns:
+        out.append(m.add(text, user_id=scope, valid_from=day))
+    return out
+
+
+def test_a_negation_close_to_the_fact_reaches_the_band_as_its_newer_version(mem):
+    (first,), (neg,) = _say(mem, "u", ("I sing in the church choir every Sunday.", "2024-03-01"),
+                            ("I don't sing in the church choir anymore.", "2024-06-01"))
+    assert neg.event == "ADD" and neg.layer == "band" and neg.link_kind == "updates"
+    assert neg.linked_to == first.memory_id
+    assert "says a change" in neg.reason and "anymore" in neg.reason
+    hits = mem.search("Do I still sing in a choir?", user_id="u", limit=5)
+    assert hits[0].text == neg.text and hits[1].superseded_by == hits[0].id
+    assert [h.text for h in mem.search("Do I still sing in a choir?", user_id="u", limit=5,
+                                       current_only=True)] == [neg.text]
+
+
+def test_a_change_cue_the_nearest_memory_already_says_is_not_new(mem):
+    (_,), (again,) = _say(mem, "u", ("I don't eat red meat anymore.", "2024-03-01"),
+                          ("I don't eat red meat anymore, honestly.", "2024-03-02"))
+    assert again.event == "NOOP", again.reason
+
+
+def test_a_later_event_worded_apart_ranks_above_the_fact_it_ends(mem):
+    _say(mem, "u", ("I work as a courier for Hollis Freight.", "2024-01-10"),
+         ("I quit Hollis Freight after the summer.", "2024-09-20"))
+    hits = mem.search("Who do I work for?", user_id="u", limit=5)
+    assert hits[0].text.startswith("I quit") and hits[1].superseded_by == hits[0].id
+
+
+def test_a_later_fact_about_the_same_person_is_not_a_version(mem):
+    _say(mem, "u", ("My cousin Farid is a welder in Rotterdam.", "2024-01-10"),
+         ("My cousin Farid now plays padel twice a week.", "2024-05-20"))
+    # Both share only the person (and the newer says "now"): freshness must not
+    # group them, so neither is marked superseded and current_only hides nothing.
+    hits = mem.search("What is Farid's trade?", user_id="u", limit=5)
+    assert len(hits) == 2 and all(h.superseded_by is None for h in hits)
+    assert len(mem.search("What is Farid's trade?", user_id="u", limit=5, current_only=True)) == 2
+
+
+@pytest.mark.parametrize("first, again", [
+    ("I keep my bicycle in the hallway.", "My bicycle is kept in the hallway."),
+    ("Our wedding anniversary is on 3 May.", "We celebrate our wedding anniversary on 3 May."),
+])
+def test_paraphrases_with_common_new_words_stay_noops(mem, first, again):
+    (_,), (d,) = _say(mem, "u", (first, "2024-01-01"), (again, "2024-02-01"))
+    assert d.event == "NOOP", d.reason
+    assert mem.rejections(user_id="u")[0].text == again
+
+
+def test_a_detail_with_a_rare_word_is_kept(mem):
+    (_,), (d,) = _say(mem, "u", ("My nephew Oren has a pet.", "2024-01-01"),
+                      ("My nephew Oren has a pet: a chameleon.", "2024-02-01"))
+    assert d.event == "ADD" and d.link_kind == "updates", d.reason
+    assert "chameleon" in mem.search("What pet does Oren have?", user_id="u", limit=5)[0].text

@@ -32,7 +32,7 @@ from typing import Any
 
 from memsieve.errors import ConfigError, LLMError
 from memsieve.eval.metrics import answer_recall, content_tokens
-from memsieve.eval.updates_data import VERSION_KINDS, Item, load_items
+from memsieve.eval.updates_data import RANKED_KINDS, Item, load_items
 from memsieve.eval.updates_report import markdown, summarize
 
 LIMIT = 5
@@ -103,7 +103,7 @@ def score_hits(item: Item, texts: list[str], *, limit: int = LIMIT) -> dict[str,
     rank_new = _first(rows, item.expected) if item.expected else None
     rank_old = _first(rows, item.stale, unless=item.expected) if item.stale else None
     newer = None
-    if item.kind in VERSION_KINDS and item.stale:
+    if item.kind in RANKED_KINDS and item.stale:
         newer = rank_new is not None and (rank_old is None or rank_new < rank_old)
     return {"found": None if recall is None else recall == 1.0, "expected_recall": recall,
             "rank_expected": rank_new, "rank_stale": rank_old, "newer_first": newer}

@@ -27,9 +27,15 @@ from memsieve.errors import MemsieveError
 from memsieve.eval.metrics import content_tokens
 
 #: Every kind, in report order.
-KINDS = ("detail", "correction", "preference", "negation", "event", "filler", "paraphrase", "forget")
+KINDS = ("detail", "correction", "preference", "negation", "event", "filler", "paraphrase", "forget",
+         "neighbour")
 #: Kinds whose last fact turn is a newer version of an earlier one.
 VERSION_KINDS = frozenset({"detail", "correction", "preference", "negation", "event"})
+#: Kinds whose expected tokens must rank above their stale ones. A ``neighbour`` is
+#: the control of the version kinds: a later fact about the same subject that is
+#: *not* a version ("Lena works as a dentist" then "Lena now lives near the
+#: park"), so the question about the older fact must still find it first.
+RANKED_KINDS = VERSION_KINDS | {"neighbour"}
 SPLITS = ("dev", "test")
 #: The split files, relative to the set's directory.
 SPLIT_FILES = {"dev": "dev.jsonl", "test": "test.jsonl"}

@@ -26,10 +26,11 @@ def consolidate_specs(*, memsieve_gate: dict[str, Any] | None = None,
                       min_sim: float | None = None) -> dict[str, ArmSpec]:
     """The two consolidation arms (``min_sim`` None: consolidation's default)."""
     params = {"consolidate": True, "min_sim": min_sim}
+    at = "" if min_sim is None else f" (min_sim {min_sim:g})"
     return {
-        "add-all+consolidate": ArmSpec(arm="add-all+consolidate", label="add-all, then consolidate",
+        "add-all+consolidate": ArmSpec(arm="add-all+consolidate", label=f"add-all, then consolidate{at}",
                                        gate={"profile": "none"}, params=params),
-        "memsieve+consolidate": ArmSpec(arm="memsieve+consolidate", label="memsieve, then consolidate",
+        "memsieve+consolidate": ArmSpec(arm="memsieve+consolidate", label=f"memsieve, then consolidate{at}",
                                         gate={"profile": "memsieve", **(memsieve_gate or {})}, params=params),
     }
 

@@ -59,6 +59,7 @@ class EvalOptions:
             (None: ``Memory.search``'s own default).
         progress: show progress bars.
         embedder_factory: builds the embedder (default: the packaged ONNX model).
+        consolidate_min_sim: ``min_sim`` of the ``+consolidate`` arms (None: consolidation's default).
     """
 
     data: str
@@ -78,6 +79,7 @@ class EvalOptions:
     search: str | None = None
     progress: bool = True
     embedder_factory: Any = None
+    consolidate_min_sim: float | None = None
 
 
 @dataclass(frozen=True)
@@ -214,7 +216,7 @@ def run_locomo(opts: EvalOptions) -> dict[str, Any]:
                   llm=_llm_config(opts) if "llm" in arms else None)
 
     heads = main_specs(memsieve_gate=opts.memsieve_gate)
-    heads.update(consolidate_specs(memsieve_gate=opts.memsieve_gate))
+    heads.update(consolidate_specs(memsieve_gate=opts.memsieve_gate, min_sim=opts.consolidate_min_sim))
     if "llm" in arms:
         heads["llm"] = ArmSpec(arm="llm", label="memsieve + LLM band", gate={"profile": "memsieve",
                                **opts.memsieve_gate}, llm=True)
@@ -339,6 +341,8 @@ def add_arguments(subparsers: Any) -> None:
     p.add_argument("--retrieval", action="store_true",
                    help="instead of the arms: store everything and compare search modes (retrieval.md/.json)")
     p.add_argument("--modes", help="with --retrieval: modes to compare, comma-separated (default: all)")
+    p.add_argument("--consolidate-min-sim", type=float, default=None,
+                   help="min_sim of the +consolidate arms (default: Memory.consolidate's)")
     p.add_argument("--no-progress", action="store_true", help="hide progress bars")
     p.set_defaults(func=main_locomo)
 
@@ -360,7 +364,7 @@ def main_locomo(args: argparse.Namespace) -> int:
         llm_base_url=args.llm_base_url, llm_model=args.llm_model,
         llm_api_key=os.environ.get(args.llm_api_key_env, "not-needed"),
         trace_scope=args.trace_scope, embedding_cache=args.embedding_cache, search=args.search,
-        progress=not args.no_progress,
+        progress=not args.no_progress, consolidate_min_sim=args.consolidate_min_sim,
     )
     run_locomo(opts)
     out = Path(opts.out)

@@ -78,7 +78,7 @@ class GateConfig:
     delta: float = 0.05
     k: int = 10
     kappa_c: float = 4.0
-    gamma: float = 0.5
+    gamma: float = 0.55
     tau_min: float = 0.05
     tau_max: float = 0.5
     prior_share: float = 0.5

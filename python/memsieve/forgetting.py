@@ -41,6 +41,34 @@ _REQUEST_WORDS = (
 _OLD_WORDS = frozenset({"old", "previous", "former", "earlier", "past", "outdated", "prior", "before"})
 
 
+# A request to forget addresses the memory itself: "forget what I said about X",
+# "please forget my old address", "delete that from your memory". A reminder
+# ("don't forget to call mum") or a past event ("I forgot my keys") is not one.
+_REQUEST = re.compile(
+    r"\bforget\s+(?:about|all|everything|what|that|this|my|the|anything|those|these|i|me|our|his|her|their|"
+    r"which|where|who|whom|when|how)\b"
+    r"|\bplease\s+(?:remove|delete|erase|wipe)\b"
+    r"|\b(?:don'?t|do not|stop)\s+(?:keep|keeping|store|storing|save|saving)\s+(?:my|that|this|what|any)\b"
+    r"|\b(?:erase|wipe|delete|remove|scrap|drop)\b[^.!?]*\b(?:memory|memories|records?|notes?|"
+    r"what (?:i|we) (?:said|told|mentioned|shared))\b"
+    r"|\b(?:stop|don'?t|do not)\s+(?:remembering|remember)\s+(?:my|that|this|what|any|it)\b"
+    r"|\bno longer (?:remember|keep|store)\b")
+_NOT_A_REQUEST = re.compile(r"\b(?:don'?t|do not|never|not to|won'?t|didn'?t|did not)\s+(?:\w+\s+)?forget\b"
+                            r"|\b(?:i|we)\s+(?:don'?t|do not|can'?t|cannot|no longer)\s+remember\b")
+
+
+def is_forget_request(text: str) -> bool:
+    """Whether a message asks the memory to forget something (English, deterministic).
+
+    >>> is_forget_request("Oh no, please forget what I said about Benedikt.")
+    True
+    >>> is_forget_request("Don't forget to water the plants.")
+    False
+    """
+    folded = text.casefold().replace("\u2019", "'")
+    return bool(_REQUEST.search(folded)) and not _NOT_A_REQUEST.search(folded)
+
+
 @dataclass(frozen=True)
 class ForgetQuery:
     """A request to forget, reduced to what it is about.

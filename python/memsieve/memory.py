@@ -18,7 +18,8 @@ from memsieve.inputs import (MAX_TEXT_CHARS, candidate_texts, check_count, check
                              check_sources, check_text, iso_time, now_iso, text_hash)
 from memsieve.records import Decision, HistoryEntry, MemoryItem, Rejection, SearchResult
 from memsieve.scope import Scope, check_owner, warn_unreachable_scopes
-from memsieve.forgetting import choose, parse_request
+from memsieve.forget_path import ForgetPath, Removal
+from memsieve.forgetting import is_forget_request, parse_request
 from memsieve.fusion import Fusion
 from memsieve.render import DEFAULT_DATE_FORMAT, DateFormat, Order, render_results
 from memsieve.rerank import DEFAULT_RERANK_DEPTH, check_reranker
@@ -34,22 +35,6 @@ def default_path() -> str:
         return os.environ["MEMSIEVE_DB"]
     base = os.environ.get("XDG_DATA_HOME") or os.path.join(os.path.expanduser("~"), ".local", "share")
     return os.path.join(base, "memsieve", "memsieve.db")
-
-
-def _forget_plan(reader: Any, gate: Any, query: Any, vector: np.ndarray) -> tuple[dict[int, MemoryItem], list[Any]]:
-    """The scope's active items by seq, and the memories a request to forget names."""
-    rows = reader.items_for_seqs([int(s) for s in gate.state.ids()])
-    id_to_seq = {it.id: s for s, it in rows.items()}
-
-    def versions_of(seqs: list[int]) -> list[tuple[int, int]]:
-        links = reader.version_links([rows[s].id for s in seqs if s in rows])
-        return [(id_to_seq[a], id_to_seq[b]) for a, b, _ in links if a in id_to_seq and b in id_to_seq]
-
-    def recency(s: int) -> tuple[str, str, int]:
-        return (rows[s].valid_from or rows[s].created_at, rows[s].created_at, s)
-
-    return rows, choose(query, gate, vector, versions_of=versions_of, recency=recency,
-                        vectors_of=reader.embeddings_for_seqs)
 
 
 def _unit_interval(value: object, *, where: str) -> float:
@@ -211,14 +196,17 @@ class Memory:
         meta = check_metadata(metadata)
         sources = check_sources(source)
         valid = iso_time(valid_from, where="valid_from")
+        forgotten: list[Decision] = []
         if infer:
             if self.llm is None:
                 raise ConfigError("infer=True needs an LLM; pass Memory(llm=LLMConfig(base_url=..., model=...))")
-            transcript = "\n".join(f"{role}: {text}" if role else text for text, role in pairs)
-            facts = self.llm.extract_facts(transcript)
+            requests = [text for text, role in pairs if role in (None, "user") and is_forget_request(text)]
+            pairs = [(text, role) for text, role in pairs if text not in requests]
+            forgotten = [d for r in requests for d in self._forget_asked(scope, r)]
+            facts = self.llm.extract_facts("\n".join(f"{role}: {t}" if role else t for t, role in pairs)) if pairs else []
             pairs = [(check_text(f, where="extracted fact", max_chars=self.max_text_chars), None) for f in facts]
             if not pairs:
-                return []
+                return forgotten
         vectors = self.embed([t for t, _ in pairs])
         cands = []
         for (text, role), vec in zip(pairs, vectors):
@@ -226,7 +214,35 @@ class Memory:
             if role is not None:
                 m.setdefault("role", role)
             cands.append(Candidate(text=text, vector=vec, sources=list(sources), metadata=m, valid_from=valid))
-        return self._write(scope, cands)
+        return forgotten + self._write(scope, cands)
+
+    def _forget_asked(self, scope: Scope, request: str) -> list[Decision]:
+        """A request to forget met with ``infer=True``: the LLM's guarded DELETE and the rule's picks.
+
+        See memsieve.forget_path: the model names one memory among the
+        request's nearest, behind the write path's target check; the
+        deterministic rule of ``forget`` runs beside it, so a model fault never
+        keeps what the rule names.
+        """
+        dim = self._gates.scope_dim(scope)
+        if dim is None:
+            return []
+        from memsieve.llm import decide_forget, guard_destructive
+
+        query = parse_request(request)
+        vector = self.embed([query.subject])[0]
+        client = self.llm
+        with self._gates.write(scope, dim=dim) as (tx, gate):
+            path = ForgetPath(tx, gate, scope)
+            asked, decision = path.asked_of_llm(request, vector, decide=lambda r, n: decide_forget(client, r, n),
+                                                guard=guard_destructive, min_sim=self.gate_config.crud_update_min_sim)
+            now = now_iso()
+            if decision is not None and decision.fault:
+                tx.add_fault(scope, kind=decision.fault, detail=decision.reason or "", raw=decision.raw, now=now)
+            fault = decision.fault if decision is not None else None
+            ruled = [Removal(seq=f.seq, layer="forget", reason=f.reason, fault=fault)
+                     for f in path.named(query, vector)]
+            return path.remove(tx, ([asked] if asked else []) + ruled, purge=False, now=now)
 
     def _write(self, scope: Scope, cands: list[Candidate]) -> list[Decision]:
         dim = cands[0].vector.shape[0]
@@ -332,22 +348,13 @@ class Memory:
             gate = self._gates.for_read(scope, dim=dim)
             if gate is None:
                 return []
-            rows, named = _forget_plan(self.store, gate, query, vector)
-            return [rows[f.seq] for f in named]
+            path = ForgetPath(self.store, gate, scope)
+            return [path.rows[f.seq] for f in path.named(query, vector)]
         with self._gates.write(scope, dim=dim) as (tx, gate):
-            rows, named = _forget_plan(tx, gate, query, vector)
-            now = now_iso()
-            for f in named:
-                item = rows[f.seq]
-                if purge:
-                    tx.purge_memory(f.seq, reason=f"forgotten on request: {f.reason}", now=now)
-                else:
-                    tx.soft_delete(f.seq, now=now, valid_to=None)
-                    tx.add_history(item.id, scope, event="DELETE", old_text=item.text, new_text=None,
-                                   layer="forget", reason=f"forgotten on request: {f.reason}", now=now)
-                tx.bump(scope, "DELETE", "forget")
-                gate.remove(f.seq)
-        return [self.store.get(rows[f.seq].id) for f in named]
+            path = ForgetPath(tx, gate, scope)
+            removals = [Removal(seq=f.seq, layer="forget", reason=f.reason) for f in path.named(query, vector)]
+            done = path.remove(tx, removals, purge=purge, now=now_iso())
+        return [self.store.get(d.memory_id) for d in done if d.memory_id is not None]
 
     def restore(self, rejection_id: str, *, user_id: str | None = None, agent_id: str | None = None,
                 run_id: str | None = None) -> MemoryItem:

@@ -8,7 +8,7 @@ an empty result.
 """
 
 from memsieve.llm.client import Completion, LLMClient, LLMConfig, Usage
-from memsieve.llm.crud import FAULTS, CrudDecision, decide_crud, guard_destructive
+from memsieve.llm.crud import FAULTS, CrudDecision, decide_crud, decide_forget, guard_destructive
 from memsieve.llm.parsing import extract_json
 
 __all__ = [
@@ -19,6 +19,7 @@ __all__ = [
     "LLMConfig",
     "Usage",
     "decide_crud",
+    "decide_forget",
     "extract_json",
     "guard_destructive",
 ]

@@ -25,7 +25,7 @@ from dataclasses import dataclass, replace
 
 from memsieve.errors import ConfigError, InvalidTextError, LLMError, LLMResponseError
 from memsieve.llm.client import LLMClient
-from memsieve.llm.prompts import CRUD_EVENTS, CRUD_SCHEMA, crud_messages
+from memsieve.llm.prompts import CRUD_EVENTS, CRUD_SCHEMA, crud_messages, forget_messages
 
 # Fault codes a CrudDecision can carry; None means the answer was used as given.
 FAULTS = (
@@ -141,8 +141,28 @@ def decide_crud(
             reason="no stored neighbours to compare with", fault=None, raw=None,
         )
     messages = crud_messages(candidate, [t for _, t in pairs], style=client.config.prompt_style)
+    return _ask(client, messages, candidate, pairs, name="crud")
+
+
+def decide_forget(client: LLMClient, request: str, neighbours: list[tuple[str, str]]) -> CrudDecision:
+    """Ask the LLM which memory a request to forget names: a DELETE request.
+
+    Same contract as :func:`decide_crud` (the model sees numbered texts, a
+    failure is a decision with ``fault`` set, a DELETE must still pass
+    :func:`guard_destructive`); the caller treats anything but DELETE as "the
+    model named nothing".
+    """
+    pairs = _check_inputs(request, neighbours)
+    if not pairs:
+        return CrudDecision(event="NOOP", target_index=None, target_id=None, text=None,
+                            reason="no stored memories to forget", fault=None, raw=None)
+    return _ask(client, forget_messages(request, [t for _, t in pairs]), request, pairs, name="forget")
+
+
+def _ask(client: LLMClient, messages: list[dict], candidate: str, pairs: list[tuple[str, str]], *,
+         name: str) -> CrudDecision:
     try:
-        done = client.complete(messages, schema=CRUD_SCHEMA, name="crud")
+        done = client.complete(messages, schema=CRUD_SCHEMA, name=name)
     except LLMResponseError as exc:
         return _fallback("invalid_json", f"stored as new: {exc}", getattr(exc, "raw", None))
     except LLMError as exc:

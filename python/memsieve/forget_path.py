@@ -1,0 +1,120 @@
+"""Carrying out a request to forget, inside one scope's write transaction.
+
+``Memory.forget`` names memories by the deterministic rule of
+memsieve.forgetting. With ``infer=True``, ``Memory.add`` also finds requests to
+forget among the messages ("please forget what I said about Benedikt") and
+sends each to the LLM CRUD step as a DELETE request, behind the write path's
+guard: the model picks the memory among the request's nearest ones, and its
+pick is refused unless the memory is close enough in meaning to the request's
+subject (``crud_update_min_sim``, as for UPDATE and DELETE in the band). The
+deterministic rule runs beside it, so a model that answers NOOP, breaks its
+JSON or picks a refused target never keeps a memory the rule names; what the
+model adds is the memory a paraphrased request names and the rule misses.
+
+Every removal is a soft delete with a history row saying which layer named
+the memory and why (or a purge, on request), and each becomes one Decision.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from memsieve.forgetting import ForgetQuery, Forgotten, choose
+from memsieve.records import Decision, MemoryItem
+from memsieve.scope import Scope
+
+#: How many of the request's nearest memories the model is shown.
+NEIGHBOURS_FOR_LLM = 5
+
+
+@dataclass(frozen=True)
+class Removal:
+    """One memory a request removes: which layer named it, and why."""
+
+    seq: int
+    layer: str  # "forget" (the rule) or "llm"
+    reason: str
+    fault: str | None = None
+
+
+class ForgetPath:
+    """Names and removes the memories a request to forget is about, in one scope.
+
+    Args:
+        reader: the store or the open write transaction (items, links, vectors).
+        gate: the scope's ScopeGate (its memories, terms and nearest search).
+        scope: the scope.
+    """
+
+    def __init__(self, reader: Any, gate: Any, scope: Scope) -> None:
+        self.reader = reader
+        self.gate = gate
+        self.scope = scope
+        self.rows: dict[int, MemoryItem] = reader.items_for_seqs([int(s) for s in gate.state.ids()])
+        self._seq_of = {it.id: s for s, it in self.rows.items()}
+
+    def named(self, query: ForgetQuery, vector: np.ndarray) -> list[Forgotten]:
+        """The memories the deterministic rule names (memsieve.forgetting.choose)."""
+        return choose(query, self.gate, vector, versions_of=self._versions_of, recency=self._recency,
+                      vectors_of=self.reader.embeddings_for_seqs)
+
+    def asked_of_llm(self, request: str, vector: np.ndarray, *, decide: Callable[[str, list[tuple[str, str]]], Any],
+                     guard: Callable[[Any, float, float], Any], min_sim: float) -> tuple[Removal | None, Any]:
+        """Ask the LLM which memory ``request`` names; return (removal or None, its decision).
+
+        Args:
+            request: the user's words.
+            vector: (d,) float32 embedding of the request's subject.
+            decide: (request, [(memory_id, text)]) -> CrudDecision.
+            guard: guard_destructive.
+            min_sim: the guard's cosine bar.
+        """
+        if not len(self.gate):
+            return None, None
+        seqs, _ = self.gate.nearest(vector, min(NEIGHBOURS_FOR_LLM, len(self.gate)))
+        shown = [(self.rows[int(s)].id, self.rows[int(s)].text) for s in seqs if int(s) in self.rows]
+        decision = decide(request, shown)
+        if decision.event == "DELETE" and decision.target_id in self._seq_of:
+            target = self.reader.embeddings_for_seqs([self._seq_of[decision.target_id]])
+            vec = target.get(self._seq_of[decision.target_id])
+            cos = float(np.dot(vec, vector)) if vec is not None else math.nan
+            decision = guard(decision, cos, min_sim)
+        if decision.event != "DELETE" or decision.target_id not in self._seq_of:
+            return None, decision
+        why = f"LLM: {decision.reason}" if decision.reason else "LLM named it"
+        return Removal(seq=self._seq_of[decision.target_id], layer="llm", reason=why), decision
+
+    def remove(self, tx: Any, removals: list[Removal], *, purge: bool, now: str) -> list[Decision]:
+        """Soft-delete (or purge) each memory once, with its history row; one Decision each."""
+        out, done = [], set()
+        for r in removals:
+            if r.seq in done or r.seq not in self.rows:
+                continue
+            done.add(r.seq)
+            item = self.rows[r.seq]
+            reason = f"forgotten on request: {r.reason}"
+            if purge:
+                tx.purge_memory(r.seq, reason=reason, now=now)
+            else:
+                tx.soft_delete(r.seq, now=now, valid_to=None)
+                tx.add_history(item.id, self.scope, event="DELETE", old_text=item.text, new_text=None,
+                               layer=r.layer, reason=reason, now=now)
+            tx.bump(self.scope, "DELETE", r.layer)
+            self.gate.remove(r.seq)
+            out.append(Decision(event="DELETE", memory_id=item.id, text=item.text, layer=r.layer,  # type: ignore[arg-type]
+                                novelty=math.nan, tau=math.nan, delta=math.nan, kappa=math.nan, nearest_id=None,
+                                nearest_cos=math.nan, reason=reason, fault=r.fault))
+        return out
+
+    def _versions_of(self, seqs: list[int]) -> list[tuple[int, int]]:
+        links = self.reader.version_links([self.rows[s].id for s in seqs if s in self.rows])
+        return [(self._seq_of[a], self._seq_of[b]) for a, b, _ in links if a in self._seq_of and b in self._seq_of]
+
+    def _recency(self, seq: int) -> tuple[str, str, int]:
+        it = self.rows[seq]
+        return (it.valid_from or it.created_at, it.created_at, seq)

@@ -21,7 +21,7 @@ TEXTS = [
 ]
 
 WRAPPED = ("add", "search", "context", "get", "get_all", "update", "delete", "history", "links", "restore",
-           "rejections", "faults", "forget", "stats", "gate_trace", "embed")
+           "consolidate", "unconsolidate", "rejections", "faults", "forget", "stats", "gate_trace", "embed")
 
 
 def _shape(decisions):
@@ -181,3 +181,30 @@ def test_bad_max_workers_is_a_config_error(tmp_path, workers):
         AsyncMemory(tmp_path / "x.db", max_workers=workers)
     with pytest.raises(ConfigError, match="AsyncMemory.wrap"):
         AsyncMemory.wrap("not a memory")  # type: ignore[arg-type]
+
+
+def test_consolidate_and_undo_as_coroutines(tmp_path, embedder):
+    from memsieve import GateConfig
+
+    texts = ["Ana moved to Lisbon in March 2024.", "Ana moved to Lisbon in March of 2024.",
+             "Cello lessons every Thursday evening."]
+    sync = Memory(tmp_path / "s.db", embedder=embedder, gate=GateConfig(profile="none"))
+    for t in texts:
+        sync.add(t, user_id="ana")
+    want = sync.consolidate(user_id="ana")
+    sync.close()
+
+    async def scenario():
+        async with AsyncMemory(tmp_path / "a.db", embedder=embedder, gate=GateConfig(profile="none")) as amem:
+            for t in texts:
+                await amem.add(t, user_id="ana")
+            report = await amem.consolidate(user_id="ana")
+            merged = len(await amem.get_all(user_id="ana"))
+            back = await amem.unconsolidate(report.merges[0].id, user_id="ana")
+            return report, merged, back, len(await amem.get_all(user_id="ana"))
+
+    got, merged, back, after = asyncio.run(scenario())
+    assert (got.active_before, got.active_after, got.pairs, len(got.merges)) == \
+        (want.active_before, want.active_after, want.pairs, len(want.merges))
+    assert (got.active_before, len(got.merges), merged) == (3, 1, 2)  # the two Lisbon sentences merged
+    assert back and {m.text for m in back} <= set(texts) and after == 3  # undo gives the active set back

@@ -120,6 +120,8 @@ class AsyncMemory:
     history = _coroutine(Memory.history)
     links = _coroutine(Memory.links)
     restore = _coroutine(Memory.restore)
+    consolidate = _coroutine(Memory.consolidate)
+    unconsolidate = _coroutine(Memory.unconsolidate)
     rejections = _coroutine(Memory.rejections)
     faults = _coroutine(Memory.faults)
     forget = _coroutine(Memory.forget)

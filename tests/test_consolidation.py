@@ -92,6 +92,20 @@ def test_complete_link_does_not_merge_a_chain():
     assert CompleteLink(tri).min_similarity([0, 1, 2]) == pytest.approx(0.91)
 
 
+def test_distinct_facts_are_never_merged_and_corrections_are_versions(tmp_path, embedder):
+    events = [("Melanie went camping with her family in the mountains last week and had a great time exploring "
+               "nature, roasting marshmallows, and hiking.", "e1"),
+              ("Melanie enjoys camping with her kids, exploring the forest, and hiking.", "e2")]
+    with Memory(tmp_path / "d.db", embedder=embedder, gate=GateConfig(profile="none")) as mem:
+        for text, source in events + [(TURNS[2][0], "t3"), (TURNS[3][0], "t4")]:
+            mem.add(text, source=source, **U)
+        a, b = mem.embed([events[0][0], events[1][0]])
+        assert float(a @ b) >= 0.78  # close enough to be candidates at this threshold
+        report = mem.consolidate(min_sim=0.78, **U)
+        assert [m.kind for m in report.merges] == ["versions"]  # the dentist's corrected time only
+        assert {i.text for i in mem.get_all(**U)} >= {t for t, _ in events}
+
+
 # ---- the deterministic rule ------------------------------------------------------------
 
 

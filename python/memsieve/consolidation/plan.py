@@ -9,6 +9,9 @@ Deterministic rule (no LLM):
   validity is closed at the next newer one's ``valid_from``, so a
   point-in-time search still finds the value that held then.
 
+Pairs of *distinct* facts (each says much the other does not) never join a
+group, whatever their cosine.
+
 "Newest" orders members by ``valid_from`` (when the fact began to hold), then
 ``created_at``, then seq. Every member but the kept one becomes inactive.
 """
@@ -20,7 +23,7 @@ from typing import Any, Literal
 
 import numpy as np
 
-from memsieve.consolidation.candidates import CompleteLink, close_pairs
+from memsieve.consolidation.candidates import CompleteLink, Pairs, close_pairs
 from memsieve.consolidation.information import TermView
 from memsieve.records import MemoryItem
 
@@ -137,7 +140,7 @@ def plan_clusters(seqs: np.ndarray, matrix: np.ndarray, items: dict[int, MemoryI
         view: the scope's terms and IDF.
         min_sim: the cosine threshold.
     """
-    pairs = close_pairs(matrix, min_sim)
+    pairs = mergeable(close_pairs(matrix, min_sim), seqs, items, view)
     link = CompleteLink(pairs)
     clusters = []
     for group in link.groups():
@@ -150,3 +153,11 @@ def plan_clusters(seqs: np.ndarray, matrix: np.ndarray, items: dict[int, MemoryI
                                 min_cos=link.min_similarity(group), differing=differing,
                                 information=max(v.information for v in verdicts)))
     return clusters, len(pairs)
+
+
+def mergeable(pairs: Pairs, seqs: np.ndarray, items: dict[int, MemoryItem], view: TermView) -> Pairs:
+    """The close pairs that are not distinct facts (information.py): only these may join a group."""
+    keep = [k for k, (i, j) in enumerate(zip(pairs.left.tolist(), pairs.right.tolist()))
+            if not view.verdict((int(seqs[i]), items[int(seqs[i])].text), (int(seqs[j]), items[int(seqs[j])].text)).distinct]
+    idx = np.asarray(keep, dtype=np.int64)
+    return Pairs(pairs.left[idx], pairs.right[idx], pairs.sim[idx])

@@ -244,3 +244,15 @@ def test_the_gated_text_is_read_from_the_value(mem):
     assert store.get(ns, "c").value == {"food": "ramen", "level": 3}
     with pytest.raises(InvalidInputError, match=r"none of the fields \['title'\]"):
         store.put(ns, "e", {"body": "x"}, index=["title"])
+
+
+def test_without_the_extra_the_import_names_the_install():
+    import subprocess
+    import sys
+
+    code = ("import sys\nsys.modules['langgraph'] = None  # as if LangGraph were not installed\n"
+            "try:\n    import memsieve.integrations.langgraph\n"
+            "except Exception as exc:\n    print(type(exc).__name__, exc)\n")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120).stdout
+    assert out.startswith("ConfigError the langgraph integration needs 'langgraph'")
+    assert 'pip install "memsieve[langgraph]"' in out

@@ -265,3 +265,13 @@ def test_a_bad_port_is_one_error_line(tmp_path, port):
     assert proc.returncode == 2
     assert proc.stderr.strip() == f"memsieve: error: --http takes a TCP port in 1..65535, got {port}"
     assert not (tmp_path / "p.db").exists()  # refused before the store was opened
+
+
+def test_without_the_extra_the_command_names_the_install(tmp_path):
+    code = ("import sys\nsys.modules['mcp'] = None  # as if the SDK were not installed\n"
+            "from memsieve.cli import main\n"
+            f"sys.exit(main(['mcp', '--db', {str(tmp_path / 'n.db')!r}]))\n")
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 2 and proc.stderr.count("\n") == 1
+    assert proc.stderr.startswith("memsieve: error: the mcp integration needs 'mcp'")
+    assert 'pip install "memsieve[mcp]"' in proc.stderr

@@ -256,3 +256,22 @@ def test_without_the_extra_the_import_names_the_install():
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120).stdout
     assert out.startswith("ConfigError the langgraph integration needs 'langgraph'")
     assert 'pip install "memsieve[langgraph]"' in out
+
+
+def test_an_async_graph_uses_abatch(store, mem):
+    async def remember(state: State, runtime: Runtime[Ctx]) -> State:
+        ns = ("memories", runtime.context.user)
+        await runtime.store.aput(ns, state["said"][:12], {"text": state["said"]})
+        hits = await runtime.store.asearch(ns, query=state["question"], limit=1)
+        return {"stored": runtime.store.last_decisions[-1].stored, "recalled": [h.value["text"] for h in hits]}
+
+    app = StateGraph(State, context_schema=Ctx).add_node(remember).add_edge(START, "remember").compile(store=store)
+
+    async def main():
+        first = await app.ainvoke({"said": LISBON, "question": "the city Ana moved to"}, context=Ctx(user="ana"))
+        second = await app.ainvoke({"said": CELLO, "question": "the city Ana moved to"}, context=Ctx(user="ana"))
+        return first, second
+
+    first, second = asyncio.run(main())
+    assert first["stored"] and second["stored"] and second["recalled"] == [LISBON]
+    assert sorted(m.text for m in mem.get_all(user_id="memories/ana")) == sorted([LISBON, CELLO])

@@ -108,6 +108,8 @@ async def round_trip(session: ClientSession) -> None:
     assert list(listed) == list(TOOLS)
     assert listed["search_memory"].input_schema["required"] == ["query"]
     assert listed["search_memory"].input_schema["properties"]["limit"]["type"] == "integer"
+    assert listed["search_memory"].output_schema["required"] == ["results", "context"]
+    assert listed["add_memories"].output_schema["properties"]["decisions"]["type"] == "array"
     assert listed["delete_memories"].annotations.destructive_hint is True
     assert listed["search_memory"].annotations.read_only_hint is True
 

@@ -28,6 +28,7 @@ from typing import Annotated, Any
 
 import anyio
 from pydantic import Field
+from typing_extensions import TypedDict  # pydantic reads typing's TypedDict only from Python 3.12
 
 from memsieve.aio import AsyncMemory
 from memsieve.cli import strict_json
@@ -43,6 +44,44 @@ from mcp.server.mcpserver.exceptions import ToolError  # noqa: E402
 from mcp.types import ToolAnnotations  # noqa: E402
 
 JSONDict = dict[str, Any]
+Rows = list[JSONDict]
+
+
+# What each tool returns: named, so the outputSchema a client lists says which keys to expect.
+class Decisions(TypedDict):
+    decisions: Rows
+
+
+class Found(TypedDict):
+    results: Rows
+    context: str
+
+
+class Memories(TypedDict):
+    memories: Rows
+
+
+class Deleted(TypedDict):
+    deleted: Rows
+
+
+class OneMemory(TypedDict):
+    memory: JSONDict
+
+
+class History(TypedDict):
+    history: Rows
+
+
+class Rejections(TypedDict):
+    rejections: Rows
+
+
+class Removed(TypedDict):
+    removed: Rows
+    purged: bool
+    dry_run: bool
+
 UserId = Annotated[str | None, Field(description="user id of the scope (default: the server's --user)")]
 AgentId = Annotated[str | None, Field(description="agent id of the scope (default: the server's --agent)")]
 RunId = Annotated[str | None, Field(description="run id of the scope (default: the server's --run)")]
@@ -83,7 +122,7 @@ class MemoryTools:
                            = False,
                            valid_from: Annotated[str | None, Field(description="ISO time the fact began to hold "
                                                                    "(default: now)")] = None,
-                           user_id: UserId = None, agent_id: AgentId = None, run_id: RunId = None) -> JSONDict:
+                           user_id: UserId = None, agent_id: AgentId = None, run_id: RunId = None) -> Decisions:
         """Remember text. The write gate decides: each decision says its event (ADD, UPDATE, DELETE or NOOP),
         the layer that decided, why, and for a NOOP the rejection id that restore_rejection takes."""
         decisions = await self.memory.add(text, infer=infer, valid_from=valid_from,
@@ -92,7 +131,7 @@ class MemoryTools:
 
     async def search_memory(self, query: Annotated[str, Field(description="the question or text to match")],
                             limit: Annotated[int, Field(description="how many results, at most")] = 10,
-                            user_id: UserId = None, agent_id: AgentId = None, run_id: RunId = None) -> JSONDict:
+                            user_id: UserId = None, agent_id: AgentId = None, run_id: RunId = None) -> Found:
         """Search memories, best first. Each result has its date (when the fact began to hold); `context` is the
         results rendered as prompt lines, one dated line per memory."""
         hits = await self.memory.search(query, limit=limit, **self.scope(user_id, agent_id, run_id))
@@ -101,13 +140,13 @@ class MemoryTools:
 
     async def list_memories(self, limit: Annotated[int | None, Field(description="how many, at most (none: all)")]
                             = 100, user_id: UserId = None, agent_id: AgentId = None,
-                            run_id: RunId = None) -> JSONDict:
+                            run_id: RunId = None) -> Memories:
         """List the scope's active memories."""
         items = await self.memory.get_all(limit=limit, **self.scope(user_id, agent_id, run_id))
         return {"memories": _plain([it.to_dict() for it in items])}
 
     async def delete_memories(self, memory_ids: Annotated[list[str], Field(description="ids of the memories")],
-                              user_id: UserId = None, agent_id: AgentId = None, run_id: RunId = None) -> JSONDict:
+                              user_id: UserId = None, agent_id: AgentId = None, run_id: RunId = None) -> Deleted:
         """Delete memories (soft: they leave search and stay readable with get_memory and memory_history).
         Every id is checked first, so an unknown id deletes nothing."""
         scope = self.scope(user_id, agent_id, run_id)
@@ -117,32 +156,32 @@ class MemoryTools:
         return {"deleted": _plain([it.to_dict() for it in deleted])}
 
     async def get_memory(self, memory_id: MemoryId, user_id: UserId = None, agent_id: AgentId = None,
-                         run_id: RunId = None) -> JSONDict:
+                         run_id: RunId = None) -> OneMemory:
         """One memory by id, active or deleted."""
         item = await self.memory.get(memory_id, **self.scope(user_id, agent_id, run_id))
         return {"memory": _plain(item.to_dict())}
 
     async def update_memory(self, memory_id: MemoryId, text: Annotated[str, Field(description="the new text")],
-                            user_id: UserId = None, agent_id: AgentId = None, run_id: RunId = None) -> JSONDict:
+                            user_id: UserId = None, agent_id: AgentId = None, run_id: RunId = None) -> OneMemory:
         """Replace a memory's text; the old text stays in its history."""
         item = await self.memory.update(memory_id, text, **self.scope(user_id, agent_id, run_id))
         return {"memory": _plain(item.to_dict())}
 
     async def memory_history(self, memory_id: MemoryId, user_id: UserId = None, agent_id: AgentId = None,
-                             run_id: RunId = None) -> JSONDict:
+                             run_id: RunId = None) -> History:
         """Every change of a memory, oldest first, each with its layer and reason."""
         rows = await self.memory.history(memory_id, **self.scope(user_id, agent_id, run_id))
         return {"history": _plain([h.to_dict() for h in rows])}
 
     async def list_rejections(self, since: Annotated[str | None, Field(description="ISO time; only later ones")]
                               = None, limit: Annotated[int | None, Field(description="how many, at most")] = 100,
-                              user_id: UserId = None, agent_id: AgentId = None, run_id: RunId = None) -> JSONDict:
+                              user_id: UserId = None, agent_id: AgentId = None, run_id: RunId = None) -> Rejections:
         """What the write gate did not store, and why; each can be stored after all with restore_rejection."""
         rows = await self.memory.rejections(since=since, limit=limit, **self.scope(user_id, agent_id, run_id))
         return {"rejections": _plain([r.to_dict() for r in rows])}
 
     async def restore_rejection(self, rejection_id: Annotated[str, Field(description="id from list_rejections")],
-                                user_id: UserId = None, agent_id: AgentId = None, run_id: RunId = None) -> JSONDict:
+                                user_id: UserId = None, agent_id: AgentId = None, run_id: RunId = None) -> OneMemory:
         """Store a rejected candidate as a memory after all, bypassing the gate."""
         item = await self.memory.restore(rejection_id, **self.scope(user_id, agent_id, run_id))
         return {"memory": _plain(item.to_dict())}
@@ -150,7 +189,7 @@ class MemoryTools:
     async def forget(self, what: Annotated[str, Field(description='the request, e.g. "forget my old address"')],
                      purge: Annotated[bool, Field(description="erase text and embedding, leaving a tombstone")]
                      = False, dry_run: Annotated[bool, Field(description="only list what would be removed")] = False,
-                     user_id: UserId = None, agent_id: AgentId = None, run_id: RunId = None) -> JSONDict:
+                     user_id: UserId = None, agent_id: AgentId = None, run_id: RunId = None) -> Removed:
         """Remove the memories a request names (soft delete, or purge); returns them as they are afterwards."""
         removed = await self.memory.forget(what, purge=purge, dry_run=dry_run,
                                            **self.scope(user_id, agent_id, run_id))
@@ -174,7 +213,7 @@ def _as_tool_error(body: Any) -> Any:
     """
 
     @functools.wraps(body)
-    async def tool(*args: Any, **kwargs: Any) -> JSONDict:
+    async def tool(*args: Any, **kwargs: Any) -> Any:
         try:
             return await body(*args, **kwargs)
         except MemsieveError as exc:

@@ -69,10 +69,12 @@ def http_server(db: Path, *extra: str):
     finally:
         proc.terminate()
         try:
-            proc.wait(timeout=10)
+            code = proc.wait(timeout=20)
         except subprocess.TimeoutExpired:
             proc.kill()
             proc.wait()
+            code = None
+    assert code == 0, f"SIGTERM should stop the server cleanly, got exit code {code}"
 
 
 @contextlib.asynccontextmanager
@@ -171,6 +173,10 @@ def test_round_trip_over_http(tmp_path):
 
     with http_server(tmp_path / "m.db", "--user", "ana") as url:
         anyio.run(main, url)
+    # stopped by SIGTERM, the server still closed its store: SQLite removes the WAL at the last close
+    assert not (tmp_path / "m.db-wal").exists()
+    with Memory(tmp_path / "m.db") as mem:
+        assert [m.text for m in mem.get_all(user_id="ana")] == [LISBON]
 
 
 def test_bad_arguments_are_tool_errors_and_the_server_keeps_serving(tmp_path, embedder):

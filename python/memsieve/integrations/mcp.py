@@ -22,8 +22,12 @@ failure of a call, and the server keeps serving.
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import json
+import signal
+import threading
+from collections.abc import Iterator
 from typing import Annotated, Any
 
 import anyio
@@ -241,9 +245,36 @@ def check_port(port: Any) -> int:
     return port
 
 
+class _Stopped(Exception):
+    """SIGTERM or SIGINT arrived: stop serving, close the store, exit quietly."""
+
+
+@contextlib.contextmanager
+def _stop_on_signals() -> Iterator[None]:
+    """Turn SIGTERM and SIGINT into _Stopped while serving.
+
+    uvicorn catches both for a graceful shutdown, then re-raises the signal
+    through the handler it found; with the default one the process would die
+    there, before the store is closed (its search indexes persisted).
+    """
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+
+    def stop(signum: int, frame: Any) -> None:
+        raise _Stopped(signum)
+
+    previous = {sig: signal.signal(sig, stop) for sig in (signal.SIGTERM, signal.SIGINT)}
+    try:
+        yield
+    finally:
+        for sig, handler in previous.items():
+            signal.signal(sig, handler)
+
+
 def serve(memory: Memory, *, http_port: int | None = None, user_id: str | None = None,
           agent_id: str | None = None, run_id: str | None = None) -> None:
-    """Serve ``memory`` until the client hangs up (stdio) or the process is stopped (HTTP); then close it.
+    """Serve ``memory`` until the client hangs up (stdio) or the process is stopped; then close it.
 
     Args:
         memory: the store to serve (closed when serving ends).
@@ -266,4 +297,5 @@ def serve(memory: Memory, *, http_port: int | None = None, user_id: str | None =
         finally:
             await amem.close()
 
-    anyio.run(run)
+    with _stop_on_signals(), contextlib.suppress(_Stopped):
+        anyio.run(run)

@@ -275,3 +275,21 @@ def test_an_async_graph_uses_abatch(store, mem):
     first, second = asyncio.run(main())
     assert first["stored"] and second["stored"] and second["recalled"] == [LISBON]
     assert sorted(m.text for m in mem.get_all(user_id="memories/ana")) == sorted([LISBON, CELLO])
+
+
+def test_racing_puts_to_one_key_leave_one_item(store, mem):
+    import threading
+
+    ns = ("race",)
+    values = [f"Fact {i}: the ferry leaves pier {i} at {i + 6} o'clock." for i in range(6)]
+    threads = [threading.Thread(target=store.put, args=(ns, "ferry", {"text": v})) for v in values]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    held = store.memories(ns, "ferry")
+    assert len(held) == 1 and store.get(ns, "ferry").value["text"] in values
+    # every earlier value is soft-deleted with the replacement reason, none lost
+    gone = [m for m in mem.get_all(user_id="race", include_inactive=True) if not m.is_active]
+    assert len(gone) == len(values) - 1
+    assert all("replaced by a put to key 'ferry'" in mem.history(m.id)[-1].reason for m in gone)

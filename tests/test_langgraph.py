@@ -293,3 +293,16 @@ def test_racing_puts_to_one_key_leave_one_item(store, mem):
     gone = [m for m in mem.get_all(user_id="race", include_inactive=True) if not m.is_active]
     assert len(gone) == len(values) - 1
     assert all("replaced by a put to key 'ferry'" in mem.history(m.id)[-1].reason for m in gone)
+
+
+def test_on_postgres(pg_url, embedder):
+    with Memory(pg_url, embedder=embedder) as pg:
+        store = MemsieveStore(pg)
+        store.put(("memories", "ana"), "home", {"text": LISBON, "year": 2024})
+        store.put(("memories", "ana"), "again", {"text": LISBON, "year": 2025})
+        store.put(("memories", "bo"), "music", {"text": CELLO, "year": 2023})
+        assert [p.stored for p in store.last_decisions] == [True]  # the last batch: bo's put
+        assert store.get(("memories", "ana"), "again") is None
+        assert store.list_namespaces(prefix=("memories",)) == [("memories", "ana"), ("memories", "bo")]
+        hits = store.search(("memories",), query="the city Ana moved to", filter={"year": {"$lte": 2024}})
+        assert [h.key for h in hits] == ["home", "music"]

@@ -30,12 +30,12 @@ LISBON = "Ana moved to Lisbon in March 2024."
 NURSE = "Her job: nurse at the children's hospital."
 
 
-def _server_args(db: Path, *extra: str) -> list[str]:
+def _server_args(db: Path | str, *extra: str) -> list[str]:
     return ["mcp", "--db", str(db), *extra]
 
 
 @contextlib.asynccontextmanager
-async def stdio_session(db: Path, *extra: str, errlog=None) -> AsyncIterator[ClientSession]:
+async def stdio_session(db: Path | str, *extra: str, errlog=None) -> AsyncIterator[ClientSession]:
     params = StdioServerParameters(command=SCRIPT, args=_server_args(db, *extra), env={"PYTHONUNBUFFERED": "1"})
     with open(os.devnull, "w") if errlog is None else contextlib.nullcontext(errlog) as err:
         async with stdio_client(params, errlog=err) as (read, write), ClientSession(read, write) as session:
@@ -283,3 +283,15 @@ def test_without_the_extra_the_command_names_the_install(tmp_path):
     assert proc.returncode == 2 and proc.stderr.count("\n") == 1
     assert proc.stderr.startswith("memsieve: error: the mcp integration needs 'mcp'")
     assert 'pip install "memsieve[mcp]"' in proc.stderr
+
+
+def test_a_stdio_server_on_postgres(pg_url):
+    async def main():
+        async with stdio_session(pg_url, "--user", "ana") as session:
+            await session.initialize()
+            assert (await add(session, LISBON))[0]["event"] == "ADD"
+            assert (await add(session, LISBON))[0]["layer"] == "exact"
+            found = await call(session, "search_memory", query="the city Ana moved to", limit=1)
+            assert [r["text"] for r in found["results"]] == [LISBON]
+
+    anyio.run(main)

@@ -16,8 +16,10 @@ there is one, so a client holding one scope learns nothing about another.
 The server holds one ``Memory`` (through ``memsieve.AsyncMemory``, so a slow
 embedding never stalls the protocol) and relies on its locking: writes of one
 scope are serialized, as in the library. A ``MemsieveError`` comes back as an
-MCP tool error (``isError``) carrying memsieve's message; so does any other
-failure of a call, and the server keeps serving.
+MCP tool error (``isError``) carrying memsieve's message, and so does an
+argument that fails its schema (pydantic's message); any other failure of a
+call is a tool error with the SDK's generic message, its traceback logged on
+stderr. The server keeps serving either way.
 """
 
 from __future__ import annotations

@@ -70,7 +70,7 @@ pub fn check(matrix: &[f32], d: usize, min_sim: f32, max_pairs: usize) -> Result
     }
     if !min_sim.is_finite() || !(-1.0..=1.0).contains(&min_sim) {
         return Err(CoreError::Config(format!(
-            "min_sim must be a cosine in [-1, 1], got {min_sim}; consolidation defaults to 0.9"
+            "min_sim must be a cosine in [-1, 1], got {min_sim}; consolidation defaults to 0.7"
         )));
     }
     if max_pairs == 0 {

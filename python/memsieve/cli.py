@@ -346,7 +346,7 @@ def build_parser() -> argparse.ArgumentParser:
     p = sub.add_parser("consolidate", help="merge duplicates and close older versions (undoable)")
     p.add_argument("--dry-run", action="store_true", help="only list the clusters, texts and reasons")
     p.add_argument("--all-scopes", action="store_true", help="consolidate every scope of the database")
-    p.add_argument("--min-sim", type=float, default=None, help="cosine two members must have (default 0.9)")
+    p.add_argument("--min-sim", type=float, default=None, help="cosine two members must have (default 0.7)")
     p.add_argument("--progress", action="store_true", help="show the progress bar even when not on a terminal")
     _scope_args(p); _common(p); p.set_defaults(func=cmd_consolidate)  # noqa: E702
 

@@ -403,7 +403,7 @@ class Memory:
 
         Args:
             dry_run: only list the clusters, proposed texts and reasons.
-            min_sim: the cosine two members must have (None: 0.9).
+            min_sim: the cosine two members must have (None: 0.7).
             llm: an ``memsieve.llm.LLMConfig`` or ``LLMClient`` to write one
                 merged text per cluster (guarded; see memsieve.consolidation.llm_merge).
             progress: called with (clusters done, clusters) as merges are made.

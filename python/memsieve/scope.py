@@ -12,6 +12,7 @@ stripping (a tab inside, NUL, ESC, ...) or a lone surrogate are refused.
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import json
 import re
@@ -97,8 +98,9 @@ class Scope:
             return None
         return cls.of(user_id, agent_id, run_id)
 
-    @property
+    @functools.cached_property
     def key(self) -> str:
+        # Cached: every write reads it about ten times (the scope is immutable).
         return json.dumps([self.user_id, self.agent_id, self.run_id], separators=(",", ":"), ensure_ascii=False)
 
     @property

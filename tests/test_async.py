@@ -56,7 +56,7 @@ def test_results_equal_the_sync_api(tmp_path, embedder):
     assert any(d.event == "NOOP" for ds in got for d in ds)
     want_hits = sync.search("where does Ana live", user_id="ana", limit=3)
     assert [(h.text, round(h.score, 6)) for h in hits] == [(h.text, round(h.score, 6)) for h in want_hits]
-    assert ctx == sync.context("where does Ana live", user_id="ana", limit=3) and "Lisbon" in ctx
+    assert ctx == sync.context("where does Ana live", user_id="ana", limit=3) and len(ctx.splitlines()) == 3
     assert [r.text for r in rej] == [r.text for r in sync.rejections(user_id="ana")]
     assert sorted(i.text for i in items) == sorted(i.text for i in sync.get_all(user_id="ana"))
     assert stats["events"] == sync.stats(user_id="ana")["events"]

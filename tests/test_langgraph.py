@@ -135,10 +135,11 @@ def test_search_queries_every_namespace_under_the_prefix(store):
 
 def test_filters_honour_every_documented_operator(store):
     ns = ("notes",)
-    rows = {"a": {"text": "Note about the harbour.", "stars": 1, "tag": "sea", "meta": {"lang": "en"}},
-            "b": {"text": "Note about the mountains.", "stars": 3, "tag": "hill", "meta": {"lang": "pt"}},
-            "c": {"text": "Note about the old library.", "stars": 5, "tag": "town"},
-            "d": {"text": "Note about the market on Fridays.", "stars": "many"}}
+    rows = {"a": {"text": "Fishing boats crowd the harbour at dawn.", "stars": 1, "tag": "sea", "meta": {"lang": "en"}},
+            "b": {"text": "Snow closes the mountain pass in January.", "stars": 3, "tag": "hill",
+                  "meta": {"lang": "pt"}},
+            "c": {"text": "The old library lends rare books on Saturdays.", "stars": 5, "tag": "town"},
+            "d": {"text": "Farmers sell cheese at the Friday market.", "stars": "many"}}
     for key, value in rows.items():
         store.put(ns, key, value)
     assert all(p.stored for p in store.last_decisions) and len(store.search(ns, limit=10)) == 4

@@ -227,7 +227,12 @@ def test_two_stdio_servers_share_one_database(tmp_path):
             assert (dup["event"], dup["layer"]) == ("NOOP", "exact")
             assert [r["id"] for r in (await call(a, "list_rejections"))["rejections"]] == [dup["rejection_id"]]
             # concurrent writes from both clients all land
-            facts = [f"Team note {i}: the {w} deploy runs on host {i}." for i, w in enumerate("abcdef")]
+            facts = ["The staging database is backed up every night at two.",
+                     "Marta reviews every pull request that touches billing.",
+                     "Our office plants get watered on Mondays.",
+                     "The quarterly offsite will be in Sintra this year.",
+                     "Invoices above ten thousand euros need two signatures.",
+                     "The coffee machine on floor three is broken again."]
             async with anyio.create_task_group() as tg:
                 for i, fact in enumerate(facts):
                     tg.start_soon(add, a if i % 2 else b, fact)

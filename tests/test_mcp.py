@@ -87,7 +87,9 @@ async def call(session: ClientSession, tool: str, **arguments) -> dict:
     """A successful tool call's JSON result (the structured content, checked against its text twin)."""
     result = await session.call_tool(tool, arguments)
     assert not result.is_error, f"{tool} failed: {result.content}"
-    assert json.loads(result.content[0].text) == result.structured_content
+    text = result.content[0].text
+    assert json.loads(text, parse_constant=lambda c: pytest.fail(f"{tool} sent {c}, not strict JSON")) == \
+        result.structured_content
     return result.structured_content
 
 
@@ -117,6 +119,7 @@ async def round_trip(session: ClientSession) -> None:
 
     first = (await call(session, "add_memories", text=LISBON, valid_from="2024-03-10T09:00:00+00:00"))["decisions"]
     assert [(d["event"], d["text"]) for d in first] == [("ADD", LISBON)] and first[0]["reason"]
+    assert first[0]["nearest_cos"] is None and first[0]["nearest_id"] is None  # NaN: no memory to be near
     nurse = (await call(session, "add_memories", text=NURSE))["decisions"][0]
     assert nurse["event"] == "ADD"
     again = (await call(session, "add_memories", text=LISBON))["decisions"][0]

@@ -33,11 +33,11 @@ from collections.abc import Iterator
 from typing import Annotated, Any
 
 import anyio
+import pydantic_core
 from pydantic import Field
 from typing_extensions import TypedDict  # pydantic reads typing's TypedDict only from Python 3.12
 
 from memsieve.aio import AsyncMemory
-from memsieve.cli import strict_json
 from memsieve.errors import ConfigError, MemsieveError
 from memsieve.integrations import require_extra
 from memsieve.memory import Memory
@@ -99,8 +99,13 @@ REMOVES = ToolAnnotations(read_only_hint=False, destructive_hint=True, open_worl
 
 
 def _plain(obj: Any) -> Any:
-    """``obj`` as strict JSON values: a NaN or infinite score becomes null, as in the CLI's --json."""
-    return json.loads(strict_json(obj))
+    """``obj`` as strict JSON values: a NaN or infinite score becomes null (as in the CLI's --json), a
+    numpy scalar a number, anything else unknown its str()."""
+    return json.loads(pydantic_core.to_json(obj, inf_nan_mode="null", fallback=_scalar))
+
+
+def _scalar(value: Any) -> Any:
+    return value.item() if hasattr(value, "item") and callable(value.item) else str(value)
 
 
 class MemoryTools:

@@ -24,6 +24,7 @@ from typing import Any
 
 import numpy as np
 
+from memsieve.edits import soft_delete
 from memsieve.forgetting import ForgetQuery, Forgotten, choose
 from memsieve.records import Decision, MemoryItem
 from memsieve.scope import Scope
@@ -100,12 +101,11 @@ class ForgetPath:
             reason = f"forgotten on request: {r.reason}"
             if purge:
                 tx.purge_memory(r.seq, reason=reason, now=now)
+                tx.bump(self.scope, "DELETE", r.layer)
+                self.gate.remove(r.seq)
             else:
-                tx.soft_delete(r.seq, now=now, valid_to=None)
-                tx.add_history(item.id, self.scope, event="DELETE", old_text=item.text, new_text=None,
-                               layer=r.layer, reason=reason, now=now)
-            tx.bump(self.scope, "DELETE", r.layer)
-            self.gate.remove(r.seq)
+                soft_delete(tx, self.gate, self.scope, seq=r.seq, memory_id=item.id, text=item.text,
+                            layer=r.layer, reason=reason, now=now)
             out.append(Decision(event="DELETE", memory_id=item.id, text=item.text, layer=r.layer,  # type: ignore[arg-type]
                                 novelty=math.nan, tau=math.nan, delta=math.nan, kappa=math.nan, nearest_id=None,
                                 nearest_cos=math.nan, reason=reason, fault=r.fault))
@@ -118,3 +118,27 @@ class ForgetPath:
     def _recency(self, seq: int) -> tuple[str, str, int]:
         it = self.rows[seq]
         return (it.valid_from or it.created_at, it.created_at, seq)
+
+
+def forget_asked(tx: Any, gate: Any, scope: Scope, request: str, query: ForgetQuery, vector: np.ndarray, *,
+                 client: Any, min_sim: float, now: str) -> list[Decision]:
+    """A request to forget met by ``add(infer=True)``: the LLM's guarded DELETE and the rule's picks.
+
+    Args:
+        tx: the scope's open write transaction.
+        gate: the scope's ScopeGate.
+        request: the user's words; ``query`` is their parse and ``vector`` the
+            (d,) float32 embedding of its subject.
+        client: the LLM client.
+        min_sim: the guard's cosine bar (``crud_update_min_sim``).
+    """
+    from memsieve.llm import decide_forget, guard_destructive
+
+    path = ForgetPath(tx, gate, scope)
+    asked, decision = path.asked_of_llm(request, vector, decide=lambda r, n: decide_forget(client, r, n),
+                                        guard=guard_destructive, min_sim=min_sim)
+    if decision is not None and decision.fault:
+        tx.add_fault(scope, kind=decision.fault, detail=decision.reason or "", raw=decision.raw, now=now)
+    fault = decision.fault if decision is not None else None
+    ruled = [Removal(seq=f.seq, layer="forget", reason=f.reason, fault=fault) for f in path.named(query, vector)]
+    return path.remove(tx, ([asked] if asked else []) + ruled, purge=False, now=now)

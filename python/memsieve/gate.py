@@ -223,6 +223,7 @@ class ScopeGate:
             return GateScore(novelty=math.inf if not len(self.state) else 1.0 - first[1], tau=tau, delta=delta,
                              kappa=kappa, nearest_seq=first[0], nearest_cos=first[1], route="ADD",
                              decided_by="none" if c.profile == "none" else "first")
+        nearest: tuple[int | None, float]
         if self.index is not None and c.profile != "sage":
             seqs, cos = self.index.knn(vector, c.k)
             novelty = (_core.novelty_from_topk(np.ascontiguousarray(cos), kappa) if c.profile == "memsieve"

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import math
 import os
 import threading
 from collections.abc import Sequence
@@ -15,10 +14,11 @@ from memsieve.consolidation import ConsolidationReport, Consolidator, Schedule
 from memsieve.errors import ClosedError, ConfigError, EmbedderError, NotFoundError
 from memsieve.inputs import (MAX_TEXT_CHARS, candidate_texts, check_count, check_embedder, check_limit,
                              check_metadata, check_optional_str, check_path, check_record_id, check_router,
-                             check_sources, check_text, iso_time, now_iso, text_hash)
+                             check_sources, check_text, iso_time, now_iso)
 from memsieve.records import Decision, HistoryEntry, MemoryItem, Rejection, SearchResult
 from memsieve.scope import Scope, check_owner, warn_unreachable_scopes
-from memsieve.forget_path import ForgetPath, Removal
+from memsieve import edits
+from memsieve.forget_path import ForgetPath, Removal, forget_asked
 from memsieve.forgetting import is_forget_request, parse_request
 from memsieve.fusion import Fusion
 from memsieve.render import DEFAULT_DATE_FORMAT, DateFormat, Order, render_results
@@ -217,32 +217,15 @@ class Memory:
         return forgotten + self._write(scope, cands)
 
     def _forget_asked(self, scope: Scope, request: str) -> list[Decision]:
-        """A request to forget met with ``infer=True``: the LLM's guarded DELETE and the rule's picks.
-
-        See memsieve.forget_path: the model names one memory among the
-        request's nearest, behind the write path's target check; the
-        deterministic rule of ``forget`` runs beside it, so a model fault never
-        keeps what the rule names.
-        """
+        """A request to forget met with ``infer=True`` (see memsieve.forget_path.forget_asked)."""
         dim = self._gates.scope_dim(scope)
         if dim is None:
             return []
-        from memsieve.llm import decide_forget, guard_destructive
-
         query = parse_request(request)
         vector = self.embed([query.subject])[0]
-        client = self.llm
         with self._gates.write(scope, dim=dim) as (tx, gate):
-            path = ForgetPath(tx, gate, scope)
-            asked, decision = path.asked_of_llm(request, vector, decide=lambda r, n: decide_forget(client, r, n),
-                                                guard=guard_destructive, min_sim=self.gate_config.crud_update_min_sim)
-            now = now_iso()
-            if decision is not None and decision.fault:
-                tx.add_fault(scope, kind=decision.fault, detail=decision.reason or "", raw=decision.raw, now=now)
-            fault = decision.fault if decision is not None else None
-            ruled = [Removal(seq=f.seq, layer="forget", reason=f.reason, fault=fault)
-                     for f in path.named(query, vector)]
-            return path.remove(tx, ([asked] if asked else []) + ruled, purge=False, now=now)
+            return forget_asked(tx, gate, scope, request, query, vector, client=self.llm,
+                                min_sim=self.gate_config.crud_update_min_sim, now=now_iso())
 
     def _write(self, scope: Scope, cands: list[Candidate]) -> list[Decision]:
         dim = cands[0].vector.shape[0]
@@ -279,16 +262,7 @@ class Memory:
         vec = self.embed([text])[0]
         scope = Scope(item.user_id, item.agent_id, item.run_id)
         with self._gates.write(scope, dim=vec.shape[0]) as (tx, gate):
-            stored = tx.memory_row(memory_id)
-            seq, old_text, active = stored.seq, stored.text, stored.is_active
-            if not active:
-                raise NotFoundError(f"memory {memory_id!r} is deleted; restore it from history or add it anew")
-            now = now_iso()
-            tx.update_memory_text(seq, text=text, text_hash=text_hash(text), embedding=vec, now=now)
-            tx.add_history(memory_id, scope, event="UPDATE", old_text=old_text, new_text=text,
-                           layer="user", reason=reason, now=now)
-            tx.bump(scope, "UPDATE", "user")
-            gate.replace(seq, vec, text)
+            edits.update_text(tx, gate, scope, memory_id, text=text, vector=vec, reason=reason, now=now_iso())
         return self.get(memory_id)
 
     def delete(self, memory_id: str, *, reason: str = "deleted by the user", user_id: str | None = None,
@@ -306,14 +280,9 @@ class Memory:
         assert dim is not None, "a scope with a memory has a width"
         with self._gates.write(scope, dim=dim) as (tx, gate):
             stored = tx.memory_row(memory_id)
-            seq, old_text, active = stored.seq, stored.text, stored.is_active
-            if active:
-                now = now_iso()
-                tx.soft_delete(seq, now=now, valid_to=None)
-                tx.add_history(memory_id, scope, event="DELETE", old_text=old_text, new_text=None,
-                               layer="user", reason=reason, now=now)
-                tx.bump(scope, "DELETE", "user")
-                gate.remove(seq)
+            if stored.is_active:
+                edits.soft_delete(tx, gate, scope, seq=stored.seq, memory_id=memory_id, text=stored.text,
+                                  layer="user", reason=reason, now=now_iso())
         return self.get(memory_id)
 
     def forget(self, what: str, *, user_id: str | None = None, agent_id: str | None = None,
@@ -374,17 +343,8 @@ class Memory:
         scope = Scope.from_key(scope_key)
         vec = self.embed([rejection.text])[0]
         with self._gates.write(scope, dim=vec.shape[0]) as (tx, gate):
-            nn = gate.share(gate.score(vec)) if len(gate) else math.nan
-            now = now_iso()
-            seq, memory_id = tx.insert_memory(
-                scope, text=rejection.text, text_hash=text_hash(rejection.text), embedding=vec, share=nn,
-                metadata=rejection.metadata, sources=rejection.sources, valid_from=valid_from, now=now)
-            gate.add(seq, vec, nn, rejection.text)
-            tx.add_history(memory_id, scope, event="RESTORE", old_text=None, new_text=rejection.text,
-                           layer="restore", reason=f"restored from rejection {rejection_id}", now=now,
-                           extra={"rejection_id": rejection_id})
-            tx.mark_restored(rejection_id, memory_id, now)
-            tx.bump(scope, "RESTORE", "restore")
+            memory_id = edits.restore_rejection(tx, gate, scope, rejection, vector=vec, valid_from=valid_from,
+                                                now=now_iso())
         return self.get(memory_id)
 
     # ---- consolidation (memsieve.consolidation) ------------------------------

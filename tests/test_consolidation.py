@@ -256,3 +256,28 @@ def test_unknown_merge_ids_are_not_found(tmp_path, embedder):
                 mem.unconsolidate(bad)
         report = mem.consolidate(**U)  # a scope never written
         assert report.merges == [] and report.active_before == 0
+
+
+@pytest.mark.parametrize("backend", ["sqlite", "postgres"])
+def test_merge_methods_of_a_closed_store_raise_closed_error(request, tmp_path, backend):
+    from memsieve.errors import ClosedError
+    from memsieve.store import open_store
+    from memsieve.store.base import MergeTx, RowState
+
+    target = str(tmp_path / "c.db") if backend == "sqlite" else request.getfixturevalue("pg_url")
+    store = open_store(target)
+    store.close()
+    state = RowState(is_active=True, valid_to=None, expired_at=None, sources=[], seen_count=1)
+    calls = {
+        "merge_record": lambda s: s.merge_record("x"), "merges": lambda s: s.merges(_scope()),
+        "row_state": lambda s: s.row_state(1), "last_version": lambda s: s.last_version(1),
+        "add_merge": lambda s: s.add_merge(_scope(), kind="duplicates", kept_id="a", member_ids=["a"], reason="r",
+                                           state={}, now="t"),
+        "mark_unmerged": lambda s: s.mark_unmerged("x", "t"), "set_row_state": lambda s: s.set_row_state(1, state),
+        "remove_link": lambda s: s.remove_link("a", "b", kind="supersedes"),
+    }
+    own = {n for n in vars(MergeTx) if not n.startswith("_")} | {"merge_record", "merges", "row_state", "last_version"}
+    assert set(calls) == own
+    for name, call in calls.items():
+        with pytest.raises(ClosedError, match="is closed"):
+            call(store)

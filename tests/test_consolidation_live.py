@@ -6,7 +6,6 @@ import tempfile
 import threading
 from pathlib import Path
 
-import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 

@@ -15,15 +15,15 @@ gate (vectors, keyword index, threshold shares) back with the same calls
 from __future__ import annotations
 
 from dataclasses import replace
-from typing import Any
 
 import numpy as np
 
 from memsieve.consolidation.plan import Cluster
 from memsieve.errors import MemsieveError
+from memsieve.gate import ScopeGate
 from memsieve.inputs import text_hash
 from memsieve.scope import Scope
-from memsieve.store.base import RowState
+from memsieve.store.base import MergeRow, MergeTx, RowState
 
 LAYER = "consolidate"
 
@@ -43,13 +43,13 @@ class MergeWriter:
     """Writes merges of one scope and undoes them.
 
     Args:
-        tx: the open write transaction (a ``WriteTx``).
+        tx: the open write transaction.
         gate: the scope's ``ScopeGate``, kept equal to the active set.
         scope: the scope.
         now: the transaction's timestamp.
     """
 
-    def __init__(self, tx: Any, gate: Any, scope: Scope, *, now: str) -> None:
+    def __init__(self, tx: MergeTx, gate: ScopeGate, scope: Scope, *, now: str) -> None:
         self.tx = tx
         self.gate = gate
         self.scope = scope
@@ -111,8 +111,8 @@ class MergeWriter:
         linked = {frozenset((a, b)) for a, b, _ in self.tx.version_links(ids)}
         return [[ids[k + 1], ids[k]] for k in range(len(ids) - 1) if frozenset((ids[k + 1], ids[k])) not in linked]
 
-    def undo(self, merge: Any) -> list[str]:
-        """Undo one merge (a ``MergeRow``); returns the ids made active again.
+    def undo(self, merge: MergeRow) -> list[str]:
+        """Undo one merge; returns the ids made active again.
 
         Raises:
             MergeConflictError: the merge was undone already, or a member

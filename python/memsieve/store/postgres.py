@@ -28,7 +28,7 @@ from memsieve.store.sql_merges import SqlMerges
 from memsieve.store.sql_purge import SqlPurge
 
 if TYPE_CHECKING:
-    from memsieve.store.base import Store, WriteTx
+    from memsieve.store.base import MergeTx, Store, WriteTx
 
 
 #: The tables a purge erases texts from, vacuumed after it.
@@ -289,3 +289,7 @@ if TYPE_CHECKING:
     # transaction yields is a WriteTx.
     def _is_a_store(store: PostgresStore) -> tuple[Store, WriteTx]:
         return store, store
+
+    # ... and that it holds the merges of scheduled consolidation too.
+    def _is_a_merge_store(store: PostgresStore) -> MergeTx:
+        return store

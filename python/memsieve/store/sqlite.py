@@ -25,7 +25,7 @@ from memsieve.store.sql_purge import SqlPurge
 from memsieve.store.sqlite_open import Rows, check_folder, run, set_wal, store_error
 
 if TYPE_CHECKING:
-    from memsieve.store.base import Store, WriteTx
+    from memsieve.store.base import MergeTx, Store, WriteTx
 
 
 class SQLiteStore(SqlPurge, SqlMerges):
@@ -207,3 +207,7 @@ if TYPE_CHECKING:
     # transaction yields is a WriteTx.
     def _is_a_store(store: SQLiteStore) -> tuple[Store, WriteTx]:
         return store, store
+
+    # ... and that it holds the merges of scheduled consolidation too.
+    def _is_a_merge_store(store: SQLiteStore) -> MergeTx:
+        return store

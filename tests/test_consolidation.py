@@ -179,6 +179,8 @@ def test_consolidate_then_unconsolidate_restores_the_active_set_and_search(gated
     assert events[-2:] == ["CONSOLIDATE", "UNCONSOLIDATE"]
     with pytest.raises(MergeConflictError, match="already undone"):
         mem.unconsolidate(report.merges[0].id)
+    assert mem.merges(**U) == [] and len(mem.merges(**U, include_undone=True)) == len(report.merges)
+    assert all(m.undone_at is not None for m in mem.merges(**U, include_undone=True))
 
 
 def _scope():

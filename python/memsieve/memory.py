@@ -388,6 +388,11 @@ class Memory:
         revived = self._consolidator().undo(merge_id, wanted=Scope.optional(user_id, agent_id, run_id))
         return [self.store.get(i) for i in revived]
 
+    def merges(self, *, user_id: str | None = None, agent_id: str | None = None, run_id: str | None = None,
+               include_undone: bool = False) -> list[Any]:
+        """The scope's merges (``memsieve.store.base.MergeRow``), oldest first; undone ones with ``include_undone``."""
+        return self.store.merges(Scope.of(user_id, agent_id, run_id), include_undone=bool(include_undone))
+
     # ---- reading -------------------------------------------------------------
 
     def search(self, query: str, *, user_id: str | None = None, agent_id: str | None = None,

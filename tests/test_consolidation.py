@@ -129,6 +129,9 @@ def test_duplicates_keep_the_newest_and_attach_sources_versions_close_validity(g
     assert (ids[TURNS[2][0]], "supersedes", None) in mem.links(ver.kept_id)
     assert [h.event for h in mem.history(older.id)][-1] == "CONSOLIDATE"
     assert mem.history(dup.kept_id)[-1].extra["sources"] == ["t1", "t2"]
+    # The merge records hold ids and states, never a text a purge would have to chase.
+    stored = repr(mem.store._q("SELECT * FROM merges").fetchall())
+    assert dup.id in stored and not any(t in stored for t, _, _ in TURNS)
     assert older.valid_from == TURNS[2][2] < older.valid_to
     # The newest version answers, and the old time is no longer among the results.
     hits = [h.text for h in mem.search("dentist appointment time", limit=10, **U)]

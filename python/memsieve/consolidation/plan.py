@@ -68,7 +68,9 @@ class Cluster:
         if self.kind == "duplicates":
             return (f"{said} and none says what another does not (information {self.information:.2f}): "
                     "duplicates; kept the newest and attached the others' sources")
-        what = (f"they differ in {', '.join(repr(t) for t in self.differing[:5])}" if self.differing
+        # Counted, never quoted: the reason is stored (merges, history), and a purge of a
+        # member must not leave its numbers or names behind in another record.
+        what = (f"they differ in {len(self.differing)} numbers, dates or names" if self.differing
                 else f"information {self.information:.2f} differs")
         return (f"{said} but {what}: versions of one fact; kept the newest and closed the older ones' "
                 "validity at the next version's valid_from")

@@ -133,7 +133,7 @@ class ConsolidationReport:
 
 def plan_clusters(seqs: np.ndarray, matrix: np.ndarray, items: dict[int, MemoryItem], view: TermView, *,
                   min_sim: float) -> tuple[list[Cluster], int]:
-    """The scope's clusters and the number of close pairs.
+    """The scope's clusters and the number of close pairs (distinct facts included).
 
     Args:
         seqs: (n,) int64 seqs of the active memories.
@@ -142,8 +142,8 @@ def plan_clusters(seqs: np.ndarray, matrix: np.ndarray, items: dict[int, MemoryI
         view: the scope's terms and IDF.
         min_sim: the cosine threshold.
     """
-    pairs = mergeable(close_pairs(matrix, min_sim), seqs, items, view)
-    link = CompleteLink(pairs)
+    found = close_pairs(matrix, min_sim)
+    link = CompleteLink(mergeable(found, seqs, items, view))
     clusters = []
     for group in link.groups():
         members = sorted((Member(int(seqs[r]), items[int(seqs[r])], matrix[r]) for r in group), key=lambda m: m.when)
@@ -154,7 +154,7 @@ def plan_clusters(seqs: np.ndarray, matrix: np.ndarray, items: dict[int, MemoryI
         clusters.append(Cluster(members=members, kind="versions" if versions else "duplicates",
                                 min_cos=link.min_similarity(group), differing=differing,
                                 information=max(v.information for v in verdicts)))
-    return clusters, len(pairs)
+    return clusters, len(found)
 
 
 def mergeable(pairs: Pairs, seqs: np.ndarray, items: dict[int, MemoryItem], view: TermView) -> Pairs:

@@ -183,10 +183,18 @@ def cmd_ingest(ns: argparse.Namespace) -> int:
             scope = _scope(ns)
             if not any(scope.values()):
                 scope["user_id"] = conv_id
-            for t in turns:
-                for d in mem.add(t.text, **scope, source=t.source, valid_from=t.valid_from):
+            # add_many decides each turn as its own add() would, embedding and
+            # committing them in chunks of --batch-size.
+            done = [0]
+
+            def advance(n: int) -> None:
+                bar.update(n - done[0])
+                done[0] = n
+
+            items = [{"content": t.text, "source": t.source, "valid_from": t.valid_from} for t in turns]
+            for decisions in mem.add_many(items, **scope, batch_size=ns.batch_size, progress=advance):
+                for d in decisions:
                     counts[d.event] = counts.get(d.event, 0) + 1
-                bar.update(1)
     _out(ns, {"conversations": len(convs), "turns": total, "events": counts},
          f"ingested {total} turns from {len(convs)} conversation(s): " +
          ", ".join(f"{k} {v}" for k, v in sorted(counts.items())))
@@ -341,6 +349,8 @@ def build_parser() -> argparse.ArgumentParser:
     p = sub.add_parser("ingest", help="ingest JSON/JSONL conversations (LoCoMo included)")
     p.add_argument("file")
     p.add_argument("--progress", action="store_true", help="show the progress bar even when not on a terminal")
+    p.add_argument("--batch-size", type=int, default=64,
+                   help="turns per embedding call and per transaction (decisions are the same at any size)")
     _scope_args(p); _common(p); p.set_defaults(func=cmd_ingest)  # noqa: E702
 
     p = sub.add_parser("consolidate", help="merge duplicates and close older versions (undoable)")

@@ -17,12 +17,13 @@ from memsieve.inputs import (MAX_TEXT_CHARS, candidate_texts, check_count, check
                              check_sources, check_text, iso_time, now_iso)
 from memsieve.records import Decision, HistoryEntry, MemoryItem, Rejection, SearchResult
 from memsieve.scope import Scope, check_owner, warn_unreachable_scopes
-from memsieve import edits
+from memsieve import bulk, edits
 from memsieve.forget_path import ForgetPath, Removal, forget_asked
 from memsieve.forgetting import is_forget_request, parse_request
 from memsieve.fusion import Fusion
 from memsieve.render import DEFAULT_DATE_FORMAT, DateFormat, Order, render_results
 from memsieve.rerank import DEFAULT_RERANK_DEPTH, check_reranker
+from memsieve.stats import scope_stats
 from memsieve.scope_gates import DEFAULT_MAX_CACHE_BYTES, ScopeGates
 from memsieve.search import DEFAULT_VERSION_COS, SearchMode, Searcher
 from memsieve.store import open_store
@@ -208,13 +209,50 @@ class Memory:
             if not pairs:
                 return forgotten
         vectors = self.embed([t for t, _ in pairs])
-        cands = []
-        for (text, role), vec in zip(pairs, vectors):
-            m = dict(meta)
-            if role is not None:
-                m.setdefault("role", role)
-            cands.append(Candidate(text=text, vector=vec, sources=list(sources), metadata=m, valid_from=valid))
-        return forgotten + self._write(scope, cands)
+        cands = [bulk.candidate(text, role, valid, sources, meta, vec) for (text, role), vec in zip(pairs, vectors)]
+        return forgotten + self._write(scope, [cands])[0]
+
+    def add_many(self, items: Sequence[Any], *, user_id: str | None = None, agent_id: str | None = None,
+                 run_id: str | None = None, metadata: dict[str, Any] | None = None, batch_size: int = 64,
+                 progress: Any = None) -> list[list[Decision]]:
+        """Bulk ingest: one ``add()`` per item, decided the same, embedded and committed in chunks.
+
+        Every item gets exactly the decisions its own ``add(item)`` call would
+        get in this order (the gate, the exact-dedup lookup and the band see
+        every earlier item); only the work is batched: ``batch_size`` texts per
+        embedding call and per write transaction. A crash loses at most the
+        chunk being written; the chunks before it are committed.
+
+        Args:
+            items: texts, or mappings with ``content`` (or ``text``) and
+                optionally ``role``, ``valid_from``, ``source`` and
+                ``metadata`` (see memsieve.bulk).
+            metadata: stored with every item (an item's own keys win).
+            batch_size: items per embedding call and per transaction (1 to 4096).
+            progress: called with the number of items done after each chunk.
+
+        Returns:
+            One list of Decisions per item, in order.
+
+        Raises:
+            ScopeError, InvalidTextError, InvalidInputError: a bad item (named by
+                index); nothing is written.
+        """
+        scope = Scope.of(user_id, agent_id, run_id)
+        size = check_count(batch_size, name="batch_size")
+        if size > 4096:
+            raise ConfigError(f"batch_size must be at most 4096, got {size}; 64 is a good size")
+        parsed = bulk.bulk_items(items, metadata=check_metadata(metadata), max_chars=self.max_text_chars)
+        if progress is not None and not callable(progress):
+            raise ConfigError(f"progress must be a callable taking a count, got {type(progress).__name__}")
+        out: list[list[Decision]] = []
+        for start in range(0, len(parsed), size):
+            chunk = parsed[start:start + size]
+            vectors = self.embed([text for text, *_ in chunk])
+            out += self._write(scope, [[bulk.candidate(*item, vec)] for item, vec in zip(chunk, vectors)])
+            if progress is not None:
+                progress(len(out))
+        return out
 
     def _forget_asked(self, scope: Scope, request: str) -> list[Decision]:
         """A request to forget met with ``infer=True`` (see memsieve.forget_path.forget_asked)."""
@@ -227,18 +265,22 @@ class Memory:
             return forget_asked(tx, gate, scope, request, query, vector, client=self.llm,
                                 min_sim=self.gate_config.crud_update_min_sim, now=now_iso())
 
-    def _write(self, scope: Scope, cands: list[Candidate]) -> list[Decision]:
-        dim = cands[0].vector.shape[0]
+    def _write(self, scope: Scope, calls: list[list[Candidate]]) -> list[list[Decision]]:
+        """Decide ``calls`` (each the candidates of one ``add()``) in one transaction."""
+        dim = calls[0][0].vector.shape[0]
         crud, guard = self._crud_step()
+        out = []
         with self._gates.write(scope, dim=dim) as (tx, gate):
-            gate.begin_call()
-            path = WritePath(tx, scope, gate, self.gate_config, crud=crud, guard=guard,
-                             embed_one=lambda t: self.embed([t])[0], now=now_iso())
-            decisions = [path.apply(c) for c in cands]
-            gate.end_call()
-        if self._schedule.note(scope, sum(d.event == "ADD" or d.added_id is not None for d in decisions)):
+            for cands in calls:
+                gate.begin_call()
+                path = WritePath(tx, scope, gate, self.gate_config, crud=crud, guard=guard,
+                                 embed_one=lambda t: self.embed([t])[0], now=now_iso())
+                out.append([path.apply(c) for c in cands])
+                gate.end_call()
+        added = sum(d.event == "ADD" or d.added_id is not None for decisions in out for d in decisions)
+        if self._schedule.note(scope, added):
             self._consolidator().run(scope)
-        return decisions
+        return out
 
     def _crud_step(self) -> tuple[Any, Any]:
         if self.llm is None:
@@ -507,37 +549,8 @@ class Memory:
               run_id: str | None = None) -> dict[str, Any]:
         """Counts per event and layer, store size, and the gate's current tau and kappa."""
         scope = Scope.of(user_id, agent_id, run_id)
-        events: dict[str, int] = {}
-        layers: dict[str, int] = {}
-        for event, layer, n in self.store.counters(scope):
-            events[event] = events.get(event, 0) + n
-            layers[layer] = layers.get(layer, 0) + n
         gate = self._gates.peek(scope) or self._gates.for_read(scope)
-        llm = self._llm
-        return {
-            "scope": scope.as_dict(),
-            "events": events,
-            "layers": layers,
-            "active_memories": self.store.count_active(scope),
-            "rejections": self.store.count_rejections(scope),
-            "store_bytes": self.store.size_bytes(),
-            "profile": self.gate_config.profile,
-            "tau": gate.current_tau() if gate else None,
-            "delta": self.gate_config.delta,
-            "kappa": gate.current_kappa() if gate else None,
-            "embedder": self._embedder_info(),
-            "llm": llm.usage_dict() if llm is not None and hasattr(llm, "usage_dict") else
-            {"calls": 0, "prompt_tokens": 0, "completion_tokens": 0, "faults": 0},
-        }
-
-    def _embedder_info(self) -> dict[str, Any] | None:
-        """Name, width and the ONNX provider that actually ran (None until the embedder is loaded)."""
-        emb = self._embedder
-        if emb is None:
-            return None
-        inner = getattr(emb, "inner", emb)
-        provider = getattr(inner, "_provider", None) or None  # reading .provider would load the model
-        return {"name": getattr(emb, "name", type(emb).__name__), "dim": int(emb.dim), "provider": provider}
+        return scope_stats(self.store, gate, self.gate_config, scope, embedder=self._embedder, llm=self._llm)
 
     def gate_trace(self, *, user_id: str | None = None, agent_id: str | None = None,
                    run_id: str | None = None) -> list[tuple[int, float, float]]:

@@ -169,6 +169,11 @@ class OnnxEmbedder:
         self.load()
         return self._provider
 
+    @property
+    def loaded_provider(self) -> str | None:
+        """The provider that runs the model if it is loaded, else None (never loads it)."""
+        return self._provider or None
+
     def load(self) -> None:
         """Load the tokenizer and model now instead of on the first ``embed``."""
         if self._session is not None:

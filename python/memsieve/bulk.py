@@ -1,0 +1,66 @@
+"""The items of ``Memory.add_many``: one candidate each, validated before anything is written.
+
+Bulk ingest embeds many texts per ONNX call and commits many decisions per
+transaction, yet every item is decided exactly as its own ``add()`` call would
+decide it: the items are read here, in full, up front, so a bad item fails the
+whole call before the first chunk is written.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from memsieve.errors import InvalidInputError, InvalidTextError
+from memsieve.inputs import MAX_TEXT_CHARS, candidate_texts, check_metadata, check_sources, check_text, iso_time
+from memsieve.writer import Candidate
+
+#: Keys an item given as a mapping may hold.
+ITEM_KEYS = frozenset({"content", "text", "role", "valid_from", "source", "metadata"})
+
+
+def bulk_items(items: object, *, metadata: dict[str, Any], max_chars: int = MAX_TEXT_CHARS
+               ) -> list[tuple[str, str | None, str | None, list[str], dict[str, Any]]]:
+    """(text, role, valid_from, sources, metadata) per item, in order.
+
+    Args:
+        items: a sequence of strings, or of mappings with ``content`` (or
+            ``text``) and optionally ``role``, ``valid_from``, ``source`` and
+            ``metadata`` (merged over the call's ``metadata``).
+        metadata: the call's metadata, already checked.
+
+    Raises:
+        InvalidTextError, InvalidInputError: an item is malformed; its index is named.
+    """
+    if isinstance(items, (str, bytes, bytearray, Mapping)) or not isinstance(items, Sequence):
+        raise InvalidTextError(f"add_many expects a list of texts or of items, got {type(items).__name__}; "
+                               "pass e.g. ['first text', {'content': 'second', 'valid_from': '2024-05-01'}]")
+    if not items:
+        raise InvalidTextError("nothing to add: the list is empty; pass at least one item")
+    out = []
+    for i, item in enumerate(items):
+        if isinstance(item, Mapping):
+            unknown = sorted(set(map(str, item)) - ITEM_KEYS)
+            if unknown:
+                raise InvalidInputError(f"item {i} has unknown key(s) {unknown}; use {sorted(ITEM_KEYS)}")
+            content = item.get("content", item.get("text"))
+            if content is None:
+                raise InvalidTextError(f"item {i} has no 'content'; pass {{'content': '...'}}")
+            text = check_text(content, where=f"item {i} content", max_chars=max_chars)
+            # the role is checked as add() checks a chat message's
+            ((_, role),) = candidate_texts([{"content": text, "role": item.get("role")}], max_chars=max_chars)
+            meta = {**metadata, **check_metadata(item.get("metadata"), where=f"item {i} metadata")}
+            out.append((text, role, iso_time(item.get("valid_from"), where=f"item {i} valid_from"),
+                        check_sources(item.get("source")), meta))
+        else:
+            out.append((check_text(item, where=f"item {i}", max_chars=max_chars), None, None, [], dict(metadata)))
+    return out
+
+
+def candidate(text: str, role: str | None, valid_from: str | None, sources: list[str],
+              metadata: dict[str, Any], vector: Any) -> Candidate:
+    """The write path's candidate for one item, as ``add()`` builds it."""
+    meta = dict(metadata)
+    if role is not None:
+        meta.setdefault("role", role)
+    return Candidate(text=text, vector=vector, sources=list(sources), metadata=meta, valid_from=valid_from)

@@ -1,0 +1,93 @@
+"""Memory.add_many: batched embedding and chunked commits, with every item decided
+exactly as its own add() call decides it (checked on the LoCoMo dev turns)."""
+
+from __future__ import annotations
+
+import math
+from pathlib import Path
+
+import pytest
+
+from memsieve import ConfigError, GateConfig, InvalidInputError, InvalidTextError, Memory
+from memsieve.embedding import CachedEmbedder
+from memsieve.ingest import conversations
+
+LOCOMO = Path(__file__).resolve().parents[1].parent / "shared" / "data" / "locomo" / "locomo_dev.json"
+
+
+def _key(d):
+    # Everything a decision says except the new ids and the clock.
+    same = lambda x: None if isinstance(x, float) and math.isnan(x) else x  # noqa: E731
+    return (d.event, d.layer, d.text, same(d.novelty), same(d.tau), same(d.nearest_cos), same(d.information),
+            tuple(d.new_terms), d.link_kind, d.reason)
+
+
+@pytest.fixture(scope="module")
+def turns(embedder):
+    assert LOCOMO.is_file(), f"the LoCoMo dev split is missing at {LOCOMO}; put ../shared/data/locomo beside the repo"
+    convs = conversations(LOCOMO)
+    cached = CachedEmbedder(embedder)
+    cached.embed([t.text for _, ts in convs for t in ts])  # one batched pass, shared by both runs
+    return convs, cached
+
+
+def test_add_many_decides_every_locomo_turn_as_sequential_add_does(tmp_path, turns):
+    convs, cached = turns
+    one, bulk = Memory(tmp_path / "one.db", embedder=cached), Memory(tmp_path / "bulk.db", embedder=cached)
+    seen = []
+    for cid, ts in convs:
+        sequential = [one.add(t.text, user_id=cid, source=t.source, valid_from=t.valid_from) for t in ts]
+        batched = bulk.add_many([{"content": t.text, "source": t.source, "valid_from": t.valid_from} for t in ts],
+                                user_id=cid, batch_size=48, progress=seen.append)
+        assert [[_key(d) for d in ds] for ds in batched] == [[_key(d) for d in ds] for ds in sequential], cid
+        assert sorted(m.text for m in bulk.get_all(user_id=cid, limit=10_000)) == \
+            sorted(m.text for m in one.get_all(user_id=cid, limit=10_000))
+    total = sum(len(ts) for _, ts in convs)
+    assert total > 3000 and seen[-1] == len(convs[-1][1]) and max(seen) <= max(len(ts) for _, ts in convs)
+    one.close()
+    bulk.close()
+
+
+def test_a_bad_item_is_named_and_nothing_is_written(tmp_path, embedder):
+    m = Memory(tmp_path / "b.db", embedder=embedder, gate=GateConfig(profile="none"))
+    with pytest.raises(InvalidTextError, match="item 2"):
+        m.add_many(["one fact", {"content": "two"}, {"content": ""}], user_id="u")
+    with pytest.raises(InvalidInputError, match=r"item 1 has unknown key\(s\) \['when'\]"):
+        m.add_many(["one fact", {"content": "two", "when": "today"}], user_id="u")
+    with pytest.raises(InvalidTextError, match="list of texts"):
+        m.add_many("just a string", user_id="u")
+    with pytest.raises(ConfigError, match="batch_size"):
+        m.add_many(["x"], user_id="u", batch_size=0)
+    assert m.get_all(user_id="u") == []
+    m.close()
+
+
+def test_items_carry_their_own_dates_sources_roles_and_metadata(tmp_path, embedder):
+    m = Memory(tmp_path / "c.db", embedder=embedder, gate=GateConfig(profile="none"))
+    (a,), (b,) = m.add_many([{"content": "I adopted a ferret.", "valid_from": "2024-02-03", "source": "s1",
+                              "role": "user", "metadata": {"k": 1}},
+                             "My ferret is called Noodle."], user_id="u", metadata={"k": 0, "batch": True})
+    first, second = m.get(a.memory_id), m.get(b.memory_id)
+    assert first.valid_from.startswith("2024-02-03") and first.sources == ["s1"]
+    assert first.metadata == {"k": 1, "batch": True, "role": "user"} and second.metadata == {"k": 0, "batch": True}
+    m.close()
+
+
+def test_cli_ingest_goes_through_add_many_with_the_same_decisions_at_any_batch_size(tmp_path, capsys, turns):
+    import json
+
+    from memsieve.cli import main
+
+    convs, _ = turns
+    cid, ts = convs[0]
+    path = tmp_path / "c.jsonl"
+    path.write_text("\n".join(json.dumps({"id": cid, "messages": [{"role": "user", "content": t.text}
+                                                                 for t in ts[:120]]}) for _ in (0,)))
+    outs = []
+    for size in ("1", "7", "64"):
+        assert main(["ingest", str(path), "--db", str(tmp_path / f"{size}.db"), "--json", "--batch-size", size]) == 0
+        outs.append(json.loads(capsys.readouterr().out))
+    assert outs[0]["turns"] == 120 and outs[0]["events"]["NOOP"] > 0
+    assert outs[0] == outs[1] == outs[2]
+    assert main(["ingest", str(path), "--db", str(tmp_path / "x.db"), "--batch-size", "0"]) == 2
+    assert "batch_size" in capsys.readouterr().err

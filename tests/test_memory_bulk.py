@@ -91,3 +91,22 @@ def test_cli_ingest_goes_through_add_many_with_the_same_decisions_at_any_batch_s
     assert outs[0] == outs[1] == outs[2]
     assert main(["ingest", str(path), "--db", str(tmp_path / "x.db"), "--batch-size", "0"]) == 2
     assert "batch_size" in capsys.readouterr().err
+
+
+def test_every_public_memory_method_has_its_coroutine(tmp_path, embedder):
+    import asyncio
+    import inspect
+
+    from memsieve import AsyncMemory
+
+    public = {n for n, f in inspect.getmembers(Memory, inspect.isfunction) if not n.startswith("_")} - {"close"}
+    assert public <= {n for n in dir(AsyncMemory) if inspect.iscoroutinefunction(getattr(AsyncMemory, n))}
+
+    async def go():
+        am = AsyncMemory(str(tmp_path / "a.db"), embedder=embedder, gate=GateConfig(profile="none"))
+        try:
+            return await am.add_many(["I keep bees.", "I sing bass."], user_id="u")
+        finally:
+            await am.close()
+
+    assert [d[0].event for d in asyncio.run(go())] == ["ADD", "ADD"]

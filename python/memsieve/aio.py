@@ -111,6 +111,7 @@ class AsyncMemory:
         return await asyncio.get_running_loop().run_in_executor(self._pool, call)
 
     add = _coroutine(Memory.add)
+    add_many = _coroutine(Memory.add_many)
     search = _coroutine(Memory.search)
     context = _coroutine(Memory.context)
     get = _coroutine(Memory.get)
@@ -122,6 +123,7 @@ class AsyncMemory:
     restore = _coroutine(Memory.restore)
     consolidate = _coroutine(Memory.consolidate)
     unconsolidate = _coroutine(Memory.unconsolidate)
+    merges = _coroutine(Memory.merges)
     rejections = _coroutine(Memory.rejections)
     faults = _coroutine(Memory.faults)
     forget = _coroutine(Memory.forget)

@@ -82,6 +82,35 @@ def test_pairs_kernel_bounds_its_output():
     assert len(_core.pairs_above(x, 0.5, max_pairs=4950)[0]) == 4950
 
 
+def test_pairs_kernel_releases_the_gil():
+    import threading
+    import time
+
+    rng = np.random.default_rng(5)
+    x = rng.standard_normal((6000, 384)).astype(np.float32)
+    x /= np.linalg.norm(x, axis=1, keepdims=True)
+    window: list[float] = []
+    done = threading.Event()
+
+    def scan() -> None:
+        window.append(time.perf_counter())
+        _core.pairs_above(x, 0.9)
+        window.append(time.perf_counter())
+        done.set()
+
+    worker = threading.Thread(target=scan)
+    seen: list[float] = []
+    worker.start()
+    while not done.is_set():
+        seen.append(time.perf_counter())  # this thread runs only while no one holds the GIL
+    worker.join()
+    t0, t1 = window
+    margin = 0.1 * (t1 - t0)
+    inside = sum(t0 + margin < t < t1 - margin for t in seen)
+    # Holding the GIL, the call would leave this thread no tick strictly inside its window.
+    assert t1 - t0 > 0.05 and inside > 1000, (t1 - t0, inside)
+
+
 def test_complete_link_does_not_merge_a_chain():
     # a~b (0.95), b~c (0.93), a and c far apart: only the closest pair is a group.
     pairs = Pairs(np.array([0, 1]), np.array([1, 2]), np.array([0.95, 0.93], dtype=np.float32))

@@ -68,7 +68,8 @@ def test_pairs_kernel_matches_numpy_all_pairs():
     assert (17, 400) in set(zip(left.tolist(), right.tolist()))
 
 
-@pytest.mark.parametrize("bad, exc", [(True, _core.DtypeError), (1.5, _core.ConfigError), (float("nan"), _core.ConfigError)])
+@pytest.mark.parametrize("bad, exc", [(True, _core.DtypeError), (1.5, _core.ConfigError),
+                                      (float("nan"), _core.ConfigError)])
 def test_pairs_kernel_refuses_bad_thresholds(bad, exc):
     x = np.eye(3, dtype=np.float32)
     with pytest.raises(exc, match="min_sim"):

@@ -159,7 +159,11 @@ def plan_clusters(seqs: np.ndarray, matrix: np.ndarray, items: dict[int, MemoryI
 
 def mergeable(pairs: Pairs, seqs: np.ndarray, items: dict[int, MemoryItem], view: TermView) -> Pairs:
     """The close pairs that are not distinct facts (information.py): only these may join a group."""
+    def memory(row: int) -> tuple[int, str]:
+        seq = int(seqs[row])
+        return seq, items[seq].text
+
     keep = [k for k, (i, j) in enumerate(zip(pairs.left.tolist(), pairs.right.tolist()))
-            if not view.verdict((int(seqs[i]), items[int(seqs[i])].text), (int(seqs[j]), items[int(seqs[j])].text)).distinct]
+            if not view.verdict(memory(i), memory(j)).distinct]
     idx = np.asarray(keep, dtype=np.int64)
     return Pairs(pairs.left[idx], pairs.right[idx], pairs.sim[idx])

@@ -5,6 +5,8 @@ version. Texts are this file's own, not the updates set's."""
 
 from __future__ import annotations
 
+import math
+
 import pytest
 
 from memsieve import Memory
@@ -67,3 +69,14 @@ def test_a_detail_with_a_rare_word_is_kept(mem):
                       ("My nephew Oren has a pet: a chameleon.", "2024-02-01"))
     assert d.event == "ADD" and d.link_kind == "updates", d.reason
     assert "chameleon" in mem.search("What pet does Oren have?", user_id="u", limit=5)[0].text
+
+
+def test_every_gated_decision_reports_both_signals(mem):
+    texts = ["I grow chillies on the balcony.", "My chillies are ripening on the balcony.",
+             "The quarterly tax return is due in April.", "I grow chillies on the balcony!"]
+    decisions = [d for t in texts for d in mem.add(t, user_id="u")]
+    assert decisions[0].reason == "first memory of this scope"
+    scored = [d for d in decisions[1:] if d.layer != "exact"]
+    assert scored and all(math.isfinite(d.novelty) and math.isfinite(d.information) for d in scored)
+    added = [d for d in scored if d.layer == "novelty" and d.event == "ADD"]
+    assert added and all("information" in d.reason for d in added)

@@ -44,8 +44,8 @@ class GateScore:
         novelty: the semantic novelty (cosine-distance units).
         information: the informational novelty in [0, 1]: the IDF-weighted
             share of the candidate's content terms that none of its nearest
-            memories holds (nan when it was not needed: an ADD on meaning
-            alone, another profile, or an empty scope).
+            memories holds (nan under another profile, for a vector scored
+            without its text, or in an empty scope).
         new_terms: those terms, heaviest first.
         changes: the change cues ("no longer", "quit", "now", ...; see
             memsieve.changes) the candidate says and none of its nearest
@@ -240,7 +240,9 @@ class ScopeGate:
         route = _core.route(novelty, tau, delta)
         score = GateScore(novelty=novelty, tau=tau, delta=delta, kappa=kappa, nearest_seq=nearest[0],
                           nearest_cos=nearest[1], route=route)
-        if text is None or c.profile != "memsieve" or route == "ADD":
+        # The information term is computed for every candidate, an ADD on
+        # meaning alone included, so that every Decision reports both signals.
+        if text is None or c.profile != "memsieve":
             return score
         information, new = self.keywords.info_novelty(text, neighbours[:c.info_k], w_number=c.info_number_weight,
                                                       w_name=c.info_name_weight, w_word=c.info_word_weight,
@@ -250,7 +252,7 @@ class ScopeGate:
         said = change_cues(text).difference(*(self.cues.get(n, ()) for n in neighbours[:c.info_k]))
         changes = tuple(sorted(said))
         carries = information >= c.info_tau or bool(changes)
-        routed = "BAND" if route == "NOOP" and carries else route
+        routed = "BAND" if route == "NOOP" and carries else route  # an ADD stays an ADD
         return GateScore(novelty=novelty, tau=tau, delta=delta, kappa=kappa, nearest_seq=nearest[0],
                          nearest_cos=nearest[1], route=routed, information=information, new_terms=tuple(new),
                          decided_by="information" if routed != route else "novelty", changes=changes,

@@ -31,7 +31,8 @@ class Decision:
         nearest_cos: its cosine to the candidate (nan if none).
         information: the gate's informational novelty in [0, 1]: the
             rarity-weighted share of the candidate's content terms that its
-            nearest memories lack (nan when the gate did not need it).
+            nearest memories lack (nan without a gate or in an empty scope;
+            an exact duplicate is never scored).
         new_terms: those new terms, heaviest first.
         rejection_id: the rejection record of a NOOP.
         linked_to: the memory the new one was linked to (a band ADD links

@@ -260,4 +260,7 @@ def _why_add(s: GateScore) -> str:
         return "first memory of this scope"
     if s.delta == 0 and s.tau == 0:
         return "no gate: every new text is stored"
-    return f"novelty {s.novelty:.3f} is at or above tau + delta = {s.tau + s.delta:.3f}"
+    said = f"novelty {s.novelty:.3f} is at or above tau + delta = {s.tau + s.delta:.3f}"
+    if s.information == s.information:  # computed: say it, though meaning alone decided
+        said += f" (information {s.information:.2f})"
+    return said

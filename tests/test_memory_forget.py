@@ -104,3 +104,19 @@ def test_words_no_memory_holds_do_not_dilute_the_name_that_decides(embedder, tmp
     assert [g.text for g in gone] == ["I owe my colleague Ingmar 200 euros."]
     assert _texts(m) == ["My colleague Pilar sits by the window."]
     m.close()
+
+
+def test_a_purge_reaches_the_members_a_consolidation_retired_into_the_memory(tmp_path, embedder):
+    path = tmp_path / "c.db"
+    m = Memory(path, embedder=embedder, gate=GateConfig(profile="none"))
+    m.add("My safe's combination is 31-07-58, behind the painting.", user_id="u", valid_from="2024-01-01")
+    m.add("My safe's combination is 31-07-58, it is behind the painting.", user_id="u", valid_from="2024-02-01")
+    m.add("My neighbour Oskar grows tomatoes.", user_id="u", valid_from="2024-01-05")
+    report = m.consolidate(user_id="u")
+    assert report.merges and len(m.get_all(user_id="u")) == 2  # the two combinations became one
+    removed = m.forget("Please forget my safe's combination.", user_id="u", purge=True)
+    assert len(removed) == 2 and all(it.text == "" for it in removed)
+    m.close()
+    raw = b"".join(p.read_bytes() for p in tmp_path.iterdir() if p.is_file())
+    assert b"31-07-58" not in raw and b"painting" not in raw
+    assert b"Oskar" in raw

@@ -58,6 +58,7 @@ class ForgetPath:
         self.scope = scope
         self.rows: dict[int, MemoryItem] = reader.items_for_seqs([int(s) for s in gate.state.ids()])
         self._seq_of = {it.id: s for s, it in self.rows.items()}
+        self._retired: dict[int, MemoryItem] = {}
 
     def named(self, query: ForgetQuery, vector: np.ndarray) -> list[Forgotten]:
         """The memories the deterministic rule names (memsieve.forgetting.choose)."""
@@ -91,13 +92,19 @@ class ForgetPath:
         return Removal(seq=self._seq_of[decision.target_id], layer="llm", reason=why), decision
 
     def remove(self, tx: Any, removals: list[Removal], *, purge: bool, now: str) -> list[Decision]:
-        """Soft-delete (or purge) each memory once, with its history row; one Decision each."""
+        """Soft-delete (or purge) each memory once, with its history row; one Decision each.
+
+        A purge also erases the memories a consolidation retired into a named
+        one: they hold the same fact, inactive but in the file.
+        """
+        if purge:
+            removals = removals + self._retired_into(tx, removals)
         out, done = [], set()
         for r in removals:
-            if r.seq in done or r.seq not in self.rows:
+            if r.seq in done or (r.seq not in self.rows and r.seq not in self._retired):
                 continue
             done.add(r.seq)
-            item = self.rows[r.seq]
+            item = self.rows.get(r.seq) or self._retired[r.seq]
             reason = f"forgotten on request: {r.reason}"
             if purge:
                 tx.purge_memory(r.seq, reason=reason, now=now)
@@ -109,6 +116,22 @@ class ForgetPath:
             out.append(Decision(event="DELETE", memory_id=item.id, text=item.text, layer=r.layer,  # type: ignore[arg-type]
                                 novelty=math.nan, tau=math.nan, delta=math.nan, kappa=math.nan, nearest_id=None,
                                 nearest_cos=math.nan, reason=reason, fault=r.fault))
+        return out
+
+    def _retired_into(self, tx: Any, removals: list[Removal]) -> list[Removal]:
+        """The inactive members of the merges in force that kept a memory being removed."""
+        kept = {self.rows[r.seq].id: r for r in removals if r.seq in self.rows}
+        out = []
+        for merge in tx.merges(self.scope):
+            if merge.kept_id not in kept:
+                continue
+            for member_id in merge.member_ids:
+                row = tx.memory_row(member_id)
+                if member_id != merge.kept_id and not row.is_active:
+                    self._retired[row.seq] = tx.get(member_id)
+                    out.append(Removal(seq=row.seq, layer=kept[merge.kept_id].layer,
+                                       reason=f"merged into {merge.kept_id} by consolidation {merge.id}, "
+                                              f"which the request names"))
         return out
 
     def _versions_of(self, seqs: list[int]) -> list[tuple[int, int]]:

@@ -278,20 +278,26 @@ class ScopeGate:
         """
         c = self.config
         weights = {"number": c.info_number_weight, "name": c.info_name_weight, "word": c.info_word_weight}
-        mine = {term: kind for term, _, kind in _core.tokenize_kinds(text)}
+        mine = {term: (kind, surface) for term, surface, kind in _core.tokenize_kinds(text)}
         theirs = set(self.keywords.tokens_of(nearest))
         n = len(self.keywords)
+        keywords = self.keywords
 
         def idf(term: str) -> float:
-            return (n * self.keywords.idf(term) + _IDF_PRIOR_WEIGHT * _IDF_PRIOR) / (n + _IDF_PRIOR_WEIGHT)
+            return (n * keywords.idf(term) + _IDF_PRIOR_WEIGHT * _IDF_PRIOR) / (n + _IDF_PRIOR_WEIGHT)
 
-        total = sum(weights[kind] * idf(t) for t, kind in mine.items())
+        total = new_values = new_words = 0.0
+        for term, (kind, surface) in mine.items():
+            weight = weights[kind] * idf(term)
+            total += weight
+            if term in theirs:
+                continue
+            if kind == "word":
+                new_words += weight * word_rarity(surface)
+            else:
+                new_values += weight
         if total <= 0.0:
             return information
-        new_values = sum(weights[kind] * idf(t) for t, kind in mine.items() if t not in theirs and kind != "word")
-        surface = {term: surf for term, surf, _ in _core.tokenize_kinds(text)}
-        new_words = sum(weights[kind] * idf(t) * word_rarity(surface[t]) for t, kind in mine.items()
-                        if t not in theirs and kind == "word")
         dropped = sum(c.info_word_weight * idf(t) for t in theirs
                       if t not in mine and not any(ch.isdigit() for ch in t))
         return min(information, (new_values + max(0.0, new_words - dropped)) / total)

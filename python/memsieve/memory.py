@@ -27,6 +27,7 @@ from memsieve.stats import scope_stats
 from memsieve.scope_gates import DEFAULT_MAX_CACHE_BYTES, ScopeGates
 from memsieve.search import DEFAULT_VERSION_COS, SearchMode, Searcher
 from memsieve.store import open_store
+from memsieve.store.base import check_durability
 from memsieve.writer import Candidate, WritePath
 
 
@@ -85,6 +86,9 @@ class Memory:
             (memsieve.freshness); 1.0 groups only what the write path linked.
         consolidate_every: run ``consolidate`` on a scope after every this
             many memories stored in it by ``add`` (None or 0: never).
+        durability: ``"normal"`` (a killed process loses nothing committed;
+            a power loss can undo the last commits) or ``"full"`` (an fsync per
+            commit on SQLite; see memsieve.store.base.DURABILITY).
     """
 
     def __init__(self, path: str | os.PathLike[str] | None = None, *, embedder: Any = None, llm: Any = None,
@@ -92,7 +96,8 @@ class Memory:
                  index_min_size: int = 20_000, router: Any = None,
                  max_cache_bytes: int = DEFAULT_MAX_CACHE_BYTES, reranker: Any = None,
                  rerank_depth: int = DEFAULT_RERANK_DEPTH, fusion: Fusion | None = None,
-                 version_cos: float = DEFAULT_VERSION_COS, consolidate_every: int | None = None) -> None:
+                 version_cos: float = DEFAULT_VERSION_COS, consolidate_every: int | None = None,
+                 durability: str = "normal") -> None:
         self.gate_config = gate or GateConfig()
         if not isinstance(self.gate_config, GateConfig):
             raise ConfigError(f"gate must be a GateConfig, got {type(gate).__name__}")
@@ -108,7 +113,8 @@ class Memory:
         self.router = check_router(router)
         self._llm_config = llm
         self._llm: Any = None
-        self.store = open_store(_default_store() if path is None else check_path(path))
+        durability = check_durability(durability)
+        self.store = open_store(_default_store() if path is None else check_path(path), durability=durability)
         try:
             warn_unreachable_scopes(self.store.scope_keys())
             self._gates = ScopeGates(self.store, self.gate_config, index_min_size=index_min_size,

@@ -362,3 +362,23 @@ class Store(StoreReader, Protocol):
 
     def close(self) -> None:
         """Close the connection; every later call raises ClosedError."""
+
+
+#: What a committed write survives (``Memory(durability=...)``):
+#: ``"normal"`` (the default): a crash or kill of the process loses nothing
+#: committed; an operating-system crash or power loss can undo the last commits
+#: (never corrupting the file). SQLite: WAL with ``synchronous=NORMAL``;
+#: PostgreSQL: the server's ``synchronous_commit`` (on by default: already "full").
+#: ``"full"``: also an OS crash or power loss. SQLite: ``synchronous=FULL`` (an
+#: fsync per commit); PostgreSQL: ``synchronous_commit = on`` for the session.
+DURABILITY = ("normal", "full")
+
+
+def check_durability(value: object) -> str:
+    """``durability`` of a store: one of DURABILITY."""
+    if value not in DURABILITY:
+        from memsieve.errors import ConfigError
+
+        raise ConfigError(f"durability must be one of {', '.join(map(repr, DURABILITY))}, got {value!r}; "
+                          "'normal' survives a process crash, 'full' also a power loss (an fsync per commit)")
+    return str(value)

@@ -21,7 +21,7 @@ import numpy as np
 
 from memsieve.errors import ClosedError, StoreError
 from memsieve.scope import Scope
-from memsieve.store.base import VectorsRow, none_to_nan
+from memsieve.store.base import VectorsRow, check_durability, none_to_nan
 from memsieve.store.pg_migrations import MIGRATIONS, TABLES, migrate
 from memsieve.store.postgres_codec import mask_password, register_vector
 from memsieve.store.sql_merges import SqlMerges
@@ -64,10 +64,11 @@ class PostgresStore(SqlPurge, SqlMerges):
     #: machines share the database, and none of them owns a directory beside it.
     index_dir: str | None = None
 
-    def __init__(self, url: str, *, timeout: float = 30.0) -> None:
+    def __init__(self, url: str, *, timeout: float = 30.0, durability: str = "normal") -> None:
         self._url = str(url)
         self.path = mask_password(self._url)
         self.timeout = float(timeout)
+        self.durability = check_durability(durability)
         self.lock = threading.RLock()
         self._in_tx = False
         self._closed = False
@@ -95,6 +96,11 @@ class PostgresStore(SqlPurge, SqlMerges):
             ) from exc
         # The advisory lock on a busy scope waits at most this long.
         conn.execute(f"SET lock_timeout = {int(self.timeout * 1000)}")
+        # "full" insists on the WAL flush per commit; "normal" keeps the server's
+        # setting (on by default, which is "full" already). Never off: that can
+        # lose commits to a server crash, which "normal" promises to survive.
+        if self.durability == "full":
+            conn.execute("SET synchronous_commit = on")
         if self._conn is not None:  # a reconnect: the schema is there, only the adapters are new
             register_vector(conn)
         self._conn = conn

@@ -18,7 +18,7 @@ import numpy as np
 
 from memsieve.errors import ClosedError, StoreError
 from memsieve.scope import Scope
-from memsieve.store.base import VectorsRow, none_to_nan
+from memsieve.store.base import VectorsRow, check_durability, none_to_nan
 from memsieve.store.migrations import migrate
 from memsieve.store.sql_merges import SqlMerges
 from memsieve.store.sql_purge import SqlPurge
@@ -36,9 +36,10 @@ class SQLiteStore(SqlPurge, SqlMerges):
         timeout: seconds to wait for another process's write lock.
     """
 
-    def __init__(self, path: str | os.PathLike[str], *, timeout: float = 30.0) -> None:
+    def __init__(self, path: str | os.PathLike[str], *, timeout: float = 30.0, durability: str = "normal") -> None:
         self.path = str(path)
         self.timeout = float(timeout)
+        self.durability = check_durability(durability)
         self.lock = threading.RLock()
         self._in_tx = False
         self._closed = False
@@ -63,7 +64,9 @@ class SQLiteStore(SqlPurge, SqlMerges):
         c = self._conn
         if self.path != ":memory:":
             set_wal(c, self.path, timeout=self.timeout)
-        c.execute("PRAGMA synchronous = NORMAL")
+        # WAL + NORMAL: a commit survives the process being killed (the WAL is
+        # written before COMMIT returns); FULL also fsyncs it (memsieve.store.base.DURABILITY).
+        c.execute(f"PRAGMA synchronous = {'FULL' if self.durability == 'full' else 'NORMAL'}")
         c.execute("PRAGMA foreign_keys = ON")
         # Freed space is zeroed, so a purged text leaves no bytes in the file.
         c.execute("PRAGMA secure_delete = ON")

@@ -82,6 +82,15 @@ ARGS: dict[str, tuple[st.SearchStrategy, st.SearchStrategy]] = {
     "layer": (st.none() | st.sampled_from(["exact", "novelty"]), hostile_str | st.integers()),
     "reason": (words, hostile_str | st.integers() | st.none()),
     "infer": (st.just(False), st.just(True)),
+    "items": (st.lists(words | st.fixed_dictionaries({"content": words}, optional={
+                  "valid_from": _utc_times.map(lambda d: d.isoformat()), "source": words,
+                  "metadata": json_metadata, "role": st.sampled_from(["user", "assistant"])}), min_size=1, max_size=3),
+              hostile_str | st.integers() | st.none() | st.lists(hostile_str | st.integers(), max_size=3)
+              | st.lists(st.dictionaries(st.sampled_from(["content", "text", "when", "valid_from", "source"]),
+                                         hostile_str | odd_values | st.integers(), max_size=3), max_size=2)),
+    "batch_size": (st.integers(1, 70), st.booleans() | st.integers(-3, 0) | st.integers(4097, 2**64) | st.floats()
+                   | st.just("8")),
+    "flag": (st.booleans(), st.integers() | st.none() | st.just("yes")),
 }
 
 
@@ -146,6 +155,10 @@ def _call(w: World, op: str, data) -> Any:
         return m.rejections(since=a("time"), layer=a("layer"), limit=a("limit"), **_scope(data))
     if op == "restore":
         return m.restore(_record_id(data, w.rejection_ids), **_scope(data))
+    if op == "add_many":
+        return m.add_many(a("items"), metadata=a("metadata"), batch_size=a("batch_size"), **_scope(data))
+    if op == "forget":
+        return m.forget(a("text"), purge=a("flag"), dry_run=a("flag"), **_scope(data))
     memory_id = _record_id(data, w.memory_ids)
     if op == "update":
         return m.update(memory_id, a("text"), reason=a("reason"), **_scope(data))
@@ -159,7 +172,7 @@ def _call(w: World, op: str, data) -> Any:
 
 
 OPS = ["add", "search", "context", "get", "get_all", "update", "delete", "history", "links", "rejections", "restore",
-       "stats", "faults"]
+       "stats", "faults", "add_many", "forget"]
 
 
 def _check_one_call(w: World, op: str, data) -> None:

@@ -120,3 +120,13 @@ def test_a_purge_reaches_the_members_a_consolidation_retired_into_the_memory(tmp
     raw = b"".join(p.read_bytes() for p in tmp_path.iterdir() if p.is_file())
     assert b"31-07-58" not in raw and b"painting" not in raw
     assert b"Oskar" in raw
+
+
+@pytest.mark.parametrize("option", ["purge", "dry_run"])
+def test_a_yes_no_option_takes_only_a_bool(filled, option):
+    from memsieve import InvalidInputError
+
+    before = _texts(filled)
+    with pytest.raises(InvalidInputError, match=f"{option} must be True or False, got str 'no'"):
+        filled.forget("forget my locker code", user_id="u", **{option: "no"})
+    assert _texts(filled) == before

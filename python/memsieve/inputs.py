@@ -255,6 +255,13 @@ def check_sources(source: object) -> list[str]:
     return [check_storable(s, where=f"source {i}") for i, s in enumerate(items)]
 
 
+def check_flag(value: object, *, where: str) -> bool:
+    """A yes/no option: True or False only, so that ``purge="no"`` cannot mean yes."""
+    if not isinstance(value, bool):
+        raise InvalidInputError(f"{where} must be True or False, got {type(value).__name__} {short_repr(value)}")
+    return value
+
+
 def check_optional_str(value: object, *, where: str) -> str | None:
     """An optional name such as the ``layer`` filter of ``rejections``: None, or a storable str."""
     if value is None:

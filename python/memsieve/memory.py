@@ -13,7 +13,7 @@ from memsieve.config import GateConfig
 from memsieve.consolidation import ConsolidationReport, Consolidator, Schedule
 from memsieve.errors import ClosedError, ConfigError, EmbedderError, NotFoundError
 from memsieve.inputs import (MAX_TEXT_CHARS, candidate_texts, check_count, check_embedder, check_limit,
-                             check_metadata, check_optional_str, check_path, check_record_id, check_router,
+                             check_flag, check_metadata, check_optional_str, check_path, check_record_id, check_router,
                              check_sources, check_text, iso_time, now_iso)
 from memsieve.records import Decision, HistoryEntry, MemoryItem, Rejection, SearchResult
 from memsieve.scope import Scope, check_owner, warn_unreachable_scopes
@@ -199,6 +199,7 @@ class Memory:
             LLMError: fact extraction failed (``infer=True``); nothing is written.
         """
         scope = Scope.of(user_id, agent_id, run_id)
+        infer = check_flag(infer, where="infer")
         pairs = candidate_texts(messages_or_text, max_chars=self.max_text_chars)
         meta = check_metadata(metadata)
         sources = check_sources(source)
@@ -356,6 +357,7 @@ class Memory:
         """
         scope = Scope.of(user_id, agent_id, run_id)
         what = check_text(what, where="what", max_chars=self.max_text_chars)
+        purge, dry_run = check_flag(purge, where="purge"), check_flag(dry_run, where="dry_run")
         dim = self._gates.scope_dim(scope)
         if dim is None:
             return []
@@ -423,7 +425,8 @@ class Memory:
             if not isinstance(llm, LLMConfig):
                 raise ConfigError(f"llm must be an LLMConfig or LLMClient, got {type(llm).__name__}")
             llm = LLMClient(llm)
-        return self._consolidator().run(scope, dry_run=bool(dry_run), min_sim=min_sim, llm=llm, progress=progress)
+        return self._consolidator().run(scope, dry_run=check_flag(dry_run, where="dry_run"), min_sim=min_sim, llm=llm,
+                                        progress=progress)
 
     def unconsolidate(self, merge_id: str, *, user_id: str | None = None, agent_id: str | None = None,
                       run_id: str | None = None) -> list[MemoryItem]:
@@ -472,7 +475,8 @@ class Memory:
             vector = self.embed([query])[0]
             mode = self.router.decide(query, vector).backend
         return self._searcher.search(scope, query, limit=limit, filters=check_metadata(filters, where="filters"),
-                                     as_of=iso_time(as_of, where="as_of"), mode=mode, vector=vector, current_only=bool(current_only))
+                                     as_of=iso_time(as_of, where="as_of"), mode=mode, vector=vector,
+                                     current_only=check_flag(current_only, where="current_only"))
 
     def context(self, query: str, *, user_id: str | None = None, agent_id: str | None = None,
                 run_id: str | None = None, limit: int = 10, filters: dict[str, Any] | None = None,
@@ -527,7 +531,8 @@ class Memory:
 
     def get_all(self, *, user_id: str | None = None, agent_id: str | None = None, run_id: str | None = None,
                 include_inactive: bool = False, limit: int | None = None) -> list[MemoryItem]:
-        return self.store.get_all(Scope.of(user_id, agent_id, run_id), include_inactive=include_inactive,
+        return self.store.get_all(Scope.of(user_id, agent_id, run_id),
+                                  include_inactive=check_flag(include_inactive, where="include_inactive"),
                                   limit=check_limit(limit, optional=True))
 
     def history(self, memory_id: str, *, user_id: str | None = None, agent_id: str | None = None,

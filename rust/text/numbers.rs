@@ -8,8 +8,36 @@ const NUMBER_WORDS: &str = "
 zero one two three four five six seven eight nine ten eleven twelve thirteen
 fourteen fifteen sixteen seventeen eighteen nineteen twenty thirty forty fifty
 sixty seventy eighty ninety hundred thousand million billion dozen half twice
-first second third fourth fifth sixth seventh eighth ninth tenth
+first second third fourth fifth sixth seventh eighth ninth tenth eleventh
+twelfth twentieth thirtieth
 ";
+
+/// Number words with a single value, indexed as that value so that "eleven"
+/// meets "11", "third" meets "3rd" and "a dozen" meets "12". Words with no one
+/// value ("half", "twice", "million"s of forms) keep their own term.
+const VALUES: &[(&str, &str)] = &[
+    ("zero", "0"), ("one", "1"), ("two", "2"), ("three", "3"), ("four", "4"), ("five", "5"), ("six", "6"),
+    ("seven", "7"), ("eight", "8"), ("nine", "9"), ("ten", "10"), ("eleven", "11"), ("twelve", "12"),
+    ("thirteen", "13"), ("fourteen", "14"), ("fifteen", "15"), ("sixteen", "16"), ("seventeen", "17"),
+    ("eighteen", "18"), ("nineteen", "19"), ("twenty", "20"), ("thirty", "30"), ("forty", "40"), ("fifty", "50"),
+    ("sixty", "60"), ("seventy", "70"), ("eighty", "80"), ("ninety", "90"), ("hundred", "100"),
+    ("thousand", "1000"), ("dozen", "12"), ("first", "1"), ("second", "2"), ("third", "3"), ("fourth", "4"),
+    ("fifth", "5"), ("sixth", "6"), ("seventh", "7"), ("eighth", "8"), ("ninth", "9"), ("tenth", "10"),
+    ("eleventh", "11"), ("twelfth", "12"), ("twentieth", "20"), ("thirtieth", "30"),
+];
+
+/// The digits a number word stands for ("eleven" -> "11", "thirds" -> "3"), if it has one value.
+pub fn number_value(word: &str, stem: &str) -> Option<&'static str> {
+    VALUES.iter().find(|(w, _)| *w == word || *w == stem).map(|(_, v)| *v)
+}
+
+/// An ordinal written with digits ("3rd", "21st", "4th"): its digits, which
+/// name the same number as the cardinal.
+pub fn ordinal_digits(n: &str) -> Option<&str> {
+    let lead = n.find(|c: char| !c.is_ascii_digit()).unwrap_or(n.len());
+    let suffix = &n[lead..];
+    (lead > 0 && matches!(suffix, "st" | "nd" | "rd" | "th")).then(|| &n[..lead])
+}
 
 /// Months and weekdays; they count as dates only when capitalized, since
 /// "may", "march" and "sun" are also ordinary words.

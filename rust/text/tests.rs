@@ -75,7 +75,7 @@ fn snowball_stemming_of_words_only() {
     assert_eq!(terms("running runs ran"), vec!["run", "run", "ran"]);
     // "fly" and "flies" meet on one stem, so the question finds the answer.
     assert_eq!(terms("flies"), terms("fly"));
-    assert_eq!(terms("2nd"), vec!["2nd", "2"]);
+    assert_eq!(terms("2nd"), vec!["2"]); // an ordinal is its digits, never a stem
 }
 
 #[test]
@@ -126,4 +126,16 @@ fn number_words_and_capitalized_dates_are_numbers() {
     assert_eq!(kind("cats"), Some(Kind::Word));
     let mays: Vec<Kind> = toks.iter().filter(|t| t.surface == "may").map(|t| t.kind).collect();
     assert_eq!(mays, vec![Kind::Number, Kind::Word], "only the capitalized one");
+}
+
+#[test]
+fn number_words_and_ordinals_are_indexed_as_their_digits() {
+    assert_eq!(terms("My son is eleven"), terms("my son is 11"));
+    assert_eq!(terms("born on the 3rd of March"), terms("born on the third of March"));
+    assert_eq!(terms("a dozen eggs"), terms("12 eggs"));
+    assert_eq!(terms("the 21st floor"), vec!["21".to_string(), "floor".to_string()]);
+    // not an ordinal: an alphanumeric keeps its whole term and its digits
+    assert_eq!(terms("32gb"), vec!["32gb".to_string(), "32".to_string()]);
+    let toks = tokenize("three cats");
+    assert_eq!((toks[0].term.as_str(), toks[0].surface.as_str(), toks[0].kind), ("3", "three", Kind::Number));
 }

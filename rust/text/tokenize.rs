@@ -32,7 +32,7 @@ use rust_stemmers::{Algorithm, Stemmer};
 use unicode_segmentation::UnicodeSegmentation;
 
 use super::normalize::normalize;
-use super::numbers::{is_date_word, is_number_word};
+use super::numbers::{is_date_word, is_number_word, number_value, ordinal_digits};
 use super::stopwords::is_stopword;
 
 /// What a token is, ordered by how much information it usually carries.
@@ -149,6 +149,9 @@ fn emit_word<F: FnMut(&str, &str, Kind)>(word: &str, case: Case, f: &mut F) {
         return;
     }
     let stem: Cow<'_, str> = if word.is_ascii() { stemmer().stem(word) } else { Cow::Borrowed(word) };
+    if let Some(value) = number_value(word, &stem) {
+        return f(value, word, Kind::Number);
+    }
     let kind = if is_number_word(word, &stem) || (case.caps && is_date_word(word)) {
         Kind::Number
     } else if case.name_like {
@@ -161,6 +164,9 @@ fn emit_word<F: FnMut(&str, &str, Kind)>(word: &str, case: Case, f: &mut F) {
 
 fn emit_number<F: FnMut(&str, &str, Kind)>(n: &str, f: &mut F) {
     let n = strip_thousands(n);
+    if let Some(digits) = ordinal_digits(&n) {
+        return f(digits, &n, Kind::Number);  // "3rd" is the 3 of "3 March"
+    }
     f(&n, &n, Kind::Number);
     let lead = n.find(|c: char| !c.is_ascii_digit()).unwrap_or(n.len());
     if lead > 0 && n[lead..].starts_with(char::is_alphabetic) {

@@ -313,7 +313,9 @@ def tokenize(text: str) -> list[str]:
     """The terms the keyword index stores for ``text``, in order, with repeats.
 
     NFKC, Latin accents dropped, lowercased, Unicode words (UAX #29). Numbers
-    are kept whole and never stemmed ("2023", "3.5", "1,000" -> "1000");
+    are kept whole and never stemmed ("2023", "3.5", "1,000" -> "1000"); a
+    number word with one value and a written ordinal are their digits
+    ("eleven" -> "11", "third" and "3rd" -> "3", "dozen" -> "12");
     digit groups joined by ``- : / .`` are one token followed by their parts
     ("555-0202", "555", "0202"; "7:40pm", "7:40", "7", "40pm", "40"); an email
     is one token followed by its parts. English stopwords are dropped (not

@@ -4,6 +4,7 @@
 use crate::error::{CoreError, Result};
 pub use crate::par::Plan;
 pub use crate::stream::{StreamLse, TopK};
+use crate::simd::Isa;
 use crate::{par, simd};
 
 pub fn check_kappa(kappa: f64) -> Result<()> {
@@ -113,11 +114,16 @@ impl Scan {
 
 /// One query against every row, in one pass, serial or chunked per `plan`.
 pub fn scan_query(matrix: &[f32], d: usize, q: &[f32], w: Want, plan: Plan) -> Result<Scan> {
+    scan_query_on(simd::isa(), matrix, d, q, w, plan)
+}
+
+/// `scan_query` on a given kernel path (tests and benches of each path).
+pub fn scan_query_on(isa: Isa, matrix: &[f32], d: usize, q: &[f32], w: Want, plan: Plan) -> Result<Scan> {
     let n = matrix.len() / d.max(1);
     let parts = par::map_rows(plan, n, d, |rows| {
         let mut acc = Scan::new(w, rows.len());
         let mut res = Ok(());
-        simd::scan(&matrix[rows.start * d..rows.end * d], d, q, |r0, s| {
+        simd::scan_on(isa, &matrix[rows.start * d..rows.end * d], d, q, |r0, s| {
             if res.is_ok() {
                 res = acc.push(w, rows.start + r0, s);
             }
@@ -129,12 +135,17 @@ pub fn scan_query(matrix: &[f32], d: usize, q: &[f32], w: Want, plan: Plan) -> R
 
 /// A batch of queries against every row; the matrix is read once per chunk.
 pub fn scan_queries(matrix: &[f32], d: usize, queries: &[f32], w: Want, plan: Plan) -> Result<Vec<Scan>> {
+    scan_queries_on(simd::isa(), matrix, d, queries, w, plan)
+}
+
+/// `scan_queries` on a given kernel path.
+pub fn scan_queries_on(isa: Isa, matrix: &[f32], d: usize, queries: &[f32], w: Want, plan: Plan) -> Result<Vec<Scan>> {
     let n = matrix.len() / d.max(1);
     let nq = queries.len() / d.max(1);
     let parts = par::map_rows(plan, n, d, |rows| {
         let mut acc = vec![Scan::new(w, rows.len()); nq];
         let mut res = Ok(());
-        simd::scan_batch(&matrix[rows.start * d..rows.end * d], d, queries, |j, r0, s| {
+        simd::scan_batch_on(isa, &matrix[rows.start * d..rows.end * d], d, queries, |j, r0, s| {
             if res.is_ok() {
                 res = acc[j].push(w, rows.start + r0, s);
             }
@@ -287,7 +298,9 @@ pub fn similarities_batch(matrix: &[f32], d: usize, queries: &[f32], plan: Plan)
     out
 }
 
-/// The read-only pass over the same chunks (the parallel bandwidth floor).
+/// A pass that only reads the matrix, with the widest loads the CPU has, over
+/// the scans' chunks (`Plan::Chunked`: on every thread of the pool): the
+/// bandwidth floor the scans are measured against.
 pub fn read_floor(matrix: &[f32], d: usize, plan: Plan) -> f64 {
     let n = matrix.len() / d.max(1);
     par::map_rows(plan, n, d, |rows| simd::sum(&matrix[rows.start * d..rows.end * d])).into_iter().sum()

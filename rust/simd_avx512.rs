@@ -1,0 +1,241 @@
+//! AVX-512F kernels (16 lanes, 32 registers).
+//!
+//! Every function here is `unsafe` and `#[target_feature]`: the safe front in
+//! `simd.rs` calls them only after `Isa::Avx512.checked()`. Loads past the
+//! last full vector are masked, so no kernel reads outside its slices.
+//!
+//! Each row's result is computed by the same instruction sequence wherever
+//! the row sits in a block (short last groups repeat their last row), so a
+//! score never depends on the order of the rows or on how they are chunked.
+
+use std::arch::x86_64::*;
+
+/// Rows per pass of the single-query scan: one query load serves eight rows,
+/// whose eight accumulators are enough independent FMA chains.
+const ROWS: usize = 8;
+/// Rows per micro-tile of the batch kernel.
+const MR: usize = 6;
+/// Queries per packed panel (one register).
+pub const PANEL: usize = 16;
+/// Panels per micro-tile: 6 rows x 4 panels = 24 accumulators, plus 4 query
+/// registers and one broadcast, in 32 registers; 10 loads feed 24 FMAs.
+pub const MAX_PANELS: usize = 4;
+/// Queries one call of the batch kernel handles.
+pub const QUERY_BLOCK: usize = PANEL * MAX_PANELS;
+
+#[inline(always)]
+fn mask(n: usize) -> __mmask16 {
+    ((1u32 << n) - 1) as __mmask16
+}
+
+/// Dot product with four 16-lane FMA chains and a masked tail.
+#[target_feature(enable = "avx512f")]
+pub unsafe fn dot(a: &[f32], b: &[f32]) -> f32 {
+    let n = a.len().min(b.len());
+    let (pa, pb) = (a.as_ptr(), b.as_ptr());
+    let mut acc = [_mm512_setzero_ps(); 4];
+    let mut i = 0;
+    while i + 64 <= n {
+        for (l, a) in acc.iter_mut().enumerate() {
+            *a = _mm512_fmadd_ps(_mm512_loadu_ps(pa.add(i + 16 * l)), _mm512_loadu_ps(pb.add(i + 16 * l)), *a);
+        }
+        i += 64;
+    }
+    while i + 16 <= n {
+        acc[0] = _mm512_fmadd_ps(_mm512_loadu_ps(pa.add(i)), _mm512_loadu_ps(pb.add(i)), acc[0]);
+        i += 16;
+    }
+    if i < n {
+        let m = mask(n - i);
+        acc[1] = _mm512_fmadd_ps(_mm512_maskz_loadu_ps(m, pa.add(i)), _mm512_maskz_loadu_ps(m, pb.add(i)), acc[1]);
+    }
+    _mm512_reduce_add_ps(_mm512_add_ps(_mm512_add_ps(acc[0], acc[1]), _mm512_add_ps(acc[2], acc[3])))
+}
+
+/// One level of the transposing sum: 128-bit lanes of x and y paired by
+/// the two shuffles and added.
+#[inline]
+#[target_feature(enable = "avx512f")]
+unsafe fn fold_lanes<const LO: i32, const HI: i32>(x: __m512, y: __m512) -> __m512 {
+    _mm512_add_ps(_mm512_shuffle_f32x4::<LO>(x, y), _mm512_shuffle_f32x4::<HI>(x, y))
+}
+
+/// The eight horizontal sums of eight accumulators, as one 8-lane vector, by
+/// a transposing tree: every row gets the same pairing of lanes in the same
+/// order, whichever slot it occupies.
+#[inline]
+#[target_feature(enable = "avx512f")]
+unsafe fn hsum8(a: &[__m512; ROWS]) -> __m256 {
+    // 512 -> 256 per row: rows (0,1), (2,3), ... share one register.
+    const LO2: i32 = 0b01_00_01_00;
+    const HI2: i32 = 0b11_10_11_10;
+    let s01 = fold_lanes::<LO2, HI2>(a[0], a[1]);
+    let s23 = fold_lanes::<LO2, HI2>(a[2], a[3]);
+    let s45 = fold_lanes::<LO2, HI2>(a[4], a[5]);
+    let s67 = fold_lanes::<LO2, HI2>(a[6], a[7]);
+    // 256 -> 128 per row: four rows per register, one per 128-bit lane.
+    const LO1: i32 = 0b10_00_10_00;
+    const HI1: i32 = 0b11_01_11_01;
+    let t = fold_lanes::<LO1, HI1>(s01, s23);
+    let u = fold_lanes::<LO1, HI1>(s45, s67);
+    // 128 -> 64 -> 32 inside each lane: rows 0-3 land in element 0 of their
+    // lane, rows 4-7 in element 2.
+    let v = _mm512_add_ps(_mm512_shuffle_ps::<0b10_00_10_00>(t, u), _mm512_shuffle_ps::<0b11_01_11_01>(t, u));
+    let w = _mm512_add_ps(v, _mm512_permute_ps::<0b10_11_00_01>(v));
+    let idx = _mm512_setr_epi32(0, 4, 8, 12, 2, 6, 10, 14, 0, 0, 0, 0, 0, 0, 0, 0);
+    _mm512_castps512_ps256(_mm512_permutexvar_ps(idx, w))
+}
+
+/// Similarities of one query with every row of a row-major block, eight rows
+/// per pass.
+#[target_feature(enable = "avx512f,avx2,fma")]
+pub unsafe fn dots_rows(rows: &[f32], d: usize, q: &[f32], out: &mut [f32]) {
+    let nrows = (rows.len() / d).min(out.len());
+    let pq = q.as_ptr();
+    let base = rows.as_ptr();
+    let full = d - d % PANEL;
+    let m = mask(d % PANEL);
+    let mut ri = 0;
+    while ri < nrows {
+        let mut r = [base; ROWS];
+        for (t, p) in r.iter_mut().enumerate() {
+            *p = base.add((ri + t).min(nrows - 1) * d);
+        }
+        let mut acc = [_mm512_setzero_ps(); ROWS];
+        let mut i = 0;
+        while i < full {
+            let qv = _mm512_loadu_ps(pq.add(i));
+            for t in 0..ROWS {
+                acc[t] = _mm512_fmadd_ps(_mm512_loadu_ps(r[t].add(i)), qv, acc[t]);
+            }
+            i += PANEL;
+        }
+        if full < d {
+            let qv = _mm512_maskz_loadu_ps(m, pq.add(full));
+            for t in 0..ROWS {
+                acc[t] = _mm512_fmadd_ps(_mm512_maskz_loadu_ps(m, r[t].add(full)), qv, acc[t]);
+            }
+        }
+        let s = hsum8(&acc);
+        let valid = (nrows - ri).min(ROWS);
+        if valid == ROWS {
+            _mm256_storeu_ps(out.as_mut_ptr().add(ri), s);
+        } else {
+            let mut tmp = [0f32; ROWS];
+            _mm256_storeu_ps(tmp.as_mut_ptr(), s);
+            out[ri..ri + valid].copy_from_slice(&tmp[..valid]);
+        }
+        ri += ROWS;
+    }
+}
+
+/// Queries `qs[..nq * d]` (nq <= QUERY_BLOCK) transposed into panels of 16:
+/// `packed[(p * panels + j / 16) * 16 + j % 16] = qs[j][p]`, lanes past nq zero.
+pub fn pack(qs: &[f32], nq: usize, d: usize) -> Vec<f32> {
+    let panels = nq.div_ceil(PANEL);
+    let mut out = vec![0f32; d * panels * PANEL];
+    for (j, q) in qs.chunks_exact(d).take(nq).enumerate() {
+        let (pn, l) = (j / PANEL, j % PANEL);
+        for (p, &x) in q.iter().enumerate() {
+            out[(p * panels + pn) * PANEL + l] = x;
+        }
+    }
+    out
+}
+
+/// The GEMM micro-kernel: `out[j * nrows + i] = rows[i] . q_j` for the nq
+/// queries packed in `P` panels. Each (row, query) value is one FMA chain
+/// over the coordinates in order, so it is the same in every tile position.
+#[target_feature(enable = "avx512f,avx2,fma")]
+unsafe fn tiles<const P: usize>(rows: &[f32], d: usize, packed: &[f32], nq: usize, out: &mut [f32]) {
+    let nrows = rows.len() / d;
+    let base = rows.as_ptr();
+    let pk = packed.as_ptr();
+    let mut ri = 0;
+    while ri < nrows {
+        let mut r = [base; MR];
+        for (t, p) in r.iter_mut().enumerate() {
+            *p = base.add((ri + t).min(nrows - 1) * d);
+        }
+        let mut acc = [[_mm512_setzero_ps(); P]; MR];
+        for p in 0..d {
+            let qp = pk.add(p * P * PANEL);
+            let mut qv = [_mm512_setzero_ps(); P];
+            for (pn, v) in qv.iter_mut().enumerate() {
+                *v = _mm512_loadu_ps(qp.add(pn * PANEL));
+            }
+            for t in 0..MR {
+                let x = _mm512_set1_ps(*r[t].add(p));
+                for pn in 0..P {
+                    acc[t][pn] = _mm512_fmadd_ps(x, qv[pn], acc[t][pn]);
+                }
+            }
+        }
+        let valid = (nrows - ri).min(MR);
+        let mut tmp = [0f32; PANEL];
+        for (t, a) in acc.iter().enumerate().take(valid) {
+            for (pn, v) in a.iter().enumerate() {
+                _mm512_storeu_ps(tmp.as_mut_ptr(), *v);
+                let j0 = pn * PANEL;
+                for (l, &s) in tmp.iter().enumerate().take(nq.saturating_sub(j0).min(PANEL)) {
+                    out[(j0 + l) * nrows + ri + t] = s;
+                }
+            }
+        }
+        ri += MR;
+    }
+}
+
+/// `out[j * nrows + i] = rows[i] . q_j` for `nq <= QUERY_BLOCK` queries
+/// packed by `pack`.
+#[target_feature(enable = "avx512f,avx2,fma")]
+pub unsafe fn dots_packed(rows: &[f32], d: usize, packed: &[f32], nq: usize, out: &mut [f32]) {
+    match nq.div_ceil(PANEL) {
+        0 => {}
+        1 => tiles::<1>(rows, d, packed, nq, out),
+        2 => tiles::<2>(rows, d, packed, nq, out),
+        3 => tiles::<3>(rows, d, packed, nq, out),
+        _ => tiles::<4>(rows, d, packed, nq, out),
+    }
+}
+
+/// `out[j * nrows + i] = rows[i] . qs[j]` for any number of queries.
+#[target_feature(enable = "avx512f,avx2,fma")]
+pub unsafe fn dots_rows_multi(rows: &[f32], d: usize, qs: &[f32], nq: usize, out: &mut [f32]) {
+    let nrows = rows.len() / d;
+    for j0 in (0..nq).step_by(QUERY_BLOCK) {
+        let qn = QUERY_BLOCK.min(nq - j0);
+        let packed = pack(&qs[j0 * d..(j0 + qn) * d], qn, d);
+        dots_packed(rows, d, &packed, qn, &mut out[j0 * nrows..(j0 + qn) * nrows]);
+    }
+}
+
+/// Sum of every element with eight 16-lane chains: the pass runs at the
+/// speed of its 64-byte loads alone.
+#[target_feature(enable = "avx512f")]
+pub unsafe fn sum(a: &[f32]) -> f64 {
+    let n = a.len();
+    let p = a.as_ptr();
+    let mut acc = [_mm512_setzero_ps(); 8];
+    let mut i = 0;
+    let mut total = 0f64;
+    // Flush to f64 every 64k floats so long sums keep their precision.
+    while i + 128 <= n {
+        let end = (i + 65536).min(n - n % 128);
+        while i < end {
+            for (l, a) in acc.iter_mut().enumerate() {
+                *a = _mm512_add_ps(*a, _mm512_loadu_ps(p.add(i + 16 * l)));
+            }
+            i += 128;
+        }
+        for v in acc.iter_mut() {
+            total += _mm512_reduce_add_ps(*v) as f64;
+            *v = _mm512_setzero_ps();
+        }
+    }
+    while i < n {
+        total += *p.add(i) as f64;
+        i += 1;
+    }
+    total
+}

@@ -5,6 +5,8 @@
 
 pub mod eigen;
 pub mod error;
+#[cfg(target_arch = "x86_64")]
+mod fused;
 pub mod info;
 pub mod isa;
 pub mod kappa;
@@ -22,8 +24,6 @@ pub mod simd;
 mod simd_avx2;
 #[cfg(target_arch = "x86_64")]
 mod simd_avx512;
-#[cfg(target_arch = "aarch64")]
-mod simd_neon;
 mod simd_portable;
 #[cfg(test)]
 mod simd_tests;

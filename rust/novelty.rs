@@ -23,7 +23,7 @@ pub fn check_k(k: usize) -> Result<()> {
     Ok(())
 }
 
-fn nonfinite(sims: &[f32], row0: usize) -> Result<()> {
+pub(crate) fn nonfinite(sims: &[f32], row0: usize) -> Result<()> {
     // One vectorized test per block; the position is only looked for on failure.
     if simd::all_finite(sims) {
         return Ok(());
@@ -140,8 +140,13 @@ pub fn scan_queries(matrix: &[f32], d: usize, queries: &[f32], w: Want, plan: Pl
 
 /// `scan_queries` on a given kernel path.
 pub fn scan_queries_on(isa: Isa, matrix: &[f32], d: usize, queries: &[f32], w: Want, plan: Plan) -> Result<Vec<Scan>> {
+    #[cfg(target_arch = "x86_64")]
+    if let (Isa::Avx512, Some(k), None, true) = (isa, w.k, w.kappa, d > 0) {
+        return crate::fused::topk_scans(matrix, d, queries, k, w, plan);
+    }
     let n = matrix.len() / d.max(1);
     let nq = queries.len() / d.max(1);
+    let plan = par::batch_plan(plan, n, d, nq);
     let parts = par::map_rows(plan, n, d, |rows| {
         let mut acc = vec![Scan::new(w, rows.len()); nq];
         let mut res = Ok(());
@@ -280,6 +285,7 @@ pub fn similarities(matrix: &[f32], d: usize, q: &[f32], plan: Plan) -> Vec<f32>
 pub fn similarities_batch(matrix: &[f32], d: usize, queries: &[f32], plan: Plan) -> Vec<f32> {
     let n = matrix.len() / d.max(1);
     let nq = queries.len() / d.max(1);
+    let plan = par::batch_plan(plan, n, d, nq);
     let parts = par::map_rows(plan, n, d, |rows| {
         let len = rows.len();
         let mut out = vec![0f32; nq * len];

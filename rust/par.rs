@@ -89,6 +89,20 @@ pub fn chunked(plan: Plan, n: usize, d: usize) -> bool {
     }
 }
 
+/// The plan of a scan of `nq` queries at once: its work grows with nq, so
+/// `Auto` splits it from `PAR_MIN_ELEMENTS` multiply-adds (n * d * nq) rather
+/// than matrix elements. A 64-query batch over 1k rows of d = 384 is about
+/// 16 single scans of 4k rows: well past the crossover measured above.
+/// The chunks are the same fixed ranges, so results stay those of a serial scan.
+pub fn batch_plan(plan: Plan, n: usize, d: usize, nq: usize) -> Plan {
+    match plan {
+        Plan::Auto if pool().is_some() && n > chunk_rows(d) && n.saturating_mul(d).saturating_mul(nq) >= PAR_MIN_ELEMENTS => {
+            Plan::Chunked
+        }
+        p => p,
+    }
+}
+
 /// `f` over the row ranges of `plan`, results in row order: one range `0..n`
 /// when serial, else the fixed chunks, run on the pool when there is one.
 pub fn map_rows<T, F>(plan: Plan, n: usize, d: usize, f: F) -> Vec<T>

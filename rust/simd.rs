@@ -2,8 +2,7 @@
 //! dispatched to the instruction set `isa::isa()` chose at run time.
 //!
 //! The wheel is compiled for the baseline target, so it runs everywhere; the
-//! AVX-512 (`simd_avx512`), AVX2+FMA (`simd_avx2`) and NEON (`simd_neon`)
-//! kernels are `#[target_feature]` functions entered only on CPUs that have
+//! AVX-512 (`simd_avx512`) and AVX2+FMA (`simd_avx2`) kernels are `#[target_feature]` functions entered only on CPUs that have
 //! them. Every `*_on` function takes the path explicitly, for tests and
 //! benches of each path on one machine; the others use the chosen one.
 
@@ -27,9 +26,6 @@ macro_rules! dispatch {
             #[cfg(target_arch = "x86_64")]
             // SAFETY: checked() verified AVX2 and FMA.
             Isa::Avx2 => unsafe { crate::simd_avx2::$f($($a),*) },
-            #[cfg(target_arch = "aarch64")]
-            // SAFETY: checked() verified NEON.
-            Isa::Neon => unsafe { crate::simd_neon::$f($($a),*) },
             _ => portable::$f($($a),*),
         }
     };

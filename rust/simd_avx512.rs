@@ -10,15 +10,18 @@
 
 use std::arch::x86_64::*;
 
+use crate::stream::TopK;
+
 /// Rows per pass of the single-query scan: one query load serves eight rows,
 /// whose eight accumulators are enough independent FMA chains.
 const ROWS: usize = 8;
 /// Rows per micro-tile of the batch kernel.
-const MR: usize = 6;
+const MR: usize = 4;
 /// Queries per packed panel (one register).
 pub const PANEL: usize = 16;
-/// Panels per micro-tile: 6 rows x 4 panels = 24 accumulators, plus 4 query
-/// registers and one broadcast, in 32 registers; 10 loads feed 24 FMAs.
+/// Panels per micro-tile: 4 rows x 4 panels = 16 accumulators, plus 4 query
+/// registers and 4 broadcasts, in 32 registers with room to spare (6 rows
+/// spilled); 8 loads feed 16 FMAs.
 pub const MAX_PANELS: usize = 4;
 /// Queries one call of the batch kernel handles.
 pub const QUERY_BLOCK: usize = PANEL * MAX_PANELS;
@@ -86,6 +89,30 @@ unsafe fn hsum8(a: &[__m512; ROWS]) -> __m256 {
     _mm512_castps512_ps256(_mm512_permutexvar_ps(idx, w))
 }
 
+/// The similarities of eight rows with one query.
+#[inline]
+#[target_feature(enable = "avx512f,avx2,fma")]
+unsafe fn group8(r: &[*const f32; ROWS], pq: *const f32, d: usize) -> __m256 {
+    let full = d - d % PANEL;
+    let mut acc = [_mm512_setzero_ps(); ROWS];
+    let mut i = 0;
+    while i < full {
+        let qv = _mm512_loadu_ps(pq.add(i));
+        for t in 0..ROWS {
+            acc[t] = _mm512_fmadd_ps(_mm512_loadu_ps(r[t].add(i)), qv, acc[t]);
+        }
+        i += PANEL;
+    }
+    if full < d {
+        let m = mask(d % PANEL);
+        let qv = _mm512_maskz_loadu_ps(m, pq.add(full));
+        for t in 0..ROWS {
+            acc[t] = _mm512_fmadd_ps(_mm512_maskz_loadu_ps(m, r[t].add(full)), qv, acc[t]);
+        }
+    }
+    hsum8(&acc)
+}
+
 /// Similarities of one query with every row of a row-major block, eight rows
 /// per pass.
 #[target_feature(enable = "avx512f,avx2,fma")]
@@ -93,39 +120,30 @@ pub unsafe fn dots_rows(rows: &[f32], d: usize, q: &[f32], out: &mut [f32]) {
     let nrows = (rows.len() / d).min(out.len());
     let pq = q.as_ptr();
     let base = rows.as_ptr();
-    let full = d - d % PANEL;
-    let m = mask(d % PANEL);
+    let po = out.as_mut_ptr();
+    // The row pointers step from group to group (rather than being derived
+    // from the group index), so the register allocator keeps them in
+    // registers instead of recomputing them at every load.
+    let mut r = [base; ROWS];
+    for (t, p) in r.iter_mut().enumerate() {
+        *p = base.add(t * d);
+    }
     let mut ri = 0;
-    while ri < nrows {
-        let mut r = [base; ROWS];
+    while ri + ROWS <= nrows {
+        _mm256_storeu_ps(po.add(ri), group8(&r, pq, d));
+        for p in r.iter_mut() {
+            *p = p.add(ROWS * d);
+        }
+        ri += ROWS;
+    }
+    if ri < nrows {
+        // A short last group repeats its last row: same arithmetic per row.
         for (t, p) in r.iter_mut().enumerate() {
             *p = base.add((ri + t).min(nrows - 1) * d);
         }
-        let mut acc = [_mm512_setzero_ps(); ROWS];
-        let mut i = 0;
-        while i < full {
-            let qv = _mm512_loadu_ps(pq.add(i));
-            for t in 0..ROWS {
-                acc[t] = _mm512_fmadd_ps(_mm512_loadu_ps(r[t].add(i)), qv, acc[t]);
-            }
-            i += PANEL;
-        }
-        if full < d {
-            let qv = _mm512_maskz_loadu_ps(m, pq.add(full));
-            for t in 0..ROWS {
-                acc[t] = _mm512_fmadd_ps(_mm512_maskz_loadu_ps(m, r[t].add(full)), qv, acc[t]);
-            }
-        }
-        let s = hsum8(&acc);
-        let valid = (nrows - ri).min(ROWS);
-        if valid == ROWS {
-            _mm256_storeu_ps(out.as_mut_ptr().add(ri), s);
-        } else {
-            let mut tmp = [0f32; ROWS];
-            _mm256_storeu_ps(tmp.as_mut_ptr(), s);
-            out[ri..ri + valid].copy_from_slice(&tmp[..valid]);
-        }
-        ri += ROWS;
+        let mut tmp = [0f32; ROWS];
+        _mm256_storeu_ps(tmp.as_mut_ptr(), group8(&r, pq, d));
+        out[ri..nrows].copy_from_slice(&tmp[..nrows - ri]);
     }
 }
 
@@ -143,36 +161,37 @@ pub fn pack(qs: &[f32], nq: usize, d: usize) -> Vec<f32> {
     out
 }
 
-/// The GEMM micro-kernel: `out[j * nrows + i] = rows[i] . q_j` for the nq
-/// queries packed in `P` panels. Each (row, query) value is one FMA chain
-/// over the coordinates in order, so it is the same in every tile position.
+/// One micro-tile: `MR` rows against the queries packed in `P` panels.
+/// Each (row, query) value is one FMA chain over the coordinates in order,
+/// so it is the same in every tile position.
+#[inline]
+#[target_feature(enable = "avx512f,avx2,fma")]
+unsafe fn tile<const P: usize>(r: &[*const f32; MR], d: usize, pk: *const f32) -> [[__m512; P]; MR] {
+    let mut acc = [[_mm512_setzero_ps(); P]; MR];
+    for p in 0..d {
+        let qp = pk.add(p * P * PANEL);
+        let mut qv = [_mm512_setzero_ps(); P];
+        for (pn, v) in qv.iter_mut().enumerate() {
+            *v = _mm512_loadu_ps(qp.add(pn * PANEL));
+        }
+        for t in 0..MR {
+            let b = _mm512_set1_ps(*r[t].add(p));
+            for pn in 0..P {
+                acc[t][pn] = _mm512_fmadd_ps(b, qv[pn], acc[t][pn]);
+            }
+        }
+    }
+    acc
+}
+
+/// The GEMM micro-kernel over a block: `out[j * nrows + i] = rows[i] . q_j`.
 #[target_feature(enable = "avx512f,avx2,fma")]
 unsafe fn tiles<const P: usize>(rows: &[f32], d: usize, packed: &[f32], nq: usize, out: &mut [f32]) {
     let nrows = rows.len() / d;
     let base = rows.as_ptr();
     let pk = packed.as_ptr();
-    let mut ri = 0;
-    while ri < nrows {
-        let mut r = [base; MR];
-        for (t, p) in r.iter_mut().enumerate() {
-            *p = base.add((ri + t).min(nrows - 1) * d);
-        }
-        let mut acc = [[_mm512_setzero_ps(); P]; MR];
-        for p in 0..d {
-            let qp = pk.add(p * P * PANEL);
-            let mut qv = [_mm512_setzero_ps(); P];
-            for (pn, v) in qv.iter_mut().enumerate() {
-                *v = _mm512_loadu_ps(qp.add(pn * PANEL));
-            }
-            for t in 0..MR {
-                let x = _mm512_set1_ps(*r[t].add(p));
-                for pn in 0..P {
-                    acc[t][pn] = _mm512_fmadd_ps(x, qv[pn], acc[t][pn]);
-                }
-            }
-        }
-        let valid = (nrows - ri).min(MR);
-        let mut tmp = [0f32; PANEL];
+    let mut tmp = [0f32; PANEL];
+    let mut put = |acc: &[[__m512; P]; MR], ri: usize, valid: usize| {
         for (t, a) in acc.iter().enumerate().take(valid) {
             for (pn, v) in a.iter().enumerate() {
                 _mm512_storeu_ps(tmp.as_mut_ptr(), *v);
@@ -182,7 +201,25 @@ unsafe fn tiles<const P: usize>(rows: &[f32], d: usize, packed: &[f32], nq: usiz
                 }
             }
         }
+    };
+    // Loop-carried row pointers (see dots_rows).
+    let mut r = [base; MR];
+    for (t, p) in r.iter_mut().enumerate() {
+        *p = base.add(t * d);
+    }
+    let mut ri = 0;
+    while ri + MR <= nrows {
+        put(&tile::<P>(&r, d, pk), ri, MR);
+        for p in r.iter_mut() {
+            *p = p.add(MR * d);
+        }
         ri += MR;
+    }
+    if ri < nrows {
+        for (t, p) in r.iter_mut().enumerate() {
+            *p = base.add((ri + t).min(nrows - 1) * d);
+        }
+        put(&tile::<P>(&r, d, pk), ri, nrows - ri);
     }
 }
 
@@ -196,6 +233,103 @@ pub unsafe fn dots_packed(rows: &[f32], d: usize, packed: &[f32], nq: usize, out
         2 => tiles::<2>(rows, d, packed, nq, out),
         3 => tiles::<3>(rows, d, packed, nq, out),
         _ => tiles::<4>(rows, d, packed, nq, out),
+    }
+}
+
+/// Offer the lanes of `v` set in `m` (cosines of row `row` with queries
+/// `j0..j0 + 16`) to their top-k lists, and refresh their bars.
+#[cold]
+#[inline(never)]
+#[target_feature(enable = "avx512f")]
+unsafe fn offer(v: __m512, m: __mmask16, j0: usize, row: usize, tops: &mut [TopK], bars: &mut [f32]) {
+    let mut tmp = [0f32; PANEL];
+    _mm512_storeu_ps(tmp.as_mut_ptr(), v);
+    let mut bits = m;
+    while bits != 0 {
+        let l = bits.trailing_zeros() as usize;
+        bits &= bits - 1;
+        let t = &mut tops[j0 + l];
+        t.push(tmp[l], row);
+        bars[j0 + l] = t.bar();
+    }
+}
+
+/// The micro-kernel fused with each query's top-k: every tile's cosines are
+/// compared with the queries' bars in registers, and only the lanes that
+/// beat their bar leave them. Rows reach each list in increasing order, so
+/// the lists are those `TopK::push_block` builds from the same cosines.
+/// Returns false if any cosine was NaN or inf (the caller then redoes the
+/// block the unfused way to report the first bad row).
+#[target_feature(enable = "avx512f,avx2,fma")]
+unsafe fn tiles_topk<const P: usize>(rows: &[f32], d: usize, packed: &[f32], row0: usize, tops: &mut [TopK], bars: &mut [f32]) -> bool {
+    let nq = tops.len();
+    let nrows = rows.len() / d;
+    let base = rows.as_ptr();
+    let pk = packed.as_ptr();
+    let mut lanes = [0 as __mmask16; P];
+    for (pn, l) in lanes.iter_mut().enumerate() {
+        *l = mask(nq.saturating_sub(pn * PANEL).min(PANEL));
+    }
+    // 0 * x is 0 for finite x and NaN otherwise; NaN survives every add.
+    let mut bad = _mm512_setzero_ps();
+    // Loop-carried row pointers (see dots_rows).
+    let mut r = [base; MR];
+    for (t, p) in r.iter_mut().enumerate() {
+        *p = base.add(t * d);
+    }
+    let mut ri = 0;
+    while ri + MR <= nrows {
+        settle::<P>(&tile::<P>(&r, d, pk), MR, row0 + ri, &lanes, tops, bars, &mut bad);
+        for p in r.iter_mut() {
+            *p = p.add(MR * d);
+        }
+        ri += MR;
+    }
+    if ri < nrows {
+        for (t, p) in r.iter_mut().enumerate() {
+            *p = base.add((ri + t).min(nrows - 1) * d);
+        }
+        settle::<P>(&tile::<P>(&r, d, pk), nrows - ri, row0 + ri, &lanes, tops, bars, &mut bad);
+    }
+    _mm512_cmp_ps_mask::<_CMP_UNORD_Q>(bad, bad) == 0
+}
+
+/// Fold one tile's first `valid` rows (the first is row `row`) into the lists.
+#[inline]
+#[target_feature(enable = "avx512f")]
+unsafe fn settle<const P: usize>(
+    acc: &[[__m512; P]; MR],
+    valid: usize,
+    row: usize,
+    lanes: &[__mmask16; P],
+    tops: &mut [TopK],
+    bars: &mut [f32],
+    bad: &mut __m512,
+) {
+    let zero = _mm512_setzero_ps();
+    for (t, a) in acc.iter().enumerate().take(valid) {
+        for (pn, &v) in a.iter().enumerate() {
+            *bad = _mm512_add_ps(*bad, _mm512_mul_ps(v, zero));
+            let bar = _mm512_loadu_ps(bars.as_ptr().add(pn * PANEL));
+            let m = _mm512_mask_cmp_ps_mask::<_CMP_GT_OQ>(lanes[pn], v, bar);
+            if m != 0 {
+                offer(v, m, pn * PANEL, row + t, tops, bars);
+            }
+        }
+    }
+}
+
+/// `tiles_topk` for `tops.len() <= QUERY_BLOCK` queries packed by `pack`;
+/// `bars` holds QUERY_BLOCK floats, `bars[j] = tops[j].bar()`.
+#[target_feature(enable = "avx512f,avx2,fma")]
+pub unsafe fn topk_packed(rows: &[f32], d: usize, packed: &[f32], row0: usize, tops: &mut [TopK], bars: &mut [f32]) -> bool {
+    assert!(bars.len() >= QUERY_BLOCK && tops.len() <= QUERY_BLOCK);
+    match tops.len().div_ceil(PANEL) {
+        0 => true,
+        1 => tiles_topk::<1>(rows, d, packed, row0, tops, bars),
+        2 => tiles_topk::<2>(rows, d, packed, row0, tops, bars),
+        3 => tiles_topk::<3>(rows, d, packed, row0, tops, bars),
+        _ => tiles_topk::<4>(rows, d, packed, row0, tops, bars),
     }
 }
 

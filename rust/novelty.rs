@@ -123,7 +123,7 @@ pub fn scan_query_on(isa: Isa, matrix: &[f32], d: usize, q: &[f32], w: Want, pla
     let parts = par::map_rows(plan, n, d, |rows| {
         let mut acc = Scan::new(w, rows.len());
         let mut res = Ok(());
-        simd::scan_on(isa, &matrix[rows.start * d..rows.end * d], d, q, |r0, s| {
+        simd::scan_part_on(isa, &matrix[rows.start * d..rows.end * d], d, q, matrix.len(), |r0, s| {
             if res.is_ok() {
                 res = acc.push(w, rows.start + r0, s);
             }
@@ -272,7 +272,8 @@ pub fn similarities(matrix: &[f32], d: usize, q: &[f32], plan: Plan) -> Vec<f32>
     let n = matrix.len() / d.max(1);
     let parts = par::map_rows(plan, n, d, |rows| {
         let mut out = vec![0f32; rows.len()];
-        simd::scan(&matrix[rows.start * d..rows.end * d], d, q, |r0, s| out[r0..r0 + s.len()].copy_from_slice(s));
+        let part = &matrix[rows.start * d..rows.end * d];
+        simd::scan_part_on(simd::isa(), part, d, q, matrix.len(), |r0, s| out[r0..r0 + s.len()].copy_from_slice(s));
         out
     });
     if parts.len() == 1 {

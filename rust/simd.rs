@@ -151,10 +151,35 @@ pub fn scan<F: FnMut(usize, &[f32])>(matrix: &[f32], d: usize, q: &[f32], f: F) 
 }
 
 /// `scan` on a given path.
-pub fn scan_on<F: FnMut(usize, &[f32])>(isa: Isa, matrix: &[f32], d: usize, q: &[f32], mut f: F) {
+pub fn scan_on<F: FnMut(usize, &[f32])>(isa: Isa, matrix: &[f32], d: usize, q: &[f32], f: F) {
+    scan_part_on(isa, matrix, d, q, matrix.len(), f)
+}
+
+/// Matrices above this many bytes stream from L3 or DRAM, where the AVX-512
+/// scan gains from prefetching its next group of rows: measured (d = 384,
+/// median of 30 interleaved passes, three runs) 10-15% faster at 10k rows
+/// (15 MB), 10% slower at 1k rows (1.5 MB, partly in L2).
+pub const FAR_BYTES: usize = 4 << 20;
+
+/// `scan_on` over `matrix`, a part of a matrix of `total` floats (a chunk of
+/// a parallel scan): the prefetch choice follows the whole, so that every
+/// chunk streams the way the serial scan does. Results do not depend on it.
+pub fn scan_part_on<F: FnMut(usize, &[f32])>(isa: Isa, matrix: &[f32], d: usize, q: &[f32], total: usize, mut f: F) {
     let mut buf = [0f32; ROW_BLOCK];
+    #[cfg(target_arch = "x86_64")]
+    let far = isa.checked() == Isa::Avx512 && total.saturating_mul(4) > FAR_BYTES;
+    #[cfg(not(target_arch = "x86_64"))]
+    let _ = total;
     for (b, rows) in matrix.chunks(ROW_BLOCK * d).enumerate() {
         let n = rows.len() / d;
+        #[cfg(target_arch = "x86_64")]
+        if far {
+            check_rows(rows, d, q, 1, &buf[..n]);
+            // SAFETY: AVX-512 checked above, shapes checked just now.
+            unsafe { crate::simd_avx512::dots_rows_far(rows, d, q, &mut buf[..n]) };
+            f(b * ROW_BLOCK, &buf[..n]);
+            continue;
+        }
         dots_rows_on(isa, rows, d, q, &mut buf[..n]);
         f(b * ROW_BLOCK, &buf[..n]);
     }

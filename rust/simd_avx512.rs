@@ -15,6 +15,9 @@ use crate::stream::TopK;
 /// Rows per pass of the single-query scan: one query load serves eight rows,
 /// whose eight accumulators are enough independent FMA chains.
 const ROWS: usize = 8;
+/// Floats ahead of the read floor's loads that it prefetches (12 KiB):
+/// measured 2-10% faster than the hardware prefetcher alone at 1k-100k rows.
+const SUM_AHEAD: usize = 3072;
 /// Rows per micro-tile of the batch kernel.
 const MR: usize = 4;
 /// Queries per packed panel (one register).
@@ -92,13 +95,19 @@ unsafe fn hsum8(a: &[__m512; ROWS]) -> __m256 {
 /// The similarities of eight rows with one query.
 #[inline]
 #[target_feature(enable = "avx512f,avx2,fma")]
-unsafe fn group8(r: &[*const f32; ROWS], pq: *const f32, d: usize) -> __m256 {
+unsafe fn group8<const PF: bool>(r: &[*const f32; ROWS], pq: *const f32, d: usize) -> __m256 {
     let full = d - d % PANEL;
     let mut acc = [_mm512_setzero_ps(); ROWS];
     let mut i = 0;
+    let ahead = ROWS * d;
     while i < full {
         let qv = _mm512_loadu_ps(pq.add(i));
         for t in 0..ROWS {
+            // The next group's line at this offset (a prefetch never
+            // faults, even past the end of the rows).
+            if PF {
+                _mm_prefetch::<_MM_HINT_T0>(r[t].wrapping_add(i + ahead) as *const i8);
+            }
             acc[t] = _mm512_fmadd_ps(_mm512_loadu_ps(r[t].add(i)), qv, acc[t]);
         }
         i += PANEL;
@@ -117,6 +126,18 @@ unsafe fn group8(r: &[*const f32; ROWS], pq: *const f32, d: usize) -> __m256 {
 /// per pass.
 #[target_feature(enable = "avx512f,avx2,fma")]
 pub unsafe fn dots_rows(rows: &[f32], d: usize, q: &[f32], out: &mut [f32]) {
+    dots_rows_pf::<false>(rows, d, q, out)
+}
+
+/// `dots_rows` that also prefetches the next group of rows: faster when the
+/// matrix streams from far away (see `simd::FAR_BYTES`), slower from near.
+#[target_feature(enable = "avx512f,avx2,fma")]
+pub unsafe fn dots_rows_far(rows: &[f32], d: usize, q: &[f32], out: &mut [f32]) {
+    dots_rows_pf::<true>(rows, d, q, out)
+}
+
+#[target_feature(enable = "avx512f,avx2,fma")]
+unsafe fn dots_rows_pf<const PF: bool>(rows: &[f32], d: usize, q: &[f32], out: &mut [f32]) {
     let nrows = (rows.len() / d).min(out.len());
     let pq = q.as_ptr();
     let base = rows.as_ptr();
@@ -130,7 +151,7 @@ pub unsafe fn dots_rows(rows: &[f32], d: usize, q: &[f32], out: &mut [f32]) {
     }
     let mut ri = 0;
     while ri + ROWS <= nrows {
-        _mm256_storeu_ps(po.add(ri), group8(&r, pq, d));
+        _mm256_storeu_ps(po.add(ri), group8::<PF>(&r, pq, d));
         for p in r.iter_mut() {
             *p = p.add(ROWS * d);
         }
@@ -142,7 +163,7 @@ pub unsafe fn dots_rows(rows: &[f32], d: usize, q: &[f32], out: &mut [f32]) {
             *p = base.add((ri + t).min(nrows - 1) * d);
         }
         let mut tmp = [0f32; ROWS];
-        _mm256_storeu_ps(tmp.as_mut_ptr(), group8(&r, pq, d));
+        _mm256_storeu_ps(tmp.as_mut_ptr(), group8::<PF>(&r, pq, d));
         out[ri..nrows].copy_from_slice(&tmp[..nrows - ri]);
     }
 }
@@ -348,6 +369,11 @@ pub unsafe fn dots_rows_multi(rows: &[f32], d: usize, qs: &[f32], nq: usize, out
 /// speed of its 64-byte loads alone.
 #[target_feature(enable = "avx512f")]
 pub unsafe fn sum(a: &[f32]) -> f64 {
+    sum_pf::<SUM_AHEAD>(a)
+}
+
+#[target_feature(enable = "avx512f")]
+unsafe fn sum_pf<const AHEAD: usize>(a: &[f32]) -> f64 {
     let n = a.len();
     let p = a.as_ptr();
     let mut acc = [_mm512_setzero_ps(); 8];
@@ -358,6 +384,9 @@ pub unsafe fn sum(a: &[f32]) -> f64 {
         let end = (i + 65536).min(n - n % 128);
         while i < end {
             for (l, a) in acc.iter_mut().enumerate() {
+                if AHEAD > 0 {
+                    _mm_prefetch::<_MM_HINT_T0>(p.wrapping_add(i + 16 * l + AHEAD) as *const i8);
+                }
                 *a = _mm512_add_ps(*a, _mm512_loadu_ps(p.add(i + 16 * l)));
             }
             i += 128;

@@ -202,3 +202,21 @@ fn fused_batch_top_k_equals_the_unfused_scan_bit_for_bit() {
     let w = Want { k: Some(5), kappa: None, check: false };
     assert!(scan_queries_on(Isa::Avx512, &bad, d, &qs, w, Plan::Serial).is_ok());
 }
+
+
+#[test]
+fn prefetching_far_scans_changes_no_bit() {
+    let d = 384;
+    let n = 2 * ROW_BLOCK + 11;
+    let m = data(n * d, 51);
+    let q = data(d, 52);
+    for isa in paths() {
+        let (mut near, mut far) = (vec![0f32; n], vec![0f32; n]);
+        simd::scan_part_on(isa, &m, d, &q, m.len(), |r0, s| near[r0..r0 + s.len()].copy_from_slice(s));
+        simd::scan_part_on(isa, &m, d, &q, usize::MAX / 8, |r0, s| far[r0..r0 + s.len()].copy_from_slice(s));
+        assert_eq!(near, far, "{isa:?}");
+        let mut one = vec![0f32; n];
+        simd::dots_rows_on(isa, &m, d, &q, &mut one);
+        assert_eq!(near, one, "{isa:?}");
+    }
+}

@@ -9,7 +9,7 @@
 use crate::error::Result;
 use crate::novelty::{nonfinite, Plan, Scan, Want};
 use crate::par;
-use crate::simd::{Isa, ROW_BLOCK};
+use crate::simd::{pack_panels, Isa, ROW_BLOCK};
 use crate::simd_avx512 as k;
 use crate::stream::TopK;
 
@@ -25,7 +25,7 @@ pub fn topk_scans(matrix: &[f32], d: usize, queries: &[f32], kk: usize, w: Want,
         .step_by(k::QUERY_BLOCK)
         .map(|q0| {
             let qn = k::QUERY_BLOCK.min(nq - q0);
-            (q0, qn, k::pack(&queries[q0 * d..(q0 + qn) * d], qn, d))
+            (q0, qn, pack_panels(&queries[q0 * d..(q0 + qn) * d], qn, d, k::PANEL))
         })
         .collect();
     let plan = par::batch_plan(plan, n, d, nq);
@@ -37,7 +37,7 @@ pub fn topk_scans(matrix: &[f32], d: usize, queries: &[f32], kk: usize, w: Want,
             let row0 = rows.start + b * ROW_BLOCK;
             for (pi, (q0, qn, p)) in packed.iter().enumerate() {
                 let bars = &mut bars[pi * k::QUERY_BLOCK..(pi + 1) * k::QUERY_BLOCK];
-                // SAFETY: AVX-512F checked above; pack() sized p for (qn, d).
+                // SAFETY: AVX-512F checked above; p holds qn packed queries of width d.
                 let ok = unsafe { k::topk_packed(blk, d, p, row0, &mut tops[*q0..q0 + qn], bars) };
                 if !ok && w.check {
                     first_bad(blk, d, p, *qn, row0)?;

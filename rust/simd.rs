@@ -96,7 +96,57 @@ pub fn dots_rows_multi_on(isa: Isa, rows: &[f32], d: usize, qs: &[f32], nq: usiz
     if rows.is_empty() || nq == 0 {
         return;
     }
-    dispatch!(isa, dots_rows_multi(rows, d, qs, nq, out))
+    #[cfg(target_arch = "x86_64")]
+    if let Some(g) = Gemm::of(isa.checked()) {
+        let nrows = rows.len() / d;
+        for j0 in (0..nq).step_by(g.block) {
+            let qn = g.block.min(nq - j0);
+            let packed = pack_panels(&qs[j0 * d..(j0 + qn) * d], qn, d, g.panel);
+            // SAFETY: Gemm::of checked the CPU; packed holds qn queries of width d.
+            unsafe { (g.kernel)(rows, d, &packed, qn, &mut out[j0 * nrows..(j0 + qn) * nrows]) };
+        }
+        return;
+    }
+    portable::dots_rows_multi(rows, d, qs, nq, out)
+}
+
+/// A GEMM micro-kernel over queries packed in panels (`pack_panels`):
+/// `kernel(rows, d, packed, nq, out)` writes `out[j * nrows + i]` for up to
+/// `block` queries.
+#[cfg(target_arch = "x86_64")]
+#[derive(Clone, Copy)]
+struct Gemm {
+    panel: usize,
+    block: usize,
+    kernel: unsafe fn(&[f32], usize, &[f32], usize, &mut [f32]),
+}
+
+#[cfg(target_arch = "x86_64")]
+impl Gemm {
+    /// The micro-kernel of a checked path, if it has one.
+    fn of(isa: Isa) -> Option<Gemm> {
+        use crate::{simd_avx2 as a2, simd_avx512 as a5};
+        match isa {
+            Isa::Avx512 => Some(Gemm { panel: a5::PANEL, block: a5::QUERY_BLOCK, kernel: a5::dots_packed }),
+            Isa::Avx2 => Some(Gemm { panel: a2::PANEL, block: a2::QUERY_BLOCK, kernel: a2::dots_packed }),
+            _ => None,
+        }
+    }
+}
+
+/// Queries `qs[..nq * d]` transposed into panels of `panel` lanes for the
+/// GEMM micro-kernels: `packed[(p * panels + j / panel) * panel + j % panel]
+/// = qs[j][p]`, lanes past nq zero, so one load per coordinate serves a panel.
+pub(crate) fn pack_panels(qs: &[f32], nq: usize, d: usize, panel: usize) -> Vec<f32> {
+    let panels = nq.div_ceil(panel);
+    let mut out = vec![0f32; d * panels * panel];
+    for (j, q) in qs.chunks_exact(d).take(nq).enumerate() {
+        let (pn, l) = (j / panel, j % panel);
+        for (p, &x) in q.iter().enumerate() {
+            out[(p * panels + pn) * panel + l] = x;
+        }
+    }
+    out
 }
 
 /// Sum of every element: a pass that only reads memory (the bandwidth floor).
@@ -200,8 +250,8 @@ pub fn scan_batch_on<F: FnMut(usize, usize, &[f32])>(isa: Isa, matrix: &[f32], d
         return;
     }
     #[cfg(target_arch = "x86_64")]
-    if isa.checked() == Isa::Avx512 {
-        return scan_batch_packed(matrix, d, queries, nq, f);
+    if let Some(g) = Gemm::of(isa.checked()) {
+        return scan_batch_packed(g, matrix, d, queries, nq, f);
     }
     let mut buf = vec![0f32; ROW_BLOCK * QUERY_BLOCK];
     for (b, rows) in matrix.chunks(ROW_BLOCK * d).enumerate() {
@@ -217,24 +267,23 @@ pub fn scan_batch_on<F: FnMut(usize, usize, &[f32])>(isa: Isa, matrix: &[f32], d
     }
 }
 
-/// The AVX-512 batch scan: the queries are packed into 16-lane panels once,
-/// then every block of rows goes through the GEMM micro-kernel.
+/// The batch scan of a GEMM path: the queries are packed into panels once,
+/// then every block of rows goes through the micro-kernel.
 #[cfg(target_arch = "x86_64")]
-fn scan_batch_packed<F: FnMut(usize, usize, &[f32])>(matrix: &[f32], d: usize, queries: &[f32], nq: usize, mut f: F) {
-    use crate::simd_avx512 as k;
+fn scan_batch_packed<F: FnMut(usize, usize, &[f32])>(g: Gemm, matrix: &[f32], d: usize, queries: &[f32], nq: usize, mut f: F) {
     let packed: Vec<(usize, usize, Vec<f32>)> = (0..nq)
-        .step_by(k::QUERY_BLOCK)
+        .step_by(g.block)
         .map(|q0| {
-            let qn = k::QUERY_BLOCK.min(nq - q0);
-            (q0, qn, k::pack(&queries[q0 * d..(q0 + qn) * d], qn, d))
+            let qn = g.block.min(nq - q0);
+            (q0, qn, pack_panels(&queries[q0 * d..(q0 + qn) * d], qn, d, g.panel))
         })
         .collect();
-    let mut buf = vec![0f32; ROW_BLOCK * k::QUERY_BLOCK];
+    let mut buf = vec![0f32; ROW_BLOCK * g.block];
     for (b, rows) in matrix.chunks(ROW_BLOCK * d).enumerate() {
         let n = rows.len() / d;
         for (q0, qn, p) in &packed {
-            // SAFETY: the caller checked Isa::Avx512; pack() sized p for (qn, d).
-            unsafe { k::dots_packed(rows, d, p, *qn, &mut buf[..qn * n]) };
+            // SAFETY: Gemm::of checked the CPU; p holds qn queries of width d.
+            unsafe { (g.kernel)(rows, d, p, *qn, &mut buf[..qn * n]) };
             for j in 0..*qn {
                 f(q0 + j, b * ROW_BLOCK, &buf[j * n..(j + 1) * n]);
             }

@@ -105,72 +105,84 @@ pub unsafe fn dots_rows(rows: &[f32], d: usize, q: &[f32], out: &mut [f32]) {
     }
 }
 
-/// Similarities of `nq` queries with each row. Two rows times four
-/// queries share one loop (eight independent FMA chains, six loads per
-/// eight FMAs); every row is loaded from memory once per query block.
+/// Queries per packed panel (one register).
+pub const PANEL: usize = 8;
+/// Rows per micro-tile: 4 rows x 2 panels = 8 accumulators, 2 query
+/// registers and 4 broadcasts in 16 registers; 6 loads feed 8 FMAs.
+const MR: usize = 4;
+/// Queries one call of the batch kernel handles.
+pub const QUERY_BLOCK: usize = 2 * PANEL;
+
+/// One micro-tile: each (row, query) value is one FMA chain over the
+/// coordinates in order, the same in every tile position.
+#[inline]
 #[target_feature(enable = "avx2,fma")]
-pub unsafe fn dots_rows_multi(rows: &[f32], d: usize, qs: &[f32], nq: usize, out: &mut [f32]) {
+unsafe fn tile<const P: usize>(r: &[*const f32; MR], d: usize, pk: *const f32) -> [[__m256; P]; MR] {
+    let mut acc = [[_mm256_setzero_ps(); P]; MR];
+    for p in 0..d {
+        let qp = pk.add(p * P * PANEL);
+        let mut qv = [_mm256_setzero_ps(); P];
+        for (pn, v) in qv.iter_mut().enumerate() {
+            *v = _mm256_loadu_ps(qp.add(pn * PANEL));
+        }
+        for t in 0..MR {
+            let b = _mm256_broadcast_ss(&*r[t].add(p));
+            for pn in 0..P {
+                acc[t][pn] = _mm256_fmadd_ps(b, qv[pn], acc[t][pn]);
+            }
+        }
+    }
+    acc
+}
+
+/// The GEMM micro-kernel over a block: `out[j * nrows + i] = rows[i] . q_j`.
+#[target_feature(enable = "avx2,fma")]
+unsafe fn tiles<const P: usize>(rows: &[f32], d: usize, packed: &[f32], nq: usize, out: &mut [f32]) {
     let nrows = rows.len() / d;
-    let pq = qs.as_ptr();
     let base = rows.as_ptr();
+    let pk = packed.as_ptr();
+    let mut tmp = [0f32; PANEL];
+    let mut put = |acc: &[[__m256; P]; MR], ri: usize, valid: usize| {
+        for (t, a) in acc.iter().enumerate().take(valid) {
+            for (pn, v) in a.iter().enumerate() {
+                _mm256_storeu_ps(tmp.as_mut_ptr(), *v);
+                let j0 = pn * PANEL;
+                for (l, &s) in tmp.iter().enumerate().take(nq.saturating_sub(j0).min(PANEL)) {
+                    out[(j0 + l) * nrows + ri + t] = s;
+                }
+            }
+        }
+    };
+    // Row pointers carried from tile to tile, so that they stay in registers.
+    let mut r = [base; MR];
+    for (t, p) in r.iter_mut().enumerate() {
+        *p = base.add(t * d);
+    }
     let mut ri = 0;
-    while ri < nrows {
-        // An odd last row is paired with itself (same arithmetic, see dots_rows).
-        let pair = ri + 1 < nrows;
-        let r0 = base.add(ri * d);
-        let r1 = if pair { r0.add(d) } else { r0 };
-        let mut j = 0;
-        while j + 4 <= nq {
-            let p0 = pq.add(j * d);
-            let (p1, p2, p3) = (p0.add(d), p0.add(2 * d), p0.add(3 * d));
-            let z = _mm256_setzero_ps();
-            let (mut a0, mut a1, mut a2, mut a3) = (z, z, z, z);
-            let (mut b0, mut b1, mut b2, mut b3) = (z, z, z, z);
-            let mut i = 0;
-            while i + 8 <= d {
-                let x = _mm256_loadu_ps(r0.add(i));
-                let y = _mm256_loadu_ps(r1.add(i));
-                let q0 = _mm256_loadu_ps(p0.add(i));
-                a0 = _mm256_fmadd_ps(x, q0, a0);
-                b0 = _mm256_fmadd_ps(y, q0, b0);
-                let q1 = _mm256_loadu_ps(p1.add(i));
-                a1 = _mm256_fmadd_ps(x, q1, a1);
-                b1 = _mm256_fmadd_ps(y, q1, b1);
-                let q2 = _mm256_loadu_ps(p2.add(i));
-                a2 = _mm256_fmadd_ps(x, q2, a2);
-                b2 = _mm256_fmadd_ps(y, q2, b2);
-                let q3 = _mm256_loadu_ps(p3.add(i));
-                a3 = _mm256_fmadd_ps(x, q3, a3);
-                b3 = _mm256_fmadd_ps(y, q3, b3);
-                i += 8;
-            }
-            let mut s = [hsum(a0), hsum(a1), hsum(a2), hsum(a3), hsum(b0), hsum(b1), hsum(b2), hsum(b3)];
-            while i < d {
-                let (x, y) = (*r0.add(i), *r1.add(i));
-                for t in 0..4 {
-                    let qv = *pq.add((j + t) * d + i);
-                    s[t] += x * qv;
-                    s[4 + t] += y * qv;
-                }
-                i += 1;
-            }
-            for t in 0..4 {
-                out[(j + t) * nrows + ri] = s[t];
-                if pair {
-                    out[(j + t) * nrows + ri + 1] = s[4 + t];
-                }
-            }
-            j += 4;
+    while ri + MR <= nrows {
+        put(&tile::<P>(&r, d, pk), ri, MR);
+        for p in r.iter_mut() {
+            *p = p.add(MR * d);
         }
-        while j < nq {
-            let q = &qs[j * d..(j + 1) * d];
-            out[j * nrows + ri] = dot(&rows[ri * d..(ri + 1) * d], q);
-            if pair {
-                out[j * nrows + ri + 1] = dot(&rows[(ri + 1) * d..(ri + 2) * d], q);
-            }
-            j += 1;
+        ri += MR;
+    }
+    if ri < nrows {
+        // A short last tile repeats its last row: same arithmetic per row.
+        for (t, p) in r.iter_mut().enumerate() {
+            *p = base.add((ri + t).min(nrows - 1) * d);
         }
-        ri += 2;
+        put(&tile::<P>(&r, d, pk), ri, nrows - ri);
+    }
+}
+
+/// `out[j * nrows + i] = rows[i] . q_j` for `nq <= QUERY_BLOCK` queries
+/// packed by `simd::pack_panels` in panels of `PANEL`.
+#[target_feature(enable = "avx2,fma")]
+pub unsafe fn dots_packed(rows: &[f32], d: usize, packed: &[f32], nq: usize, out: &mut [f32]) {
+    match nq.div_ceil(PANEL) {
+        0 => {}
+        1 => tiles::<1>(rows, d, packed, nq, out),
+        _ => tiles::<2>(rows, d, packed, nq, out),
     }
 }
 

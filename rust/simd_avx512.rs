@@ -168,20 +168,6 @@ unsafe fn dots_rows_pf<const PF: bool>(rows: &[f32], d: usize, q: &[f32], out: &
     }
 }
 
-/// Queries `qs[..nq * d]` (nq <= QUERY_BLOCK) transposed into panels of 16:
-/// `packed[(p * panels + j / 16) * 16 + j % 16] = qs[j][p]`, lanes past nq zero.
-pub fn pack(qs: &[f32], nq: usize, d: usize) -> Vec<f32> {
-    let panels = nq.div_ceil(PANEL);
-    let mut out = vec![0f32; d * panels * PANEL];
-    for (j, q) in qs.chunks_exact(d).take(nq).enumerate() {
-        let (pn, l) = (j / PANEL, j % PANEL);
-        for (p, &x) in q.iter().enumerate() {
-            out[(p * panels + pn) * PANEL + l] = x;
-        }
-    }
-    out
-}
-
 /// One micro-tile: `MR` rows against the queries packed in `P` panels.
 /// Each (row, query) value is one FMA chain over the coordinates in order,
 /// so it is the same in every tile position.
@@ -245,7 +231,7 @@ unsafe fn tiles<const P: usize>(rows: &[f32], d: usize, packed: &[f32], nq: usiz
 }
 
 /// `out[j * nrows + i] = rows[i] . q_j` for `nq <= QUERY_BLOCK` queries
-/// packed by `pack`.
+/// packed by `simd::pack_panels` in panels of `PANEL`.
 #[target_feature(enable = "avx512f,avx2,fma")]
 pub unsafe fn dots_packed(rows: &[f32], d: usize, packed: &[f32], nq: usize, out: &mut [f32]) {
     match nq.div_ceil(PANEL) {
@@ -340,7 +326,7 @@ unsafe fn settle<const P: usize>(
     }
 }
 
-/// `tiles_topk` for `tops.len() <= QUERY_BLOCK` queries packed by `pack`;
+/// `tiles_topk` for `tops.len() <= QUERY_BLOCK` queries packed in panels of `PANEL`;
 /// `bars` holds QUERY_BLOCK floats, `bars[j] = tops[j].bar()`.
 #[target_feature(enable = "avx512f,avx2,fma")]
 pub unsafe fn topk_packed(rows: &[f32], d: usize, packed: &[f32], row0: usize, tops: &mut [TopK], bars: &mut [f32]) -> bool {
@@ -351,17 +337,6 @@ pub unsafe fn topk_packed(rows: &[f32], d: usize, packed: &[f32], row0: usize, t
         2 => tiles_topk::<2>(rows, d, packed, row0, tops, bars),
         3 => tiles_topk::<3>(rows, d, packed, row0, tops, bars),
         _ => tiles_topk::<4>(rows, d, packed, row0, tops, bars),
-    }
-}
-
-/// `out[j * nrows + i] = rows[i] . qs[j]` for any number of queries.
-#[target_feature(enable = "avx512f,avx2,fma")]
-pub unsafe fn dots_rows_multi(rows: &[f32], d: usize, qs: &[f32], nq: usize, out: &mut [f32]) {
-    let nrows = rows.len() / d;
-    for j0 in (0..nq).step_by(QUERY_BLOCK) {
-        let qn = QUERY_BLOCK.min(nq - j0);
-        let packed = pack(&qs[j0 * d..(j0 + qn) * d], qn, d);
-        dots_packed(rows, d, &packed, qn, &mut out[j0 * nrows..(j0 + qn) * nrows]);
     }
 }
 

@@ -220,3 +220,22 @@ fn prefetching_far_scans_changes_no_bit() {
         assert_eq!(near, one, "{isa:?}");
     }
 }
+
+/// The workload of scripts/callgrind-kernels.sh (instruction counts per
+/// kernel under valgrind, which runs the AVX2 and portable paths only):
+/// `MEMSIEVE_KERNEL` = none (data only, subtracted), scan, batch or read.
+#[test]
+#[ignore]
+fn callgrind_workload() {
+    let (n, d) = (10_000, 384);
+    let m = unit_rows(n, d, 61);
+    let qs = unit_rows(64, d, 62);
+    let isa = simd::isa();
+    let w = Want { k: Some(10), kappa: None, check: true };
+    match std::env::var("MEMSIEVE_KERNEL").as_deref() {
+        Ok("scan") => drop(std::hint::black_box(scan_query_on(isa, &m, d, &qs[..d], w, Plan::Serial))),
+        Ok("batch") => drop(std::hint::black_box(scan_queries_on(isa, &m, d, &qs, w, Plan::Serial))),
+        Ok("read") => drop(std::hint::black_box(simd::sum_on(isa, &m))),
+        _ => drop(std::hint::black_box((m, qs))),
+    }
+}

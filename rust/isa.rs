@@ -20,8 +20,7 @@ pub enum Isa {
     Avx2,
     /// x86-64 AVX-512F (+ AVX2/FMA), 16 lanes.
     Avx512,
-    /// aarch64 NEON (`vfmaq_f32`), 4 lanes: named for MEMSIEVE_ISA, not
-    /// yet implemented, so never supported.
+    /// aarch64 NEON (`vfmaq_f32`), 4 lanes.
     Neon,
 }
 
@@ -57,7 +56,9 @@ impl Isa {
             Isa::Avx2 => is_x86_feature_detected!("avx2") && is_x86_feature_detected!("fma"),
             #[cfg(target_arch = "x86_64")]
             Isa::Avx512 => is_x86_feature_detected!("avx512f") && Isa::Avx2.supported(),
-            // No NEON kernels yet: aarch64 runs the portable path.
+            // NEON is part of the aarch64 baseline.
+            #[cfg(target_arch = "aarch64")]
+            Isa::Neon => true,
             #[allow(unreachable_patterns)]
             _ => false,
         }

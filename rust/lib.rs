@@ -24,6 +24,8 @@ pub mod simd;
 mod simd_avx2;
 #[cfg(target_arch = "x86_64")]
 mod simd_avx512;
+#[cfg(target_arch = "aarch64")]
+mod simd_neon;
 mod simd_portable;
 #[cfg(test)]
 mod simd_tests;

@@ -2,7 +2,8 @@
 //! dispatched to the instruction set `isa::isa()` chose at run time.
 //!
 //! The wheel is compiled for the baseline target, so it runs everywhere; the
-//! AVX-512 (`simd_avx512`) and AVX2+FMA (`simd_avx2`) kernels are `#[target_feature]` functions entered only on CPUs that have
+//! AVX-512 (`simd_avx512`), AVX2+FMA (`simd_avx2`) and NEON (`simd_neon`)
+//! kernels are `#[target_feature]` functions entered only on CPUs that have
 //! them. Every `*_on` function takes the path explicitly, for tests and
 //! benches of each path on one machine; the others use the chosen one.
 
@@ -26,6 +27,9 @@ macro_rules! dispatch {
             #[cfg(target_arch = "x86_64")]
             // SAFETY: checked() verified AVX2 and FMA.
             Isa::Avx2 => unsafe { crate::simd_avx2::$f($($a),*) },
+            #[cfg(target_arch = "aarch64")]
+            // SAFETY: NEON is in the aarch64 baseline.
+            Isa::Neon => unsafe { crate::simd_neon::$f($($a),*) },
             _ => portable::$f($($a),*),
         }
     };
@@ -107,6 +111,8 @@ pub fn dots_rows_multi_on(isa: Isa, rows: &[f32], d: usize, qs: &[f32], nq: usiz
         }
         return;
     }
+    // NEON and portable batches go row by row.
+    let _ = isa.checked();
     portable::dots_rows_multi(rows, d, qs, nq, out)
 }
 
@@ -137,6 +143,7 @@ impl Gemm {
 /// Queries `qs[..nq * d]` transposed into panels of `panel` lanes for the
 /// GEMM micro-kernels: `packed[(p * panels + j / panel) * panel + j % panel]
 /// = qs[j][p]`, lanes past nq zero, so one load per coordinate serves a panel.
+#[cfg_attr(not(target_arch = "x86_64"), allow(dead_code))]
 pub(crate) fn pack_panels(qs: &[f32], nq: usize, d: usize, panel: usize) -> Vec<f32> {
     let panels = nq.div_ceil(panel);
     let mut out = vec![0f32; d * panels * panel];

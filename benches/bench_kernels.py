@@ -10,11 +10,17 @@ The scans split their rows across threads at and above
 _core._parallel_config()[1] matrix elements; MEMSIEVE_THREADS=1 measures the
 single-thread path.
 
+The kernels run on the widest instruction set the CPU has (printed first);
+MEMSIEVE_ISA=portable|avx2|avx512 forces one, so that each path can be
+measured on one machine (run the script once per path).
+
 Rows:
-    read            a single-thread pass that only reads the matrix (the
-                    memory-bandwidth floor the targets are defined against)
+    read_1t         a single-thread pass that only reads the matrix, with the
+                    widest loads the CPU has
     read_par        the same pass over the parallel scans' fixed row chunks,
-                    on every thread (the floor of the parallel path)
+                    on every thread of the scan pool
+    read            the faster of the two in this run: the floor no scan of
+                    the matrix can beat (derived, not timed on its own)
     numpy_score     X @ q, then logsumexp (numpy reference of SAGE's score)
     memsieve_score  novelty_knn, k=10 (memsieve's exact score)
     sage_score      novelty_sage over all N
@@ -107,7 +113,7 @@ def score_rows(rng: np.random.Generator, n: int) -> list[dict]:
             # the other core for a while after a matmul, and would slow whichever
             # parallel scan came right after it (measured: knn at 1M, 155 ms
             # right after a matmul against 110 ms otherwise).
-            "read": lambda: _core._read_floor(m),
+            "read_1t": lambda: _core._read_floor(m),
             "read_par": lambda: _core._read_floor(m, parallel=True),
             "memsieve_score": lambda: _core.novelty_knn(m, q, KAPPA_KNN, K),
             "sage_score": lambda: _core.novelty_sage(m, q, KAPPA_SAGE),
@@ -122,7 +128,8 @@ def score_rows(rng: np.random.Generator, n: int) -> list[dict]:
         },
         budget=budget,
     )
-    return [{"name": k, "n": n, "d": D, "seconds": v} for k, v in {**single, **batch}.items()]
+    floor = {"read": min(single["read_1t"], single["read_par"])}
+    return [{"name": k, "n": n, "d": D, "seconds": v} for k, v in {**floor, **single, **batch}.items()]
 
 
 def write_rows(rng: np.random.Generator, n: int) -> list[dict]:
@@ -160,7 +167,9 @@ def print_table(rows: list[dict]) -> None:
         name, n, s = r["name"], r["n"], r["seconds"]
         note = ""
         if name in ("memsieve_score", "sage_score") and ("read", n) in by:
-            note = f"{s / by[('read', n)]:.2f}x read, {s / by[('read_par', n)]:.2f}x read_par, {by[('numpy_score', n)] / s:.2f}x faster than numpy_score"
+            note = f"{s / by[('read', n)]:.2f}x read, {by[('numpy_score', n)] / s:.2f}x faster than numpy_score"
+        elif name == "numpy_score" and ("read", n) in by:
+            note = f"{s / by[('read', n)]:.2f}x read"
         elif name == "batch64" and ("numpy_batch64", n) in by:
             note = f"{by[('numpy_batch64', n)] / s:.2f}x faster than numpy_batch64"
         elif name == "sage_resync" and ("memsieve_add", n) in by:
@@ -172,10 +181,17 @@ def check_targets(rows: list[dict]) -> None:
     by = {(r["name"], r["n"]): r["seconds"] for r in rows}
     checks = [
         ("memsieve_score within 1.25x of read at N=1M", ("memsieve_score", 1_000_000), ("read", 1_000_000), lambda a, b: a / b <= 1.25, lambda a, b: f"{a / b:.2f}x"),
-        ("(same, against read_par)", ("memsieve_score", 1_000_000), ("read_par", 1_000_000), lambda a, b: a / b <= 1.25, lambda a, b: f"{a / b:.2f}x"),
         ("(numpy_score at N=1k against read: the 3x target's ceiling)", ("numpy_score", 1_000), ("read", 1_000), lambda a, b: a / b >= 3, lambda a, b: f"{a / b:.2f}x"),
         (">=3x faster than numpy_score at N=1k", ("memsieve_score", 1_000), ("numpy_score", 1_000), lambda a, b: b / a >= 3, lambda a, b: f"{b / a:.2f}x"),
         (">=1.3x faster than numpy_score at N=1M", ("memsieve_score", 1_000_000), ("numpy_score", 1_000_000), lambda a, b: b / a >= 1.3, lambda a, b: f"{b / a:.2f}x"),
+        *(
+            (f"memsieve_score >={goal}x numpy_score at N={n:,}", ("memsieve_score", n), ("numpy_score", n), lambda a, b, g=goal: b / a >= g, lambda a, b: f"{b / a:.2f}x")
+            for n, goal in ((1_000, 1.5), (10_000, 1.0), (100_000, 1.0), (1_000_000, 1.0))
+        ),
+        *(
+            (f"batch64 >=1.0x numpy_batch64 at N={n:,}", ("batch64", n), ("numpy_batch64", n), lambda a, b: b / a >= 1.0, lambda a, b: f"{b / a:.2f}x")
+            for n in (1_000, 10_000, 100_000, 1_000_000)
+        ),
         ("memsieve_add >=100x faster than sage_resync at N=10k", ("memsieve_add", 10_000), ("sage_resync", 10_000), lambda a, b: b / a >= 100, lambda a, b: f"{b / a:.0f}x"),
     ]
     print("\ntargets:")
@@ -193,7 +209,7 @@ def main() -> None:
     ap.add_argument("--json", metavar="FILE", help="write the rows as JSON to FILE")
     args = ap.parse_args()
     threads, min_elements = _core._parallel_config()
-    print(f"scan threads: {threads}; parallel from n*d >= {min_elements} ({min_elements // D} rows at d={D})")
+    print(f"kernels: {_core._isa()}; scan threads: {threads}; parallel from n*d >= {min_elements} ({min_elements // D} rows at d={D})")
     score_ns = [1_000, 10_000, 100_000] if args.quick else [1_000, 10_000, 100_000, 1_000_000]
     write_ns = [1_000, 10_000] if args.quick else [1_000, 10_000, 100_000]
     rng = np.random.default_rng(0)

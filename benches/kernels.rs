@@ -1,6 +1,6 @@
 //! Criterion benchmarks of the pure-Rust kernels (no Python involved).
-//! Run with `cargo bench`; `MEMSIEVE_PORTABLE=1 cargo bench` measures the
-//! portable path that the AVX2+FMA dispatch replaces. The `_par` rows force the
+//! Run with `cargo bench`; `MEMSIEVE_ISA=avx2|portable cargo bench` measures
+//! the other kernel paths (`MEMSIEVE_PORTABLE=1` still forces portable). The `_par` rows force the
 //! chunked path on every thread (`MEMSIEVE_THREADS` sets how many).
 
 use std::hint::black_box;

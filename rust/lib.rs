@@ -5,7 +5,10 @@
 
 pub mod eigen;
 pub mod error;
+#[cfg(target_arch = "x86_64")]
+mod fused;
 pub mod info;
+pub mod isa;
 pub mod kappa;
 pub mod keyword;
 pub mod keyword_search;
@@ -17,6 +20,15 @@ pub mod rng;
 pub mod route;
 pub mod scope;
 pub mod simd;
+#[cfg(target_arch = "x86_64")]
+mod simd_avx2;
+#[cfg(target_arch = "x86_64")]
+mod simd_avx512;
+#[cfg(target_arch = "aarch64")]
+mod simd_neon;
+mod simd_portable;
+#[cfg(test)]
+mod simd_tests;
 pub mod stream;
 pub mod text;
 pub mod threshold;

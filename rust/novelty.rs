@@ -4,6 +4,7 @@
 use crate::error::{CoreError, Result};
 pub use crate::par::Plan;
 pub use crate::stream::{StreamLse, TopK};
+use crate::simd::Isa;
 use crate::{par, simd};
 
 pub fn check_kappa(kappa: f64) -> Result<()> {
@@ -22,7 +23,7 @@ pub fn check_k(k: usize) -> Result<()> {
     Ok(())
 }
 
-fn nonfinite(sims: &[f32], row0: usize) -> Result<()> {
+pub(crate) fn nonfinite(sims: &[f32], row0: usize) -> Result<()> {
     // One vectorized test per block; the position is only looked for on failure.
     if simd::all_finite(sims) {
         return Ok(());
@@ -113,11 +114,16 @@ impl Scan {
 
 /// One query against every row, in one pass, serial or chunked per `plan`.
 pub fn scan_query(matrix: &[f32], d: usize, q: &[f32], w: Want, plan: Plan) -> Result<Scan> {
+    scan_query_on(simd::isa(), matrix, d, q, w, plan)
+}
+
+/// `scan_query` on a given kernel path (tests and benches of each path).
+pub fn scan_query_on(isa: Isa, matrix: &[f32], d: usize, q: &[f32], w: Want, plan: Plan) -> Result<Scan> {
     let n = matrix.len() / d.max(1);
     let parts = par::map_rows(plan, n, d, |rows| {
         let mut acc = Scan::new(w, rows.len());
         let mut res = Ok(());
-        simd::scan(&matrix[rows.start * d..rows.end * d], d, q, |r0, s| {
+        simd::scan_part_on(isa, &matrix[rows.start * d..rows.end * d], d, q, matrix.len(), |r0, s| {
             if res.is_ok() {
                 res = acc.push(w, rows.start + r0, s);
             }
@@ -129,12 +135,22 @@ pub fn scan_query(matrix: &[f32], d: usize, q: &[f32], w: Want, plan: Plan) -> R
 
 /// A batch of queries against every row; the matrix is read once per chunk.
 pub fn scan_queries(matrix: &[f32], d: usize, queries: &[f32], w: Want, plan: Plan) -> Result<Vec<Scan>> {
+    scan_queries_on(simd::isa(), matrix, d, queries, w, plan)
+}
+
+/// `scan_queries` on a given kernel path.
+pub fn scan_queries_on(isa: Isa, matrix: &[f32], d: usize, queries: &[f32], w: Want, plan: Plan) -> Result<Vec<Scan>> {
+    #[cfg(target_arch = "x86_64")]
+    if let (Isa::Avx512, Some(k), None, true) = (isa, w.k, w.kappa, d > 0) {
+        return crate::fused::topk_scans(matrix, d, queries, k, w, plan);
+    }
     let n = matrix.len() / d.max(1);
     let nq = queries.len() / d.max(1);
+    let plan = par::batch_plan(plan, n, d, nq);
     let parts = par::map_rows(plan, n, d, |rows| {
         let mut acc = vec![Scan::new(w, rows.len()); nq];
         let mut res = Ok(());
-        simd::scan_batch(&matrix[rows.start * d..rows.end * d], d, queries, |j, r0, s| {
+        simd::scan_batch_on(isa, &matrix[rows.start * d..rows.end * d], d, queries, |j, r0, s| {
             if res.is_ok() {
                 res = acc[j].push(w, rows.start + r0, s);
             }
@@ -256,7 +272,8 @@ pub fn similarities(matrix: &[f32], d: usize, q: &[f32], plan: Plan) -> Vec<f32>
     let n = matrix.len() / d.max(1);
     let parts = par::map_rows(plan, n, d, |rows| {
         let mut out = vec![0f32; rows.len()];
-        simd::scan(&matrix[rows.start * d..rows.end * d], d, q, |r0, s| out[r0..r0 + s.len()].copy_from_slice(s));
+        let part = &matrix[rows.start * d..rows.end * d];
+        simd::scan_part_on(simd::isa(), part, d, q, matrix.len(), |r0, s| out[r0..r0 + s.len()].copy_from_slice(s));
         out
     });
     if parts.len() == 1 {
@@ -269,6 +286,7 @@ pub fn similarities(matrix: &[f32], d: usize, q: &[f32], plan: Plan) -> Vec<f32>
 pub fn similarities_batch(matrix: &[f32], d: usize, queries: &[f32], plan: Plan) -> Vec<f32> {
     let n = matrix.len() / d.max(1);
     let nq = queries.len() / d.max(1);
+    let plan = par::batch_plan(plan, n, d, nq);
     let parts = par::map_rows(plan, n, d, |rows| {
         let len = rows.len();
         let mut out = vec![0f32; nq * len];
@@ -287,7 +305,9 @@ pub fn similarities_batch(matrix: &[f32], d: usize, queries: &[f32], plan: Plan)
     out
 }
 
-/// The read-only pass over the same chunks (the parallel bandwidth floor).
+/// A pass that only reads the matrix, with the widest loads the CPU has, over
+/// the scans' chunks (`Plan::Chunked`: on every thread of the pool): the
+/// bandwidth floor the scans are measured against.
 pub fn read_floor(matrix: &[f32], d: usize, plan: Plan) -> f64 {
     let n = matrix.len() / d.max(1);
     par::map_rows(plan, n, d, |rows| simd::sum(&matrix[rows.start * d..rows.end * d])).into_iter().sum()

@@ -9,9 +9,8 @@
 //! on the first scan large enough to use it.
 
 use std::ops::Range;
-use std::sync::OnceLock;
-
-use rayon::prelude::*;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{Mutex, OnceLock};
 
 use crate::simd::ROW_BLOCK;
 
@@ -89,8 +88,22 @@ pub fn chunked(plan: Plan, n: usize, d: usize) -> bool {
     }
 }
 
+/// The plan of a scan of `nq` queries at once: its work grows with nq, so
+/// `Auto` splits it from `PAR_MIN_ELEMENTS` multiply-adds (n * d * nq) rather
+/// than matrix elements. A 64-query batch over 1k rows of d = 384 is about
+/// 16 single scans of 4k rows: well past the crossover measured above.
+/// The chunks are the same fixed ranges, so results stay those of a serial scan.
+pub fn batch_plan(plan: Plan, n: usize, d: usize, nq: usize) -> Plan {
+    match plan {
+        Plan::Auto if pool().is_some() && n > chunk_rows(d) && n.saturating_mul(d).saturating_mul(nq) >= PAR_MIN_ELEMENTS => {
+            Plan::Chunked
+        }
+        p => p,
+    }
+}
+
 /// `f` over the row ranges of `plan`, results in row order: one range `0..n`
-/// when serial, else the fixed chunks, run on the pool when there is one.
+/// when serial, else the fixed chunks, shared with the pool when there is one.
 pub fn map_rows<T, F>(plan: Plan, n: usize, d: usize, f: F) -> Vec<T>
 where
     T: Send,
@@ -101,9 +114,37 @@ where
     }
     let chunks = row_chunks(n, d);
     match pool() {
-        Some(p) => p.install(|| chunks.into_par_iter().map(&f).collect()),
-        None => chunks.into_iter().map(f).collect(),
+        Some(p) if chunks.len() > 1 => shared(p, &chunks, &f),
+        _ => chunks.into_iter().map(f).collect(),
     }
+}
+
+/// Run `f` over `chunks` on the calling thread and `threads - 1` pool
+/// helpers, each taking the next chunk not yet taken. The caller starts at
+/// once instead of waiting for sleeping workers to wake (on a loaded host a
+/// wake-up can cost more than the scan), and if a helper never gets a core
+/// the caller scans every chunk itself. Results land in their chunk's slot,
+/// so the order (and the merged result) does not depend on who ran what.
+fn shared<T, F>(pool: &rayon::ThreadPool, chunks: &[Range<usize>], f: &F) -> Vec<T>
+where
+    T: Send,
+    F: Fn(Range<usize>) -> T + Sync,
+{
+    let next = AtomicUsize::new(0);
+    let slots: Vec<Mutex<Option<T>>> = chunks.iter().map(|_| Mutex::new(None)).collect();
+    let work = || loop {
+        let i = next.fetch_add(1, Ordering::Relaxed);
+        let Some(rows) = chunks.get(i) else { break };
+        let out = f(rows.clone());
+        *slots[i].lock().unwrap_or_else(|e| e.into_inner()) = Some(out);
+    };
+    pool.in_place_scope(|s| {
+        for _ in 1..pool.current_num_threads().min(chunks.len()) {
+            s.spawn(|_| work());
+        }
+        work();
+    });
+    slots.into_iter().map(|m| m.into_inner().unwrap_or_else(|e| e.into_inner()).expect("every chunk was scanned")).collect()
 }
 
 #[cfg(test)]

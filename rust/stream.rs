@@ -43,6 +43,12 @@ impl TopK {
         }
     }
 
+    /// The cosine a row must beat to enter (-inf until k rows are held).
+    #[inline]
+    pub fn bar(&self) -> f32 {
+        self.bar
+    }
+
     #[inline]
     pub fn push(&mut self, s: f32, row: usize) {
         if s > self.bar || (self.sims.len() < self.k && !s.is_nan()) {

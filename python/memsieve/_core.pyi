@@ -62,6 +62,7 @@ __all__ = [
     "sage_density",
     "_read_floor",
     "_parallel_config",
+    "_isa",
     "ThresholdState",
     "ScoreResult",
     "ScopeState",
@@ -193,6 +194,11 @@ def _parallel_config() -> tuple[int, int]:
     per process) and the matrix size n * d from which the full-scan kernels split
     their rows across them. Results do not depend on the thread count: top-k rows
     are identical and novelties agree within 1e-12 relative."""
+
+def _isa() -> str:
+    """The kernel path chosen at first use: "avx512", "avx2", "neon" or "portable"
+    (the best the CPU has, unless MEMSIEVE_ISA names one; MEMSIEVE_PORTABLE=1 forces
+    "portable"). Paths agree within float32 rounding."""
 
 def route(novelty: float, tau: float, delta: float) -> Route:
     """n >= tau + delta -> ADD; tau <= n < tau + delta -> BAND; else NOOP."""

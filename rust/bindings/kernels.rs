@@ -223,6 +223,11 @@ fn _parallel_config() -> (usize, usize) {
     (crate::par::threads(), crate::par::PAR_MIN_ELEMENTS)
 }
 
+#[pyfunction]
+fn _isa() -> &'static str {
+    crate::isa::isa().name()
+}
+
 pub(crate) fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(similarities, m)?)?;
     m.add_function(wrap_pyfunction!(similarities_batch, m)?)?;
@@ -243,5 +248,6 @@ pub(crate) fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(sage_density, m)?)?;
     m.add_function(wrap_pyfunction!(_read_floor, m)?)?;
     m.add_function(wrap_pyfunction!(_parallel_config, m)?)?;
+    m.add_function(wrap_pyfunction!(_isa, m)?)?;
     Ok(())
 }

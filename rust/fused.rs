@@ -1,0 +1,77 @@
+//! The AVX-512 batch top-k scan: the GEMM micro-kernel of `simd_avx512`
+//! fused with each query's top-k list, so a batch's cosines never leave the
+//! registers unless they beat a query's bar (no block buffer, no scatter).
+//!
+//! It returns what `novelty::scan_queries_on` returns for a top-k-only
+//! `Want` on the AVX-512 path, bit for bit: the cosines come from the same
+//! micro-tiles, reach each list in row order, and chunks merge the same way.
+
+use crate::error::Result;
+use crate::novelty::{nonfinite, Plan, Scan, Want};
+use crate::par;
+use crate::simd::{pack_panels, Isa, ROW_BLOCK};
+use crate::simd_avx512 as k;
+use crate::stream::TopK;
+
+/// The k best rows of every query of `queries` (row-major, width d).
+///
+/// # Panics
+/// If the CPU lacks AVX-512F (the caller dispatches here on `Isa::Avx512`).
+pub fn topk_scans(matrix: &[f32], d: usize, queries: &[f32], kk: usize, w: Want, plan: Plan) -> Result<Vec<Scan>> {
+    Isa::Avx512.checked();
+    let n = matrix.len() / d;
+    let nq = queries.len() / d;
+    let packed: Vec<(usize, usize, Vec<f32>)> = (0..nq)
+        .step_by(k::QUERY_BLOCK)
+        .map(|q0| {
+            let qn = k::QUERY_BLOCK.min(nq - q0);
+            (q0, qn, pack_panels(&queries[q0 * d..(q0 + qn) * d], qn, d, k::PANEL))
+        })
+        .collect();
+    let plan = par::batch_plan(plan, n, d, nq);
+    let parts = par::map_rows(plan, n, d, |rows| -> Result<Vec<TopK>> {
+        let mut tops: Vec<TopK> = (0..nq).map(|_| TopK::new(kk, rows.len())).collect();
+        let mut bars = vec![f32::NEG_INFINITY; packed.len() * k::QUERY_BLOCK];
+        let m = &matrix[rows.start * d..rows.end * d];
+        for (b, blk) in m.chunks(ROW_BLOCK * d).enumerate() {
+            let row0 = rows.start + b * ROW_BLOCK;
+            for (pi, (q0, qn, p)) in packed.iter().enumerate() {
+                let bars = &mut bars[pi * k::QUERY_BLOCK..(pi + 1) * k::QUERY_BLOCK];
+                // SAFETY: AVX-512F checked above; p holds qn packed queries of width d.
+                let ok = unsafe { k::topk_packed(blk, d, p, row0, &mut tops[*q0..q0 + qn], bars) };
+                if !ok && w.check {
+                    first_bad(blk, d, p, *qn, row0)?;
+                }
+            }
+        }
+        Ok(tops)
+    });
+    let parts: Vec<Vec<TopK>> = parts.into_iter().collect::<Result<_>>()?;
+    let mut per_query: Vec<Vec<TopK>> = (0..nq).map(|_| Vec::with_capacity(parts.len())).collect();
+    for part in parts {
+        for (j, t) in part.into_iter().enumerate() {
+            per_query[j].push(t);
+        }
+    }
+    Ok(per_query
+        .into_iter()
+        .map(|mut p| {
+            let top = if p.len() == 1 { p.pop().expect("one part") } else { TopK::merge(kk, p) };
+            Scan { top: Some(top), lse: None }
+        })
+        .collect())
+}
+
+/// The error the unfused scan reports for a block holding a NaN or inf
+/// cosine: the first query's first bad row, found from the same cosines.
+#[cold]
+fn first_bad(blk: &[f32], d: usize, packed: &[f32], qn: usize, row0: usize) -> Result<()> {
+    let n = blk.len() / d;
+    let mut buf = vec![0f32; qn * n];
+    // SAFETY: AVX-512F was checked by the caller.
+    unsafe { k::dots_packed(blk, d, packed, qn, &mut buf) };
+    for s in buf.chunks(n) {
+        nonfinite(s, row0)?;
+    }
+    Ok(())
+}

@@ -1,0 +1,217 @@
+//! AVX2+FMA kernels (8 lanes, 16 registers).
+//!
+//! Every function here is `unsafe` and `#[target_feature]`: the safe front in
+//! `simd.rs` calls them only after `Isa::Avx2.checked()`.
+
+use std::arch::x86_64::*;
+
+#[inline]
+#[target_feature(enable = "avx2")]
+unsafe fn hsum(v: __m256) -> f32 {
+    let lo = _mm256_castps256_ps128(v);
+    let hi = _mm256_extractf128_ps(v, 1);
+    let s = _mm_add_ps(lo, hi);
+    let s = _mm_add_ps(s, _mm_movehl_ps(s, s));
+    let s = _mm_add_ss(s, _mm_shuffle_ps(s, s, 0x55));
+    _mm_cvtss_f32(s)
+}
+
+/// Dot product with four independent 8-lane FMA chains.
+#[inline]
+#[target_feature(enable = "avx2,fma")]
+pub unsafe fn dot(a: &[f32], b: &[f32]) -> f32 {
+    let n = a.len().min(b.len());
+    let (pa, pb) = (a.as_ptr(), b.as_ptr());
+    let mut a0 = _mm256_setzero_ps();
+    let mut a1 = _mm256_setzero_ps();
+    let mut a2 = _mm256_setzero_ps();
+    let mut a3 = _mm256_setzero_ps();
+    let mut i = 0;
+    while i + 32 <= n {
+        a0 = _mm256_fmadd_ps(_mm256_loadu_ps(pa.add(i)), _mm256_loadu_ps(pb.add(i)), a0);
+        a1 = _mm256_fmadd_ps(_mm256_loadu_ps(pa.add(i + 8)), _mm256_loadu_ps(pb.add(i + 8)), a1);
+        a2 = _mm256_fmadd_ps(_mm256_loadu_ps(pa.add(i + 16)), _mm256_loadu_ps(pb.add(i + 16)), a2);
+        a3 = _mm256_fmadd_ps(_mm256_loadu_ps(pa.add(i + 24)), _mm256_loadu_ps(pb.add(i + 24)), a3);
+        i += 32;
+    }
+    while i + 8 <= n {
+        a0 = _mm256_fmadd_ps(_mm256_loadu_ps(pa.add(i)), _mm256_loadu_ps(pb.add(i)), a0);
+        i += 8;
+    }
+    let mut s = hsum(_mm256_add_ps(_mm256_add_ps(a0, a1), _mm256_add_ps(a2, a3)));
+    while i < n {
+        s += *pa.add(i) * *pb.add(i);
+        i += 1;
+    }
+    s
+}
+
+/// Similarities of one query with four rows at a time: each query chunk
+/// is loaded once for four rows, and two accumulators per row give eight
+/// independent FMA chains (enough to hide the FMA latency).
+#[target_feature(enable = "avx2,fma")]
+pub unsafe fn dots_rows(rows: &[f32], d: usize, q: &[f32], out: &mut [f32]) {
+    let nrows = (rows.len() / d).min(out.len());
+    let pq = q.as_ptr();
+    let base = rows.as_ptr();
+    // A short last group repeats its last row, so every row is summed in
+    // the same order wherever it sits: scores do not depend on row order.
+    let row = |i: usize| base.add(i.min(nrows - 1) * d);
+    let mut ri = 0;
+    while ri < nrows {
+        let (r0, r1, r2, r3) = (row(ri), row(ri + 1), row(ri + 2), row(ri + 3));
+        let z = _mm256_setzero_ps();
+        let (mut a0, mut a1, mut a2, mut a3) = (z, z, z, z);
+        let (mut b0, mut b1, mut b2, mut b3) = (z, z, z, z);
+        let mut i = 0;
+        while i + 16 <= d {
+            let qa = _mm256_loadu_ps(pq.add(i));
+            let qb = _mm256_loadu_ps(pq.add(i + 8));
+            a0 = _mm256_fmadd_ps(_mm256_loadu_ps(r0.add(i)), qa, a0);
+            a1 = _mm256_fmadd_ps(_mm256_loadu_ps(r1.add(i)), qa, a1);
+            a2 = _mm256_fmadd_ps(_mm256_loadu_ps(r2.add(i)), qa, a2);
+            a3 = _mm256_fmadd_ps(_mm256_loadu_ps(r3.add(i)), qa, a3);
+            b0 = _mm256_fmadd_ps(_mm256_loadu_ps(r0.add(i + 8)), qb, b0);
+            b1 = _mm256_fmadd_ps(_mm256_loadu_ps(r1.add(i + 8)), qb, b1);
+            b2 = _mm256_fmadd_ps(_mm256_loadu_ps(r2.add(i + 8)), qb, b2);
+            b3 = _mm256_fmadd_ps(_mm256_loadu_ps(r3.add(i + 8)), qb, b3);
+            i += 16;
+        }
+        if i + 8 <= d {
+            let qa = _mm256_loadu_ps(pq.add(i));
+            a0 = _mm256_fmadd_ps(_mm256_loadu_ps(r0.add(i)), qa, a0);
+            a1 = _mm256_fmadd_ps(_mm256_loadu_ps(r1.add(i)), qa, a1);
+            a2 = _mm256_fmadd_ps(_mm256_loadu_ps(r2.add(i)), qa, a2);
+            a3 = _mm256_fmadd_ps(_mm256_loadu_ps(r3.add(i)), qa, a3);
+            i += 8;
+        }
+        let mut s = [
+            hsum(_mm256_add_ps(a0, b0)),
+            hsum(_mm256_add_ps(a1, b1)),
+            hsum(_mm256_add_ps(a2, b2)),
+            hsum(_mm256_add_ps(a3, b3)),
+        ];
+        while i < d {
+            let qv = *pq.add(i);
+            s[0] += *r0.add(i) * qv;
+            s[1] += *r1.add(i) * qv;
+            s[2] += *r2.add(i) * qv;
+            s[3] += *r3.add(i) * qv;
+            i += 1;
+        }
+        let valid = (nrows - ri).min(4);
+        out[ri..ri + valid].copy_from_slice(&s[..valid]);
+        ri += 4;
+    }
+}
+
+/// Queries per packed panel (one register).
+pub const PANEL: usize = 8;
+/// Rows per micro-tile: 4 rows x 2 panels = 8 accumulators, 2 query
+/// registers and 4 broadcasts in 16 registers; 6 loads feed 8 FMAs.
+const MR: usize = 4;
+/// Queries one call of the batch kernel handles.
+pub const QUERY_BLOCK: usize = 2 * PANEL;
+
+/// One micro-tile: each (row, query) value is one FMA chain over the
+/// coordinates in order, the same in every tile position.
+#[inline]
+#[target_feature(enable = "avx2,fma")]
+unsafe fn tile<const P: usize>(r: &[*const f32; MR], d: usize, pk: *const f32) -> [[__m256; P]; MR] {
+    let mut acc = [[_mm256_setzero_ps(); P]; MR];
+    for p in 0..d {
+        let qp = pk.add(p * P * PANEL);
+        let mut qv = [_mm256_setzero_ps(); P];
+        for (pn, v) in qv.iter_mut().enumerate() {
+            *v = _mm256_loadu_ps(qp.add(pn * PANEL));
+        }
+        for t in 0..MR {
+            let b = _mm256_broadcast_ss(&*r[t].add(p));
+            for pn in 0..P {
+                acc[t][pn] = _mm256_fmadd_ps(b, qv[pn], acc[t][pn]);
+            }
+        }
+    }
+    acc
+}
+
+/// The GEMM micro-kernel over a block: `out[j * nrows + i] = rows[i] . q_j`.
+#[target_feature(enable = "avx2,fma")]
+unsafe fn tiles<const P: usize>(rows: &[f32], d: usize, packed: &[f32], nq: usize, out: &mut [f32]) {
+    let nrows = rows.len() / d;
+    let base = rows.as_ptr();
+    let pk = packed.as_ptr();
+    let mut tmp = [0f32; PANEL];
+    let mut put = |acc: &[[__m256; P]; MR], ri: usize, valid: usize| {
+        for (t, a) in acc.iter().enumerate().take(valid) {
+            for (pn, v) in a.iter().enumerate() {
+                _mm256_storeu_ps(tmp.as_mut_ptr(), *v);
+                let j0 = pn * PANEL;
+                for (l, &s) in tmp.iter().enumerate().take(nq.saturating_sub(j0).min(PANEL)) {
+                    out[(j0 + l) * nrows + ri + t] = s;
+                }
+            }
+        }
+    };
+    // Row pointers carried from tile to tile, so that they stay in registers.
+    let mut r = [base; MR];
+    for (t, p) in r.iter_mut().enumerate() {
+        *p = base.add(t * d);
+    }
+    let mut ri = 0;
+    while ri + MR <= nrows {
+        put(&tile::<P>(&r, d, pk), ri, MR);
+        for p in r.iter_mut() {
+            *p = p.add(MR * d);
+        }
+        ri += MR;
+    }
+    if ri < nrows {
+        // A short last tile repeats its last row: same arithmetic per row.
+        for (t, p) in r.iter_mut().enumerate() {
+            *p = base.add((ri + t).min(nrows - 1) * d);
+        }
+        put(&tile::<P>(&r, d, pk), ri, nrows - ri);
+    }
+}
+
+/// `out[j * nrows + i] = rows[i] . q_j` for `nq <= QUERY_BLOCK` queries
+/// packed by `simd::pack_panels` in panels of `PANEL`.
+#[target_feature(enable = "avx2,fma")]
+pub unsafe fn dots_packed(rows: &[f32], d: usize, packed: &[f32], nq: usize, out: &mut [f32]) {
+    match nq.div_ceil(PANEL) {
+        0 => {}
+        1 => tiles::<1>(rows, d, packed, nq, out),
+        _ => tiles::<2>(rows, d, packed, nq, out),
+    }
+}
+
+#[target_feature(enable = "avx2")]
+pub unsafe fn sum(a: &[f32]) -> f64 {
+    let n = a.len();
+    let p = a.as_ptr();
+    // Eight independent chains: enough to keep the adds off the critical
+    // path, so that this pass runs at the speed of the loads alone.
+    let mut acc = [_mm256_setzero_ps(); 8];
+    let mut i = 0;
+    let mut total = 0f64;
+    // Flush to f64 every 64k floats so long sums keep their precision.
+    while i + 64 <= n {
+        let end = (i + 65536).min(n - n % 64);
+        while i < end {
+            for (l, a) in acc.iter_mut().enumerate() {
+                *a = _mm256_add_ps(*a, _mm256_loadu_ps(p.add(i + 8 * l)));
+            }
+            i += 64;
+        }
+        for v in acc.iter_mut() {
+            total += hsum(*v) as f64;
+            *v = _mm256_setzero_ps();
+        }
+    }
+    while i < n {
+        total += *p.add(i) as f64;
+        i += 1;
+    }
+    total
+}

@@ -7,7 +7,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 D=${D:-/tmp/xa64}
-RECIPE=${RECIPE:-/work/shared/recipes/aarch64-cross.sh}
+RECIPE=${RECIPE:-../shared/recipes/aarch64-cross.sh}  # ../shared beside the checkout, as CI finds it
 [ -x "$D/rw/usr/bin/rustc" ] || D=$D bash "$RECIPE"
 export LD_LIBRARY_PATH=$D/rw/usr/lib/x86_64-linux-gnu RUSTC=$D/rw/usr/bin/rustc
 export CARGO_TARGET_AARCH64_UNKNOWN_LINUX_GNU_LINKER=aarch64-linux-gnu-gcc

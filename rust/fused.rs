@@ -7,11 +7,11 @@
 //! micro-tiles, reach each list in row order, and chunks merge the same way.
 
 use crate::error::Result;
-use crate::novelty::{nonfinite, Plan, Scan, Want};
-use crate::par;
+use crate::par::{self, Plan};
+use crate::scan::{nonfinite, Scan, Want};
 use crate::simd::{pack_panels, Isa, ROW_BLOCK};
 use crate::simd_avx512 as k;
-use crate::stream::TopK;
+use crate::topk::TopK;
 
 /// The k best rows of every query of `queries` (row-major, width d).
 ///

@@ -18,6 +18,7 @@ pub mod par;
 pub mod projection;
 pub mod rng;
 pub mod route;
+mod scan;
 pub mod scope;
 pub mod simd;
 #[cfg(target_arch = "x86_64")]
@@ -32,6 +33,7 @@ mod simd_tests;
 pub mod stream;
 pub mod text;
 pub mod threshold;
+mod topk;
 pub mod vector;
 pub mod vmf;
 

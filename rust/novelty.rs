@@ -3,6 +3,7 @@
 
 use crate::error::{CoreError, Result};
 pub use crate::par::Plan;
+pub use crate::scan::{Scan, Want};
 pub use crate::stream::{StreamLse, TopK};
 use crate::simd::Isa;
 use crate::{par, simd};
@@ -19,21 +20,6 @@ pub fn check_kappa(kappa: f64) -> Result<()> {
 pub fn check_k(k: usize) -> Result<()> {
     if k == 0 {
         return Err(CoreError::Config("k must be >= 1, got 0; the default is k=10".into()));
-    }
-    Ok(())
-}
-
-pub(crate) fn nonfinite(sims: &[f32], row0: usize) -> Result<()> {
-    // One vectorized test per block; the position is only looked for on failure.
-    if simd::all_finite(sims) {
-        return Ok(());
-    }
-    if let Some(i) = sims.iter().position(|s| !s.is_finite()) {
-        return Err(CoreError::InvalidVector(format!(
-            "matrix row {} holds NaN or inf (its similarity is {}); drop or re-embed that row",
-            row0 + i,
-            sims[i]
-        )));
     }
     Ok(())
 }
@@ -56,60 +42,6 @@ pub fn knn_from_sims(top: &[f32], kappa: f64) -> f64 {
     // 1 - s_max - ln(sum_j exp(-kappa (s_max - s_j))) / kappa; the s_max term is exp(0) = 1.
     let tail: f64 = top.iter().map(|&s| (-kappa * (smax - s as f64)).exp()).sum();
     1.0 - smax - tail.ln() / kappa
-}
-
-/// What one scan of a query collects: a top-k list, a log-sum-exp, or both.
-#[derive(Clone, Copy, Debug)]
-pub struct Want {
-    pub k: Option<usize>,
-    pub kappa: Option<f64>,
-    /// Check every similarity for NaN/inf (off for rows validated on insertion).
-    pub check: bool,
-}
-
-/// The partial (or, merged, final) result of a scan.
-#[derive(Clone, Debug)]
-pub struct Scan {
-    pub top: Option<TopK>,
-    pub lse: Option<StreamLse>,
-}
-
-impl Scan {
-    /// An empty scan of at most `rows` rows.
-    fn new(w: Want, rows: usize) -> Self {
-        Scan { top: w.k.map(|k| TopK::new(k, rows)), lse: w.kappa.map(StreamLse::new) }
-    }
-
-    fn push(&mut self, w: Want, row0: usize, s: &[f32]) -> Result<()> {
-        if w.check {
-            nonfinite(s, row0)?;
-        }
-        if let Some(t) = &mut self.top {
-            t.push_block(row0, s);
-        }
-        if let Some(l) = &mut self.lse {
-            l.push_block(s);
-        }
-        Ok(())
-    }
-
-    /// Merge partials of consecutive row ranges; the first error in row order wins.
-    fn merge(w: Want, parts: Vec<Result<Scan>>) -> Result<Scan> {
-        let parts: Vec<Scan> = parts.into_iter().collect::<Result<_>>()?;
-        if parts.len() == 1 {
-            return Ok(parts.into_iter().next().expect("one part"));
-        }
-        let mut out = Scan::new(w, 0);
-        if let Some(l) = &mut out.lse {
-            for p in &parts {
-                l.merge(p.lse.as_ref().expect("lse wanted"));
-            }
-        }
-        if let Some(k) = w.k {
-            out.top = Some(TopK::merge(k, parts.into_iter().map(|p| p.top.expect("top-k wanted"))));
-        }
-        Ok(out)
-    }
 }
 
 /// One query against every row, in one pass, serial or chunked per `plan`.

@@ -10,7 +10,7 @@
 
 use std::arch::x86_64::*;
 
-use crate::stream::TopK;
+use crate::topk::TopK;
 
 /// Rows per pass of the single-query scan: one query load serves eight rows,
 /// whose eight accumulators are enough independent FMA chains.

@@ -157,7 +157,7 @@ class Searcher:
             said = [change_cues(texts[s]) for s in known]
             pairs += [(known[i], known[j]) for i, j in close
                       if slots[i] & slots[j] or said[i] ^ said[j]]
-            pairs += changed_pairs(known, [texts[s] for s in known], sims=sims, gap=gap,
+            pairs += changed_pairs(known, said, slots, sims=sims, gap=gap,
                                    newer=lambda a, b: by_recency[a] > by_recency[b],
                                    min_cos=self._version_cos - CHANGED_COS_OFFSET)
         by_seq = {seq: (seq, it, score) for seq, it, score in found}
@@ -213,8 +213,9 @@ def _matches(metadata: dict[str, Any], filters: dict[str, Any]) -> bool:
     return all(k in metadata and metadata[k] == v for k, v in filters.items())
 
 
-def changed_pairs(seqs: Sequence[int], texts: Sequence[str], *, sims: np.ndarray, gap: np.ndarray,
-                  newer: Callable[[int, int], bool], min_cos: float) -> list[tuple[int, int]]:
+def changed_pairs(seqs: Sequence[int], cues: Sequence[frozenset[str]], terms: Sequence[set[str]], *,
+                  sims: np.ndarray, gap: np.ndarray, newer: Callable[[int, int], bool],
+                  min_cos: float) -> list[tuple[int, int]]:
     """Pairs (i, j) where the newer memory says a change about the older one.
 
     The newer must say a change cue the older does not, share a content term
@@ -223,16 +224,15 @@ def changed_pairs(seqs: Sequence[int], texts: Sequence[str], *, sims: np.ndarray
 
     Args:
         seqs: n memories.
-        texts: their texts, aligned.
+        cues: their change cues (memsieve.changes.change_cues), aligned.
+        terms: their content terms less the person they are about, aligned.
         sims: (n, n) cosines between them.
         gap: (n, n) absolute differences of their cosines to the query.
         newer: whether the first memory is newer than the second.
         min_cos: the similarity bar (``version_cos`` less ``CHANGED_COS_OFFSET``).
     """
-    cues = [change_cues(t) for t in texts]
     if not any(cues):
         return []
-    terms = [_slot_terms(t) for t in texts]
     out = []
     for i in range(len(seqs)):
         for j in range(i + 1, len(seqs)):

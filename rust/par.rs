@@ -10,7 +10,9 @@
 
 use std::ops::Range;
 use std::sync::atomic::{AtomicUsize, Ordering};
-use std::sync::{Mutex, OnceLock};
+use std::panic::{self, AssertUnwindSafe};
+use std::sync::{Arc, Mutex, OnceLock};
+use std::thread;
 
 use crate::simd::ROW_BLOCK;
 
@@ -106,7 +108,7 @@ pub fn batch_plan(plan: Plan, n: usize, d: usize, nq: usize) -> Plan {
 /// when serial, else the fixed chunks, shared with the pool when there is one.
 pub fn map_rows<T, F>(plan: Plan, n: usize, d: usize, f: F) -> Vec<T>
 where
-    T: Send,
+    T: Send + 'static,
     F: Fn(Range<usize>) -> T + Sync + Send,
 {
     if !chunked(plan, n, d) {
@@ -119,32 +121,88 @@ where
     }
 }
 
+/// One chunked scan shared between the calling thread and late-joining
+/// helpers. `f` borrows the caller's data; it stays valid because the caller
+/// does not return before every chunk anyone claimed is done, and a helper
+/// that arrives after the last chunk was claimed never touches it.
+struct Shared<T> {
+    next: AtomicUsize,
+    done: AtomicUsize,
+    chunks: Vec<Range<usize>>,
+    slots: Vec<Mutex<Option<thread::Result<T>>>>,
+    f: *const (dyn Fn(Range<usize>) -> T + Sync),
+}
+
+// SAFETY: `f` is Sync and only called (through a shared reference) while the
+// caller that owns it waits; results cross threads inside Mutexes (T: Send).
+unsafe impl<T: Send> Send for Shared<T> {}
+unsafe impl<T: Send> Sync for Shared<T> {}
+
+impl<T> Shared<T> {
+    /// Claim and scan chunks until none is left. A panic in `f` is kept in
+    /// the chunk's slot (and re-raised by the caller), so a helper never
+    /// takes the process down and the count of finished chunks stays exact.
+    fn work(&self) {
+        loop {
+            let i = self.next.fetch_add(1, Ordering::Relaxed);
+            let Some(rows) = self.chunks.get(i) else { break };
+            // SAFETY: chunk i was claimed before the caller saw every chunk
+            // done, so the caller is still waiting and `f` is alive.
+            let f = unsafe { &*self.f };
+            let out = panic::catch_unwind(AssertUnwindSafe(|| f(rows.clone())));
+            *self.slots[i].lock().unwrap_or_else(|e| e.into_inner()) = Some(out);
+            self.done.fetch_add(1, Ordering::Release);
+        }
+    }
+}
+
 /// Run `f` over `chunks` on the calling thread and `threads - 1` pool
 /// helpers, each taking the next chunk not yet taken. The caller starts at
-/// once instead of waiting for sleeping workers to wake (on a loaded host a
-/// wake-up can cost more than the scan), and if a helper never gets a core
-/// the caller scans every chunk itself. Results land in their chunk's slot,
-/// so the order (and the merged result) does not depend on who ran what.
+/// once and never waits for a helper that has not started: on a loaded host
+/// (or beside another library's spinning threads) a helper may not get a
+/// core for milliseconds, and the caller then scans every chunk itself at the
+/// serial speed. It waits only for chunks a helper is scanning. Results land
+/// in their chunk's slot, so the order (and the merged result) does not
+/// depend on who ran what.
 fn shared<T, F>(pool: &rayon::ThreadPool, chunks: &[Range<usize>], f: &F) -> Vec<T>
 where
-    T: Send,
+    T: Send + 'static,
     F: Fn(Range<usize>) -> T + Sync,
 {
-    let next = AtomicUsize::new(0);
-    let slots: Vec<Mutex<Option<T>>> = chunks.iter().map(|_| Mutex::new(None)).collect();
-    let work = || loop {
-        let i = next.fetch_add(1, Ordering::Relaxed);
-        let Some(rows) = chunks.get(i) else { break };
-        let out = f(rows.clone());
-        *slots[i].lock().unwrap_or_else(|e| e.into_inner()) = Some(out);
-    };
-    pool.in_place_scope(|s| {
-        for _ in 1..pool.current_num_threads().min(chunks.len()) {
-            s.spawn(|_| work());
-        }
-        work();
+    let f: &(dyn Fn(Range<usize>) -> T + Sync) = f;
+    // SAFETY: only the lifetime bound changes (same fat-pointer layout); see
+    // `Shared` for why `f` outlives every call made through the pointer.
+    let f: *const (dyn Fn(Range<usize>) -> T + Sync + 'static) = unsafe { std::mem::transmute(f) };
+    let job = Arc::new(Shared {
+        next: AtomicUsize::new(0),
+        done: AtomicUsize::new(0),
+        chunks: chunks.to_vec(),
+        slots: chunks.iter().map(|_| Mutex::new(None)).collect(),
+        f,
     });
-    slots.into_iter().map(|m| m.into_inner().unwrap_or_else(|e| e.into_inner()).expect("every chunk was scanned")).collect()
+    for _ in 1..pool.current_num_threads().min(chunks.len()) {
+        let job = Arc::clone(&job);
+        pool.spawn(move || job.work());
+    }
+    job.work();
+    let mut spins = 0u32;
+    while job.done.load(Ordering::Acquire) < chunks.len() {
+        // A helper is inside a chunk: it is running, so this is short.
+        spins += 1;
+        if spins < 64 {
+            std::hint::spin_loop();
+        } else {
+            thread::yield_now();
+        }
+    }
+    let mut out = Vec::with_capacity(chunks.len());
+    for slot in &job.slots {
+        match slot.lock().unwrap_or_else(|e| e.into_inner()).take().expect("every chunk was scanned") {
+            Ok(v) => out.push(v),
+            Err(p) => panic::resume_unwind(p),
+        }
+    }
+    out
 }
 
 #[cfg(test)]
@@ -165,4 +223,34 @@ mod tests {
         }
         assert_eq!(map_rows(Plan::Serial, 10, 4, |r| r), vec![0..10]);
     }
+
+    #[test]
+    fn a_panicking_chunk_reaches_the_caller_and_every_other_chunk_still_runs() {
+        use std::sync::atomic::AtomicUsize;
+        let ran = AtomicUsize::new(0);
+        let n = chunk_rows(384) * 6;
+        let got = panic::catch_unwind(AssertUnwindSafe(|| {
+            map_rows(Plan::Chunked, n, 384, |r| {
+                ran.fetch_add(1, Ordering::Relaxed);
+                assert!(r.start != chunk_rows(384) * 3, "chunk 3 fails");
+                r.start
+            })
+        }));
+        assert!(got.is_err(), "the panic must propagate to the caller");
+        // The caller waits for every claimed chunk before re-raising, so none
+        // is still running on borrowed data when the caller unwinds.
+        assert_eq!(ran.load(Ordering::Relaxed), 6);
+        // The pool survives and scans again.
+        assert_eq!(map_rows(Plan::Chunked, n, 384, |r| r.start).len(), 6);
+    }
+
+    #[test]
+    fn results_keep_chunk_order_over_many_calls() {
+        let n = chunk_rows(384) * 9 + 17;
+        let want: Vec<usize> = row_chunks(n, 384).iter().map(|r| r.start).collect();
+        for _ in 0..200 {
+            assert_eq!(map_rows(Plan::Chunked, n, 384, |r| r.start), want);
+        }
+    }
 }
+

@@ -49,58 +49,71 @@ pub unsafe fn dot(a: &[f32], b: &[f32]) -> f32 {
 /// Similarities of one query with four rows at a time: each query chunk
 /// is loaded once for four rows, and two accumulators per row give eight
 /// independent FMA chains (enough to hide the FMA latency).
+///
+/// Each load is paired with a prefetch of the same offset in the next group
+/// of four rows, and the row pointers are carried from group to group (when
+/// derived from the group index, LLVM recomputed them at every load).
+/// Measured in a pure-Rust A/B on the AMD EPYC VM (d = 384, one thread):
+/// 13.5 / 138 / 4,874 us at 1k / 10k / 100k rows against 17.8 / 205 /
+/// 7,236 us for the same arithmetic without both changes.
 #[target_feature(enable = "avx2,fma")]
 pub unsafe fn dots_rows(rows: &[f32], d: usize, q: &[f32], out: &mut [f32]) {
     let nrows = (rows.len() / d).min(out.len());
     let pq = q.as_ptr();
     let base = rows.as_ptr();
-    // A short last group repeats its last row, so every row is summed in
-    // the same order wherever it sits: scores do not depend on row order.
-    let row = |i: usize| base.add(i.min(nrows - 1) * d);
+    let ahead = 4 * d;
+    let mut r = [base; 4];
     let mut ri = 0;
     while ri < nrows {
-        let (r0, r1, r2, r3) = (row(ri), row(ri + 1), row(ri + 2), row(ri + 3));
+        // A short last group repeats its last row, so every row is summed in
+        // the same order wherever it sits: scores do not depend on row order.
+        if ri + 4 > nrows {
+            for (t, p) in r.iter_mut().enumerate() {
+                *p = base.add((ri + t).min(nrows - 1) * d);
+            }
+        } else if ri == 0 {
+            for (t, p) in r.iter_mut().enumerate() {
+                *p = base.add(t * d);
+            }
+        }
         let z = _mm256_setzero_ps();
-        let (mut a0, mut a1, mut a2, mut a3) = (z, z, z, z);
-        let (mut b0, mut b1, mut b2, mut b3) = (z, z, z, z);
+        let mut a = [z; 4];
+        let mut b = [z; 4];
         let mut i = 0;
         while i + 16 <= d {
             let qa = _mm256_loadu_ps(pq.add(i));
             let qb = _mm256_loadu_ps(pq.add(i + 8));
-            a0 = _mm256_fmadd_ps(_mm256_loadu_ps(r0.add(i)), qa, a0);
-            a1 = _mm256_fmadd_ps(_mm256_loadu_ps(r1.add(i)), qa, a1);
-            a2 = _mm256_fmadd_ps(_mm256_loadu_ps(r2.add(i)), qa, a2);
-            a3 = _mm256_fmadd_ps(_mm256_loadu_ps(r3.add(i)), qa, a3);
-            b0 = _mm256_fmadd_ps(_mm256_loadu_ps(r0.add(i + 8)), qb, b0);
-            b1 = _mm256_fmadd_ps(_mm256_loadu_ps(r1.add(i + 8)), qb, b1);
-            b2 = _mm256_fmadd_ps(_mm256_loadu_ps(r2.add(i + 8)), qb, b2);
-            b3 = _mm256_fmadd_ps(_mm256_loadu_ps(r3.add(i + 8)), qb, b3);
+            for t in 0..4 {
+                // A prefetch never faults, even past the end of the rows.
+                _mm_prefetch::<_MM_HINT_T0>(r[t].wrapping_add(i + ahead) as *const i8);
+                a[t] = _mm256_fmadd_ps(_mm256_loadu_ps(r[t].add(i)), qa, a[t]);
+                b[t] = _mm256_fmadd_ps(_mm256_loadu_ps(r[t].add(i + 8)), qb, b[t]);
+            }
             i += 16;
         }
         if i + 8 <= d {
             let qa = _mm256_loadu_ps(pq.add(i));
-            a0 = _mm256_fmadd_ps(_mm256_loadu_ps(r0.add(i)), qa, a0);
-            a1 = _mm256_fmadd_ps(_mm256_loadu_ps(r1.add(i)), qa, a1);
-            a2 = _mm256_fmadd_ps(_mm256_loadu_ps(r2.add(i)), qa, a2);
-            a3 = _mm256_fmadd_ps(_mm256_loadu_ps(r3.add(i)), qa, a3);
+            for t in 0..4 {
+                a[t] = _mm256_fmadd_ps(_mm256_loadu_ps(r[t].add(i)), qa, a[t]);
+            }
             i += 8;
         }
-        let mut s = [
-            hsum(_mm256_add_ps(a0, b0)),
-            hsum(_mm256_add_ps(a1, b1)),
-            hsum(_mm256_add_ps(a2, b2)),
-            hsum(_mm256_add_ps(a3, b3)),
-        ];
+        let mut s = [0f32; 4];
+        for t in 0..4 {
+            s[t] = hsum(_mm256_add_ps(a[t], b[t]));
+        }
         while i < d {
             let qv = *pq.add(i);
-            s[0] += *r0.add(i) * qv;
-            s[1] += *r1.add(i) * qv;
-            s[2] += *r2.add(i) * qv;
-            s[3] += *r3.add(i) * qv;
+            for (t, v) in s.iter_mut().enumerate() {
+                *v += *r[t].add(i) * qv;
+            }
             i += 1;
         }
         let valid = (nrows - ri).min(4);
         out[ri..ri + valid].copy_from_slice(&s[..valid]);
+        for p in r.iter_mut() {
+            *p = p.wrapping_add(4 * d);
+        }
         ri += 4;
     }
 }

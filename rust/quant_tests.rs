@@ -157,3 +157,34 @@ fn bad_shapes_and_names_are_errors() {
     let (top, _) = topk_on(Isa::Portable, &qr, &m, &m[..d], 1 << 50, Plan::Serial).unwrap();
     assert_eq!(top.rows.len(), 3);
 }
+
+#[test]
+#[ignore = "timing probe, run by hand"]
+fn probe_timing() {
+    let (n, d) = (100_000, 384);
+    let m = unit_rows(n, d, 1);
+    let qr = quant(&m, d);
+    let q = unit_rows(1, d, 2);
+    let qc = QueryCode::new(&q, qr.stride);
+    for path in QPath::available() {
+        let mut out = vec![0i32; ROW_BLOCK];
+        let t = std::time::Instant::now();
+        for _ in 0..10 {
+            for b0 in (0..n).step_by(ROW_BLOCK) {
+                let nb = ROW_BLOCK.min(n - b0);
+                quant_kernels::dots(path, &qr.codes[b0 * qr.stride..(b0 + nb) * qr.stride], qr.stride, &qc.codes, &mut out[..nb]);
+            }
+        }
+        eprintln!("{path:?} kernel {:?}", t.elapsed() / 10);
+        let t = std::time::Instant::now();
+        for _ in 0..10 {
+            std::hint::black_box(scan_chunk(path, &qr, &qc, 10, 0..n));
+        }
+        eprintln!("{path:?} chunk {:?}", t.elapsed() / 10);
+    }
+    let t = std::time::Instant::now();
+    for _ in 0..10 {
+        std::hint::black_box(f32_topk(simd::isa(), &m, d, &q, 10, Plan::Serial));
+    }
+    eprintln!("f32 serial {:?}", t.elapsed() / 10);
+}

@@ -188,3 +188,31 @@ fn probe_timing() {
     }
     eprintln!("f32 serial {:?}", t.elapsed() / 10);
 }
+
+#[test]
+#[ignore = "timing probe, run by hand"]
+fn probe_cached() {
+    let (n, d) = (256, 384);
+    let m = unit_rows(n, d, 1);
+    let qr = quant(&m, d);
+    let q = unit_rows(1, d, 2);
+    let qc = QueryCode::new(&q, qr.stride);
+    for path in QPath::available() {
+        let mut out = vec![0i32; n];
+        let t = std::time::Instant::now();
+        for _ in 0..10000 {
+            quant_kernels::dots(path, &qr.codes, qr.stride, &qc.codes, &mut out);
+            std::hint::black_box(&out);
+        }
+        eprintln!("{path:?} cached {:.2} ns/row", t.elapsed().as_nanos() as f64 / 10000.0 / n as f64);
+    }
+    for isa in Isa::available() {
+        let mut out = vec![0f32; n];
+        let t = std::time::Instant::now();
+        for _ in 0..10000 {
+            simd::dots_rows_on(isa, &m, d, &q, &mut out);
+            std::hint::black_box(&out);
+        }
+        eprintln!("f32 {isa:?} cached {:.2} ns/row", t.elapsed().as_nanos() as f64 / 10000.0 / n as f64);
+    }
+}

@@ -53,13 +53,11 @@ impl Storage {
     }
 }
 
-/// One row's scale and the two norms its error bound needs.
+/// The two norms a row's error bound needs: |r - r̂| (its quantization
+/// error) and |r̂|.
 #[derive(Clone, Copy, Debug)]
-struct RowMeta {
-    scale: f64,
-    /// |r - r̂|, the quantization error of the row.
+struct RowNorms {
     err: f64,
-    /// |r̂|.
     norm: f64,
 }
 
@@ -69,7 +67,13 @@ pub struct QuantRows {
     dim: usize,
     stride: usize,
     codes: Vec<i8>,
-    meta: Vec<RowMeta>,
+    /// Per-row scales apart from the norms: the scan's first test reads only these.
+    scales: Vec<f64>,
+    norms: Vec<RowNorms>,
+    /// The largest norms any row has had (never lowered on removal, so only
+    /// ever too large): a bound for every row at once, which lets the scan
+    /// skip the far rows without reading their norms.
+    widest: RowNorms,
 }
 
 fn stride_of(dim: usize) -> usize {
@@ -78,20 +82,27 @@ fn stride_of(dim: usize) -> usize {
 
 impl QuantRows {
     pub fn new(dim: usize) -> Self {
-        QuantRows { dim, stride: stride_of(dim), codes: Vec::new(), meta: Vec::new() }
+        QuantRows {
+            dim,
+            stride: stride_of(dim),
+            codes: Vec::new(),
+            scales: Vec::new(),
+            norms: Vec::new(),
+            widest: RowNorms { err: 0.0, norm: 0.0 },
+        }
     }
 
     pub fn len(&self) -> usize {
-        self.meta.len()
+        self.scales.len()
     }
 
     pub fn is_empty(&self) -> bool {
-        self.meta.is_empty()
+        self.scales.is_empty()
     }
 
     /// Bytes the copy adds to the float32 rows.
     pub fn bytes(&self) -> usize {
-        self.codes.len() + self.meta.len() * std::mem::size_of::<RowMeta>()
+        self.codes.len() + self.len() * (std::mem::size_of::<f64>() + std::mem::size_of::<RowNorms>())
     }
 
     /// Append a finite, non-zero row (the scope validated it).
@@ -109,17 +120,21 @@ impl QuantRows {
             norm += back * back;
         }
         self.codes.resize(self.codes.len() + self.stride - self.dim, 0);
-        self.meta.push(RowMeta { scale, err: err.sqrt(), norm: norm.sqrt() });
+        let n = RowNorms { err: err.sqrt(), norm: norm.sqrt() };
+        self.widest = RowNorms { err: self.widest.err.max(n.err), norm: self.widest.norm.max(n.norm) };
+        self.scales.push(scale);
+        self.norms.push(n);
     }
 
     /// Remove row `row` by moving the last row into its place, as the float32 rows do.
     pub fn swap_remove(&mut self, row: usize) {
-        let (st, last) = (self.stride, self.meta.len() - 1);
+        let (st, last) = (self.stride, self.len() - 1);
         if row != last {
             self.codes.copy_within(last * st..(last + 1) * st, row * st);
         }
         self.codes.truncate(last * st);
-        self.meta.swap_remove(row);
+        self.scales.swap_remove(row);
+        self.norms.swap_remove(row);
     }
 }
 
@@ -168,23 +183,32 @@ fn scan_chunk(path: QPath, qr: &QuantRows, qc: &QueryCode, k: usize, rows: Range
     let st = qr.stride;
     let mut part = Part { lower: TopK::new(k, rows.len()), cands: Vec::new() };
     let mut dots = [0i32; ROW_BLOCK];
-    let (mut lo, mut hi) = ([0f32; ROW_BLOCK], [0f32; ROW_BLOCK]);
     let sl = slack(qr.dim);
+    let bound = |n: &RowNorms| n.err * qc.norm + n.norm * qc.err + sl;
+    // Every row's bound is below this; 1e-6 more keeps a skipped row's upper
+    // bound strictly under the bar after its rounding to f32.
+    let widest = bound(&qr.widest) + 1e-6;
     for b0 in rows.clone().step_by(ROW_BLOCK) {
         let n = ROW_BLOCK.min(rows.end - b0);
         quant_kernels::dots(path, &qr.codes[b0 * st..(b0 + n) * st], st, &qc.codes, &mut dots[..n]);
-        for i in 0..n {
-            let m = &qr.meta[b0 + i];
-            let approx = dots[i] as f64 * m.scale * qc.scale;
-            let bound = m.err * qc.norm + m.norm * qc.err + sl;
-            lo[i] = (approx - bound) as f32;
-            hi[i] = (approx + bound) as f32;
+        for (i, (&dot, &scale)) in dots[..n].iter().zip(&qr.scales[b0..b0 + n]).enumerate() {
+            let approx = dot as f64 * scale * qc.scale;
+            // A row this far below the bar can neither enter the k best lower
+            // bounds nor reach them with its upper bound.
+            let bar = part.lower.bar() as f64;
+            if approx + widest < bar {
+                continue;
+            }
+            let b = bound(&qr.norms[b0 + i]);
+            part.lower.push((approx - b) as f32, b0 + i);
+            let hi = (approx + b) as f32;
+            if hi >= part.lower.bar() {
+                part.cands.push((hi, b0 + i));
+            }
         }
-        part.lower.push_block(b0, &lo[..n]);
-        let bar = part.lower.bar();
-        part.cands.extend((0..n).filter(|&i| hi[i] >= bar).map(|i| (hi[i], b0 + i)));
         // The bar only rises: drop what it has passed, so the list stays near k.
         if part.cands.len() > 4 * k.min(rows.len()) + ROW_BLOCK {
+            let bar = part.lower.bar();
             part.cands.retain(|c| c.0 >= bar);
         }
     }

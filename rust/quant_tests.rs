@@ -158,61 +158,34 @@ fn bad_shapes_and_names_are_errors() {
     assert_eq!(top.rows.len(), 3);
 }
 
-#[test]
-#[ignore = "timing probe, run by hand"]
-fn probe_timing() {
-    let (n, d) = (100_000, 384);
+/// ns per row of every int8 and float32 path over `n` rows, `reps` times.
+fn probe_rates(n: usize, reps: u32) {
+    let d = 384;
     let m = unit_rows(n, d, 1);
     let qr = quant(&m, d);
     let q = unit_rows(1, d, 2);
     let qc = QueryCode::new(&q, qr.stride);
+    let rate = |t: std::time::Instant| t.elapsed().as_nanos() as f64 / reps as f64 / n as f64;
     for path in QPath::available() {
-        let mut out = vec![0i32; ROW_BLOCK];
         let t = std::time::Instant::now();
-        for _ in 0..10 {
-            for b0 in (0..n).step_by(ROW_BLOCK) {
-                let nb = ROW_BLOCK.min(n - b0);
-                quant_kernels::dots(path, &qr.codes[b0 * qr.stride..(b0 + nb) * qr.stride], qr.stride, &qc.codes, &mut out[..nb]);
-            }
-        }
-        eprintln!("{path:?} kernel {:?}", t.elapsed() / 10);
-        let t = std::time::Instant::now();
-        for _ in 0..10 {
+        for _ in 0..reps {
             std::hint::black_box(scan_chunk(path, &qr, &qc, 10, 0..n));
         }
-        eprintln!("{path:?} chunk {:?}", t.elapsed() / 10);
-    }
-    let t = std::time::Instant::now();
-    for _ in 0..10 {
-        std::hint::black_box(f32_topk(simd::isa(), &m, d, &q, 10, Plan::Serial));
-    }
-    eprintln!("f32 serial {:?}", t.elapsed() / 10);
-}
-
-#[test]
-#[ignore = "timing probe, run by hand"]
-fn probe_cached() {
-    let (n, d) = (256, 384);
-    let m = unit_rows(n, d, 1);
-    let qr = quant(&m, d);
-    let q = unit_rows(1, d, 2);
-    let qc = QueryCode::new(&q, qr.stride);
-    for path in QPath::available() {
-        let mut out = vec![0i32; n];
-        let t = std::time::Instant::now();
-        for _ in 0..10000 {
-            quant_kernels::dots(path, &qr.codes, qr.stride, &qc.codes, &mut out);
-            std::hint::black_box(&out);
-        }
-        eprintln!("{path:?} cached {:.2} ns/row", t.elapsed().as_nanos() as f64 / 10000.0 / n as f64);
+        eprintln!("n={n} int8 {path:?} scan {:.2} ns/row", rate(t));
     }
     for isa in Isa::available() {
-        let mut out = vec![0f32; n];
         let t = std::time::Instant::now();
-        for _ in 0..10000 {
-            simd::dots_rows_on(isa, &m, d, &q, &mut out);
-            std::hint::black_box(&out);
+        for _ in 0..reps {
+            std::hint::black_box(f32_topk(isa, &m, d, &q, 10, Plan::Serial));
         }
-        eprintln!("f32 {isa:?} cached {:.2} ns/row", t.elapsed().as_nanos() as f64 / 10000.0 / n as f64);
+        eprintln!("n={n} float32 {isa:?} scan {:.2} ns/row", rate(t));
     }
+}
+
+/// In cache (256 rows) and streaming from memory (100k rows), one thread.
+#[test]
+#[ignore = "timing probe, run by hand"]
+fn probe_rates_in_cache_and_streaming() {
+    probe_rates(256, 10_000);
+    probe_rates(100_000, 10);
 }

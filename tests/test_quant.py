@@ -94,7 +94,16 @@ def test_bad_storage_is_a_typed_error_and_leaves_nothing() -> None:
         b.nearest(unit_rows(1, d=D - 1)[0], 3)
     with pytest.raises(memsieve.ConfigError, match="k must be"):
         b.rescored(unit_rows(1)[0], 0)
-    assert len(b) == 1 and b.quant_bytes > 0 and b.nearest(unit_rows(1)[0], 5)[0].tolist() == [1]
+    q = unit_rows(1)[0]
+    with pytest.raises(memsieve.DtypeError, match="float32"):
+        b.rescored(q.astype(np.float64), 3)
+    with pytest.raises(memsieve.InvalidVectorError):
+        b.rescored(bad, 3)
+    with pytest.raises(memsieve.DtypeError, match="k must be an integer"):
+        b.nearest(q, True)
+    # A k far above the scope (a search limit) is the whole scope, never an allocation of k.
+    assert b.nearest(q, 2**62)[0].tolist() == [1] and b.rescored(q, 2**62) == 1
+    assert len(b) == 1 and b.quant_bytes > 0 and b.nearest(q, 5)[0].tolist() == [1]
 
 
 def test_results_do_not_depend_on_threads(tmp_path) -> None:

@@ -25,6 +25,12 @@ use crate::quant_kernels::{self, QPath, LANES};
 use crate::simd::{self, Isa, ROW_BLOCK};
 use crate::stream::TopK;
 
+/// The widest rows the int8 copy takes. The query's top code is
+/// i32::MAX / (127 * d), so that no dot product overflows; at this width it is
+/// still 258, and wider rows would leave the query too coarse to bound well
+/// (and, past about 16.9M, with no code at all).
+pub const MAX_INT8_DIM: usize = 1 << 16;
+
 /// How a scope stores its vectors.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Storage {
@@ -43,6 +49,16 @@ impl Storage {
                 "vectors {other:?} is not a storage; use \"float32\" (the default) or \"int8\""
             ))),
         }
+    }
+
+    /// Refuse a width this storage cannot scan exactly.
+    pub fn check_dim(self, dim: usize) -> Result<()> {
+        if self == Storage::Int8 && dim > MAX_INT8_DIM {
+            return Err(CoreError::Config(format!(
+                "vectors=\"int8\" takes rows of width up to {MAX_INT8_DIM}, got {dim}; use vectors=\"float32\""
+            )));
+        }
+        Ok(())
     }
 
     pub fn name(self) -> &'static str {

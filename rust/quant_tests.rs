@@ -153,6 +153,11 @@ fn bad_shapes_and_names_are_errors() {
         Err(CoreError::Config(msg)) => assert!(msg.contains("\"float16\"") && msg.contains("int8"), "{msg}"),
         other => panic!("{other:?}"),
     }
+    assert!(Storage::Int8.check_dim(MAX_INT8_DIM).is_ok() && Storage::Float32.check_dim(1 << 20).is_ok());
+    match Storage::Int8.check_dim(MAX_INT8_DIM + 1) {
+        Err(CoreError::Config(msg)) => assert!(msg.contains("65537") && msg.contains("float32"), "{msg}"),
+        other => panic!("{other:?}"),
+    }
     // A huge k reserves for the rows, not for k.
     let (top, _) = topk_on(Isa::Portable, &qr, &m, &m[..d], 1 << 50, Plan::Serial).unwrap();
     assert_eq!(top.rows.len(), 3);

@@ -42,6 +42,7 @@ impl ScopeState {
     /// A scope that stores its vectors as `storage` says.
     pub fn with_storage(dim: usize, storage: Storage) -> Result<Self> {
         let mut s = ScopeState::new(dim)?;
+        storage.check_dim(dim)?;
         if storage == Storage::Int8 {
             s.quant = Some(QuantRows::new(dim));
         }

@@ -78,6 +78,8 @@ def test_spread_rows_rescore_a_sliver() -> None:
 def test_bad_storage_is_a_typed_error_and_leaves_nothing() -> None:
     with pytest.raises(memsieve.ConfigError, match='vectors "float16" is not a storage; use "float32"'):
         _core.ScopeState(D, vectors="float16")
+    with pytest.raises(memsieve.ConfigError, match="width up to 65536, got 65537"):
+        _core.ScopeState(65537, vectors="int8")
     with pytest.raises(memsieve.DtypeError, match="vectors must be a str, got int"):
         _core.ScopeState(D, vectors=8)
     with pytest.raises(memsieve.ConfigError, match="unknown vectors 'float16'; use one of float32, int8"):

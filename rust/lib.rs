@@ -16,6 +16,8 @@ pub mod novelty;
 pub mod pairs;
 pub mod par;
 pub mod projection;
+pub mod quant;
+mod quant_kernels;
 pub mod rng;
 pub mod route;
 mod scan;

@@ -7,6 +7,7 @@ use std::collections::HashMap;
 use crate::error::{CoreError, Result};
 use crate::kappa;
 use crate::novelty::{self, KnnScore, TopK};
+use crate::quant::{self, QuantRows, Storage};
 use crate::vector::check_unit;
 
 /// Fixed-point scale of the running row sum (exactly reversible, see ThresholdState).
@@ -19,6 +20,8 @@ pub struct ScopeState {
     ids: Vec<i64>,
     rows: HashMap<i64, usize>,
     sum_fixed: Vec<i64>,
+    /// The int8 copy the top-k scans read first (`Storage::Int8`), row for row.
+    quant: Option<QuantRows>,
 }
 
 impl ScopeState {
@@ -32,7 +35,45 @@ impl ScopeState {
             ids: Vec::new(),
             rows: HashMap::new(),
             sum_fixed: vec![0; dim],
+            quant: None,
         })
+    }
+
+    /// A scope that stores its vectors as `storage` says.
+    pub fn with_storage(dim: usize, storage: Storage) -> Result<Self> {
+        let mut s = ScopeState::new(dim)?;
+        storage.check_dim(dim)?;
+        if storage == Storage::Int8 {
+            s.quant = Some(QuantRows::new(dim));
+        }
+        Ok(s)
+    }
+
+    pub fn storage(&self) -> Storage {
+        if self.quant.is_some() { Storage::Int8 } else { Storage::Float32 }
+    }
+
+    /// Bytes of the int8 copy (0 for float32 storage).
+    pub fn quant_bytes(&self) -> usize {
+        self.quant.as_ref().map_or(0, QuantRows::bytes)
+    }
+
+    /// The k nearest rows: from the int8 copy and a float32 re-score when the
+    /// scope keeps one (the same list, see `quant`), else the float32 scan.
+    fn top(&self, q: &[f32], k: usize) -> Result<TopK> {
+        match &self.quant {
+            Some(qr) => quant::topk(qr, &self.data, q, k, novelty::Plan::Auto),
+            None => novelty::topk(&self.data, self.dim, q, k),
+        }
+    }
+
+    /// How many rows a top-k of `q` re-scores in float32 (all of them without an int8 copy).
+    pub fn rescored(&self, q: &[f32], k: usize) -> Result<usize> {
+        self.check_query(q)?;
+        match &self.quant {
+            Some(qr) => Ok(quant::topk_on(crate::simd::isa(), qr, &self.data, q, k, novelty::Plan::Auto)?.1),
+            None => novelty::check_k(k).map(|_| self.len()),
+        }
     }
 
     pub fn dim(&self) -> usize {
@@ -74,6 +115,9 @@ impl ScopeState {
         self.rows.insert(id, self.ids.len());
         self.ids.push(id);
         self.data.extend_from_slice(v);
+        if let Some(qr) = &mut self.quant {
+            qr.push(v);
+        }
         for (s, &x) in self.sum_fixed.iter_mut().zip(v) {
             *s += (x as f64 * SUM_SCALE).round() as i64;
         }
@@ -131,6 +175,9 @@ impl ScopeState {
             self.rows.insert(moved, row);
         }
         self.data.truncate(last * d);
+        if let Some(qr) = &mut self.quant {
+            qr.swap_remove(row);
+        }
         self.rows.remove(&id);
         self.ids.swap_remove(row);
         Ok(())
@@ -138,17 +185,21 @@ impl ScopeState {
 
     pub fn score_knn(&self, q: &[f32], kappa: f64, k: usize) -> Result<KnnScore> {
         self.check_query(q)?;
-        novelty::knn(&self.data, self.dim, q, kappa, k)
+        novelty::check_kappa(kappa)?;
+        let top = self.top(q, k)?;
+        Ok(KnnScore { novelty: novelty::knn_from_sims(&top.sims, kappa), top })
     }
 
     pub fn score_maxcos(&self, q: &[f32], k: usize) -> Result<KnnScore> {
         self.check_query(q)?;
-        let top = novelty::topk(&self.data, self.dim, q, k)?;
+        let top = self.top(q, k)?;
         let novelty = top.sims.first().map_or(f64::INFINITY, |&s| 1.0 - s as f64);
         Ok(KnnScore { novelty, top })
     }
 
     /// SAGE's score over all rows, plus the k nearest (for its UPDATE target), in one pass.
+    /// Its log-sum-exp needs every row's cosine, so it reads the float32 rows
+    /// under either storage.
     pub fn score_sage(&self, q: &[f32], kappa: f64, k: usize) -> Result<KnnScore> {
         self.check_query(q)?;
         novelty::check_kappa(kappa)?;
@@ -162,7 +213,7 @@ impl ScopeState {
 
     pub fn nearest(&self, q: &[f32], k: usize) -> Result<TopK> {
         self.check_query(q)?;
-        novelty::topk(&self.data, self.dim, q, k)
+        self.top(q, k)
     }
 
     pub fn id_of(&self, row: usize) -> i64 {
@@ -230,6 +281,35 @@ mod tests {
         let a = s.kappa_banerjee(None).unwrap();
         let b = kappa::banerjee(&all, d, None).unwrap();
         assert!((a - b).abs() < 1e-6 * b, "{a} {b}");
+    }
+
+    #[test]
+    fn int8_storage_answers_as_float32_through_adds_and_removes() {
+        let d = 64;
+        let (mut a, mut b) = (scope(d), ScopeState::with_storage(d, Storage::Int8).unwrap());
+        assert_eq!((a.storage(), b.storage()), (Storage::Float32, Storage::Int8));
+        let ids: Vec<i64> = (0..300).collect();
+        let rows: Vec<f32> = ids.iter().flat_map(|&i| unit(d, i as u64)).collect();
+        a.add_many(&ids, &rows).unwrap();
+        b.add_many(&ids, &rows).unwrap();
+        for id in [3, 150, 299, 0] {
+            a.remove(id).unwrap();
+            b.remove(id).unwrap();
+        }
+        b.add(1000, &unit(d, 1000)).unwrap();
+        a.add(1000, &unit(d, 1000)).unwrap();
+        assert!(b.quant_bytes() >= b.len() * d && a.quant_bytes() == 0);
+        for seed in [7u64, 1000, 5000] {
+            let q = unit(d, seed);
+            let (x, y) = (a.score_knn(&q, 20.0, 10).unwrap(), b.score_knn(&q, 20.0, 10).unwrap());
+            assert_eq!((x.top.rows, x.novelty.to_bits()), (y.top.rows, y.novelty.to_bits()));
+            assert_eq!(a.score_maxcos(&q, 3).unwrap().top.sims, b.score_maxcos(&q, 3).unwrap().top.sims);
+            assert_eq!(a.nearest(&q, 50).unwrap().rows, b.nearest(&q, 50).unwrap().rows);
+            assert_eq!(a.score_sage(&q, 30.0, 5).unwrap().novelty, b.score_sage(&q, 30.0, 5).unwrap().novelty);
+            assert!(b.rescored(&q, 10).unwrap() < b.len() && a.rescored(&q, 10).unwrap() == a.len());
+        }
+        assert!(matches!(b.score_knn(&unit(d, 1), 0.0, 3), Err(CoreError::Config(_))));
+        assert!(matches!(b.nearest(&unit(d, 1), 0), Err(CoreError::Config(_))));
     }
 
     #[test]

@@ -290,10 +290,23 @@ class ScopeState:
     unit-norm (within 1e-3), else InvalidVectorError; a duplicate id on add or
     an unknown id on remove raises StateError."""
 
-    def __new__(cls, dim: int) -> "ScopeState": ...
+    def __new__(cls, dim: int, *, vectors: Literal["float32", "int8"] = "float32") -> "ScopeState":
+        """vectors="int8" also keeps an int8 copy of each row (per-row scale),
+        which score, score_maxcos and nearest scan first; every row that may
+        belong to the top k is re-scored in float32, so results are the
+        float32 ones bit for bit (docs/QUANT.md). score_sage reads the float32
+        rows either way. Another name is a ConfigError, a non-str a DtypeError."""
     def __len__(self) -> int: ...
     @property
     def dim(self) -> int: ...
+    @property
+    def storage(self) -> Literal["float32", "int8"]:
+        """The vectors= it was made with."""
+    @property
+    def quant_bytes(self) -> int:
+        """Bytes the int8 copy adds to the float32 rows (0 without one)."""
+    def rescored(self, query: F32, k: int) -> int:
+        """How many rows a top-k of query re-scores in float32 (len(self) without an int8 copy)."""
     def add(self, id: int, vector: F32) -> None:
         """Store vector under id in O(d)."""
     def add_many(self, ids: npt.NDArray[np.int64], vectors: F32) -> None:

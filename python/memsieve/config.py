@@ -11,9 +11,11 @@ from memsieve.errors import ConfigError
 
 Profile = Literal["memsieve", "sage", "maxcos", "none"]
 BandPolicy = Literal["add_link", "add", "noop"]
+VectorStorage = Literal["float32", "int8"]
 
 _PROFILES = ("memsieve", "sage", "maxcos", "none")
 _BAND_POLICIES = ("add_link", "add", "noop")
+_VECTOR_STORAGES = ("float32", "int8")
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -71,6 +73,11 @@ class GateConfig:
         crud_update_min_sim: an LLM's UPDATE or DELETE must target a memory at
             least this close (cosine) to the candidate, or the candidate is added.
         exact_dedup: drop exact duplicates (normalized text) before the gate.
+        vectors: ``"float32"`` or ``"int8"``: each scope also keeps an int8
+            copy of its rows (about 26% more memory), scanned first, with
+            every row that may reach the top k re-scored in float32, so
+            decisions and search results are the float32 ones; it saves scan
+            bandwidth, not memory (docs/QUANT.md).
     """
 
     profile: Profile = "memsieve"
@@ -95,6 +102,7 @@ class GateConfig:
     band_policy: BandPolicy = "add_link"
     crud_update_min_sim: float = 0.35
     exact_dedup: bool = True
+    vectors: VectorStorage = "float32"
 
     def __post_init__(self) -> None:
         if self.profile not in _PROFILES:
@@ -103,6 +111,8 @@ class GateConfig:
             raise ConfigError(
                 f"unknown band_policy {self.band_policy!r}; use one of {', '.join(_BAND_POLICIES)}"
             )
+        if self.vectors not in _VECTOR_STORAGES:
+            raise ConfigError(f"unknown vectors {self.vectors!r}; use one of {', '.join(_VECTOR_STORAGES)}")
         if self.profile == "maxcos" and self.tau is None:
             raise ConfigError("the maxcos profile needs a fixed threshold; pass tau=0.25 (cosine 0.75)")
         for name in ("tau", "delta", "kappa_c", "gamma", "tau_min", "tau_max", "prior_share", "prior_weight",

@@ -119,7 +119,7 @@ class ScopeGate:
                  index_path: str | None = None) -> None:
         self.config = config
         self.dim = dim
-        self.state = _core.ScopeState(dim)
+        self.state = _core.ScopeState(dim, vectors=config.vectors)
         # The scope's own bm25 index: keyword search and the information term
         # read it, and it changes with the vectors, so one catch-up serves both.
         self.keywords = _core.KeywordIndex()

@@ -9,6 +9,7 @@ use crate::error::CoreError;
 mod kernels;
 mod keyword;
 mod pairs;
+mod quant;
 mod state;
 mod validate;
 

@@ -180,10 +180,29 @@ impl PyScopeState {
 #[pymethods]
 impl PyScopeState {
     #[new]
-    fn new(py: Python<'_>, dim: Arg<'_>) -> PyResult<Self> {
+    #[pyo3(signature = (dim, *, vectors=None), text_signature = "(dim, *, vectors='float32')")]
+    fn new(py: Python<'_>, dim: Arg<'_>, vectors: Option<&Bound<'_, PyAny>>) -> PyResult<Self> {
         let dim = dim.count(py, "dim", 1, "pass the embedding width, e.g. 384")?;
         output_size(1, dim, "a scope row")?;
-        Ok(PyScopeState { inner: scope::ScopeState::new(dim)? })
+        let storage = super::quant::storage(py, vectors)?;
+        Ok(PyScopeState { inner: scope::ScopeState::with_storage(dim, storage)? })
+    }
+
+    /// "float32", or "int8" when an int8 copy is scanned first.
+    #[getter]
+    fn storage(&self) -> &'static str {
+        self.inner.storage().name()
+    }
+
+    /// Bytes the int8 copy adds to the float32 rows (0 without one).
+    #[getter]
+    fn quant_bytes(&self) -> usize {
+        self.inner.quant_bytes()
+    }
+
+    /// How many rows a top-k of `query` re-scores in float32.
+    fn rescored(&self, py: Python<'_>, query: &Bound<'_, PyAny>, k: Arg<'_>) -> PyResult<usize> {
+        self.scan(py, query, k, K_EXAMPLE, |s, q, k| s.rescored(q, k))
     }
 
     fn __len__(&self) -> usize {
@@ -265,7 +284,7 @@ impl PyScopeState {
     }
 
     fn __repr__(&self) -> String {
-        format!("ScopeState(dim={}, len={})", self.inner.dim(), self.inner.len())
+        format!("ScopeState(dim={}, len={}, vectors={:?})", self.inner.dim(), self.inner.len(), self.inner.storage().name())
     }
 }
 

@@ -1,7 +1,12 @@
 """Benchmark memsieve's Rust kernels against numpy and SAGE's per-write resync.
 
 Usage:
-    python benches/bench_kernels.py [--quick] [--json FILE]
+    python benches/bench_kernels.py [--quick] [--sizes N,N] [--interleave] [--json FILE]
+
+Rows of one N are timed in short blocks, round-robin; each block starts with
+an untimed call, and every numpy block is followed by a pause, so that no row
+shares the machine with OpenBLAS's threads still spinning after a numpy call
+(`--interleave` times one call per row per round instead, as before).
 
 Prints a table of median seconds per call and, with --json, writes a list of
 rows {"name", "n", "d", "seconds"}. All rows use d=384 float32 unit vectors.
@@ -64,9 +69,46 @@ def median_seconds(fn: Callable[[], object], *, budget: float = 1.0, min_runs: i
     return statistics.median(times)
 
 
+#: How long OpenBLAS's worker threads keep spinning after a call before they
+#: sleep: 2^28 TSC cycles by default (OPENBLAS_THREAD_TIMEOUT=28), 0.1 s at
+#: 2.6 GHz. Measured here (10k rows, quiet machine): memsieve's two-thread
+#: score took 88-117 us in a block of its own and 176 us in a block started
+#: right after numpy's, whose spinning thread held the other core.
+BLAS_SETTLE_S = 0.25
+
+
+def blocked_medians(fns: dict[str, Callable[[], object]], *, budget: float, settle: float = BLAS_SETTLE_S) -> dict[str, float]:
+    """Median seconds per call of each fn, timed in short blocks taken
+    round-robin (so that a shared machine's changing load hits every row
+    alike). Each block starts with an untimed call (it wakes that library's
+    threads), and a block of a numpy row is followed by a pause of `settle`
+    seconds, so that no row runs beside the spinning BLAS threads of another."""
+    est = {k: median_seconds(fn, budget=0.05, min_runs=3, max_runs=20) for k, fn in fns.items()}
+    for name in fns:
+        if name.startswith("numpy"):
+            time.sleep(settle)
+            break
+    times: dict[str, list[float]] = {k: [] for k in fns}
+    start = time.perf_counter()
+    rounds = 0
+    while rounds < 5 or (time.perf_counter() - start < budget and rounds < 60):
+        for name, fn in fns.items():
+            calls = max(3, min(50, int(0.02 / max(est[name], 1e-7))))
+            fn()
+            for _ in range(calls):
+                t0 = time.perf_counter()
+                fn()
+                times[name].append(time.perf_counter() - t0)
+            if name.startswith("numpy"):
+                time.sleep(settle)
+        rounds += 1
+    return {k: statistics.median(v) for k, v in times.items()}
+
+
 def interleaved_medians(fns: dict[str, Callable[[], object]], *, budget: float) -> dict[str, float]:
-    """Median seconds of each fn, timed round-robin (one call of each per round)
-    so that a shared machine's changing load hits every row alike."""
+    """Median seconds of each fn, timed round-robin one call at a time (the
+    old protocol, `--interleave`): every row after numpy's runs beside
+    OpenBLAS's still-spinning threads."""
     for fn in fns.values():
         fn()
     times: dict[str, list[float]] = {k: [] for k in fns}
@@ -102,17 +144,19 @@ def sage_resync(m: np.ndarray) -> np.ndarray:
     return x.copy()  # the rebuilt index
 
 
-def score_rows(rng: np.random.Generator, n: int) -> list[dict]:
+def score_rows(rng: np.random.Generator, n: int, *, interleave: bool = False) -> list[dict]:
     m = unit_rows(rng, n)
     q = unit_rows(rng, 1)[0]
     qs = unit_rows(rng, 64)
     budget = 3.0 if n <= 100_000 else 20.0
-    single = interleaved_medians(
+    timed = interleaved_medians if interleave else blocked_medians
+    single = timed(
         {
-            # numpy runs last in each round: OpenBLAS's worker threads spin on
-            # the other core for a while after a matmul, and would slow whichever
-            # parallel scan came right after it (measured: knn at 1M, 155 ms
-            # right after a matmul against 110 ms otherwise).
+            # numpy runs last in each round: under --interleave, OpenBLAS's
+            # worker threads spin on the other core for a while after a
+            # matmul and slow whichever parallel scan comes right after it
+            # (measured: knn at 1M, 155 ms right after a matmul against 110 ms
+            # otherwise); the default protocol pauses after numpy instead.
             "read_1t": lambda: _core._read_floor(m),
             "read_par": lambda: _core._read_floor(m, parallel=True),
             "memsieve_score": lambda: _core.novelty_knn(m, q, KAPPA_KNN, K),
@@ -121,7 +165,7 @@ def score_rows(rng: np.random.Generator, n: int) -> list[dict]:
         },
         budget=budget,
     )
-    batch = interleaved_medians(
+    batch = timed(
         {
             "batch64": lambda: _core.novelty_knn_batch(m, qs, KAPPA_KNN, K),
             "numpy_batch64": lambda: numpy_batch(m, qs),
@@ -207,15 +251,22 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--quick", action="store_true", help="smaller N (1k, 10k, 100k scoring; 1k, 10k writes)")
     ap.add_argument("--json", metavar="FILE", help="write the rows as JSON to FILE")
+    ap.add_argument("--interleave", action="store_true",
+                    help="time one call of each row per round (rows right after numpy's then share the "
+                         "machine with OpenBLAS's spinning threads) instead of blocks with a pause after numpy")
+    ap.add_argument("--sizes", metavar="N,N", help="comma-separated row counts to score (default 1k,10k,100k,1M)")
     args = ap.parse_args()
     threads, min_elements = _core._parallel_config()
-    print(f"kernels: {_core._isa()}; scan threads: {threads}; parallel from n*d >= {min_elements} ({min_elements // D} rows at d={D})")
+    print(f"kernels: {_core._isa()}; scan threads: {threads}; parallel from n*d >= {min_elements} ({min_elements // D} rows at d={D}); "
+          f"protocol: {'one call per row per round' if args.interleave else f'blocks, {BLAS_SETTLE_S} s pause after numpy'}")
     score_ns = [1_000, 10_000, 100_000] if args.quick else [1_000, 10_000, 100_000, 1_000_000]
+    if args.sizes:
+        score_ns = [int(x) for x in args.sizes.split(",")]
     write_ns = [1_000, 10_000] if args.quick else [1_000, 10_000, 100_000]
     rng = np.random.default_rng(0)
     rows: list[dict] = []
     for n in score_ns:
-        rows += score_rows(rng, n)
+        rows += score_rows(rng, n, interleave=args.interleave)
     for n in write_ns:
         rows += write_rows(rng, n)
     print_table(rows)

@@ -12,6 +12,7 @@ use crate::scan::{nonfinite, Scan, Want};
 use crate::simd::{pack_panels, Isa, ROW_BLOCK};
 use crate::simd_avx512 as k;
 use crate::topk::TopK;
+use crate::toplists::TopLists;
 
 /// The k best rows of every query of `queries` (row-major, width d).
 ///
@@ -28,23 +29,20 @@ pub fn topk_scans(matrix: &[f32], d: usize, queries: &[f32], kk: usize, w: Want,
             (q0, qn, pack_panels(&queries[q0 * d..(q0 + qn) * d], qn, d, k::PANEL))
         })
         .collect();
-    let plan = par::batch_plan(plan, n, d, nq);
-    let parts = par::map_rows(plan, n, d, |rows| -> Result<Vec<TopK>> {
-        let mut tops: Vec<TopK> = (0..nq).map(|_| TopK::new(kk, rows.len())).collect();
-        let mut bars = vec![f32::NEG_INFINITY; packed.len() * k::QUERY_BLOCK];
+    let parts = par::map_batch(plan, n, d, nq, |rows| -> Result<Vec<TopK>> {
+        let mut lists = TopLists::new(kk, nq, rows.len(), k::QUERY_BLOCK);
         let m = &matrix[rows.start * d..rows.end * d];
         for (b, blk) in m.chunks(ROW_BLOCK * d).enumerate() {
             let row0 = rows.start + b * ROW_BLOCK;
-            for (pi, (q0, qn, p)) in packed.iter().enumerate() {
-                let bars = &mut bars[pi * k::QUERY_BLOCK..(pi + 1) * k::QUERY_BLOCK];
+            for (q0, qn, p) in &packed {
                 // SAFETY: AVX-512F checked above; p holds qn packed queries of width d.
-                let ok = unsafe { k::topk_packed(blk, d, p, row0, &mut tops[*q0..q0 + qn], bars) };
+                let ok = unsafe { k::topk_packed(blk, d, p, *qn, row0, *q0, &mut lists) };
                 if !ok && w.check {
                     first_bad(blk, d, p, *qn, row0)?;
                 }
             }
         }
-        Ok(tops)
+        Ok(lists.into_topk())
     });
     let parts: Vec<Vec<TopK>> = parts.into_iter().collect::<Result<_>>()?;
     let mut per_query: Vec<Vec<TopK>> = (0..nq).map(|_| Vec::with_capacity(parts.len())).collect();

@@ -34,6 +34,8 @@ pub mod stream;
 pub mod text;
 pub mod threshold;
 mod topk;
+#[cfg(target_arch = "x86_64")]
+mod toplists;
 pub mod vector;
 pub mod vmf;
 

@@ -118,25 +118,70 @@ pub fn dots_rows_multi_on(isa: Isa, rows: &[f32], d: usize, qs: &[f32], nq: usiz
 
 /// A GEMM micro-kernel over queries packed in panels (`pack_panels`):
 /// `kernel(rows, d, packed, nq, out)` writes `out[j * nrows + i]` for up to
-/// `block` queries.
+/// `block` queries; `topk(rows, d, packed, nq, row0, q0, lists)` folds the
+/// same cosines straight into the top-k lists of queries `q0..q0 + nq`
+/// (false if one was NaN or inf).
 #[cfg(target_arch = "x86_64")]
 #[derive(Clone, Copy)]
-struct Gemm {
-    panel: usize,
-    block: usize,
-    kernel: unsafe fn(&[f32], usize, &[f32], usize, &mut [f32]),
+pub(crate) struct Gemm {
+    pub panel: usize,
+    pub block: usize,
+    pub kernel: unsafe fn(&[f32], usize, &[f32], usize, &mut [f32]),
+    pub topk: unsafe fn(&[f32], usize, &[f32], usize, usize, usize, &mut crate::toplists::TopLists) -> bool,
 }
 
 #[cfg(target_arch = "x86_64")]
 impl Gemm {
     /// The micro-kernel of a checked path, if it has one.
-    fn of(isa: Isa) -> Option<Gemm> {
+    pub(crate) fn of(isa: Isa) -> Option<Gemm> {
         use crate::{simd_avx2 as a2, simd_avx512 as a5};
         match isa {
-            Isa::Avx512 => Some(Gemm { panel: a5::PANEL, block: a5::QUERY_BLOCK, kernel: a5::dots_packed }),
-            Isa::Avx2 => Some(Gemm { panel: a2::PANEL, block: a2::QUERY_BLOCK, kernel: a2::dots_packed }),
+            Isa::Avx512 => Some(Gemm { panel: a5::PANEL, block: a5::QUERY_BLOCK, kernel: a5::dots_packed, topk: a5::topk_packed }),
+            Isa::Avx2 => Some(Gemm { panel: a2::PANEL, block: a2::QUERY_BLOCK, kernel: a2::dots_packed, topk: a2::topk_packed }),
             _ => None,
         }
+    }
+
+    /// `queries` (nq rows of width d) packed for this kernel, a block of
+    /// `block` queries at a time: (first query, queries, panels).
+    pub(crate) fn pack_blocks(self, queries: &[f32], nq: usize, d: usize) -> Vec<(usize, usize, Vec<f32>)> {
+        (0..nq)
+            .step_by(self.block)
+            .map(|q0| {
+                let qn = self.block.min(nq - q0);
+                (q0, qn, pack_panels(&queries[q0 * d..(q0 + qn) * d], qn, d, self.panel))
+            })
+            .collect()
+    }
+}
+
+/// Walk the rows of a block in micro-tiles of `MR` rows: `f(r, ri, valid)`
+/// gets the tile's row pointers, its first row and how many of its rows are
+/// real. A short last tile repeats its last row, so a row gets the same
+/// arithmetic wherever it sits; the pointers step from tile to tile (rather
+/// than being derived from the index) so that they stay in registers.
+#[cfg(target_arch = "x86_64")]
+#[inline(always)]
+pub(crate) fn row_tiles<const MR: usize>(rows: &[f32], d: usize, mut f: impl FnMut(&[*const f32; MR], usize, usize)) {
+    let nrows = rows.len() / d;
+    let base = rows.as_ptr();
+    let mut r = [base; MR];
+    for (t, p) in r.iter_mut().enumerate() {
+        *p = base.wrapping_add(t * d);
+    }
+    let mut ri = 0;
+    while ri + MR <= nrows {
+        f(&r, ri, MR);
+        for p in r.iter_mut() {
+            *p = p.wrapping_add(MR * d);
+        }
+        ri += MR;
+    }
+    if ri < nrows {
+        for (t, p) in r.iter_mut().enumerate() {
+            *p = base.wrapping_add((ri + t).min(nrows - 1) * d);
+        }
+        f(&r, ri, nrows - ri);
     }
 }
 
@@ -278,13 +323,7 @@ pub fn scan_batch_on<F: FnMut(usize, usize, &[f32])>(isa: Isa, matrix: &[f32], d
 /// then every block of rows goes through the micro-kernel.
 #[cfg(target_arch = "x86_64")]
 fn scan_batch_packed<F: FnMut(usize, usize, &[f32])>(g: Gemm, matrix: &[f32], d: usize, queries: &[f32], nq: usize, mut f: F) {
-    let packed: Vec<(usize, usize, Vec<f32>)> = (0..nq)
-        .step_by(g.block)
-        .map(|q0| {
-            let qn = g.block.min(nq - q0);
-            (q0, qn, pack_panels(&queries[q0 * d..(q0 + qn) * d], qn, d, g.panel))
-        })
-        .collect();
+    let packed = g.pack_blocks(queries, nq, d);
     let mut buf = vec![0f32; ROW_BLOCK * g.block];
     for (b, rows) in matrix.chunks(ROW_BLOCK * d).enumerate() {
         let n = rows.len() / d;

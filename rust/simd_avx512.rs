@@ -10,6 +10,7 @@
 
 use std::arch::x86_64::*;
 
+use crate::simd::row_tiles;
 use crate::toplists::TopLists;
 
 /// Rows per pass of the single-query scan: one query load serves eight rows,
@@ -203,41 +204,13 @@ unsafe fn tile<const P: usize>(r: &[*const f32; MR], d: usize, pk: *const f32) -
     acc
 }
 
-/// Every tile of `rows` in row order: `done(acc, ri, valid)` gets a tile's
-/// sums, its first row `ri` and how many of its rows are real (a short last
-/// tile repeats its last row: same arithmetic per row).
-#[inline]
-#[target_feature(enable = "avx512f,avx2,fma")]
-unsafe fn sweep<const P: usize>(rows: &[f32], d: usize, pk: *const f32, mut done: impl FnMut(&Acc<P>, usize, usize)) {
-    let nrows = rows.len() / d;
-    let base = rows.as_ptr();
-    // Loop-carried row pointers (see dots_rows).
-    let mut r = [base; MR];
-    for (t, p) in r.iter_mut().enumerate() {
-        *p = base.add(t * d);
-    }
-    let mut ri = 0;
-    while ri + MR <= nrows {
-        done(&tile::<P>(&r, d, pk), ri, MR);
-        for p in r.iter_mut() {
-            *p = p.add(MR * d);
-        }
-        ri += MR;
-    }
-    if ri < nrows {
-        for (t, p) in r.iter_mut().enumerate() {
-            *p = base.add((ri + t).min(nrows - 1) * d);
-        }
-        done(&tile::<P>(&r, d, pk), ri, nrows - ri);
-    }
-}
-
 /// The GEMM micro-kernel over a block: `out[j * nrows + i] = rows[i] . q_j`.
 #[target_feature(enable = "avx512f,avx2,fma")]
 unsafe fn tiles<const P: usize>(rows: &[f32], d: usize, packed: &[f32], nq: usize, out: &mut [f32]) {
     let nrows = rows.len() / d;
     let mut tmp = [0f32; PANEL];
-    sweep::<P>(rows, d, packed.as_ptr(), |acc, ri, valid| {
+    row_tiles::<MR>(rows, d, |r, ri, valid| {
+        let acc = tile::<P>(r, d, packed.as_ptr());
         for (t, a) in acc.iter().enumerate().take(valid) {
             for (pn, v) in a.iter().enumerate() {
                 _mm512_storeu_ps(tmp.as_mut_ptr(), *v);
@@ -271,12 +244,7 @@ pub unsafe fn dots_packed(rows: &[f32], d: usize, packed: &[f32], nq: usize, out
 unsafe fn offer(v: __m512, m: __mmask16, j0: usize, row: usize, lists: &mut TopLists) {
     let mut tmp = [0f32; PANEL];
     _mm512_storeu_ps(tmp.as_mut_ptr(), v);
-    let mut bits = m;
-    while bits != 0 {
-        let l = bits.trailing_zeros() as usize;
-        bits &= bits - 1;
-        lists.push(j0 + l, tmp[l], row);
-    }
+    lists.push_lanes(&tmp, m as u32, j0, row);
 }
 
 /// The micro-kernel fused with each query's top-k: every tile's cosines are
@@ -293,7 +261,7 @@ unsafe fn tiles_topk<const P: usize>(rows: &[f32], d: usize, packed: &[f32], nq:
     }
     // 0 * x is 0 for finite x and NaN otherwise; NaN survives every add.
     let mut bad = _mm512_setzero_ps();
-    sweep::<P>(rows, d, packed.as_ptr(), |acc, ri, valid| settle::<P>(acc, valid, row0 + ri, &lanes, q0, lists, &mut bad));
+    row_tiles::<MR>(rows, d, |r, ri, valid| settle::<P>(&tile::<P>(r, d, packed.as_ptr()), valid, row0 + ri, &lanes, q0, lists, &mut bad));
     _mm512_cmp_ps_mask::<_CMP_UNORD_Q>(bad, bad) == 0
 }
 

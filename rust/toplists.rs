@@ -69,6 +69,17 @@ impl TopLists {
         }
     }
 
+    /// Offer the cosines `sims[l]` of `row` whose bit l is set in `bits` to
+    /// lists `j0 + l` (the lanes of one kernel register that beat their bars).
+    #[inline]
+    pub fn push_lanes(&mut self, sims: &[f32], mut bits: u32, j0: usize, row: usize) {
+        while bits != 0 {
+            let l = bits.trailing_zeros() as usize;
+            bits &= bits - 1;
+            self.push(j0 + l, sims[l], row);
+        }
+    }
+
     /// The lists as `TopK`s, in query order.
     pub fn into_topk(self) -> Vec<TopK> {
         (0..self.len.len())

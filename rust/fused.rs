@@ -11,7 +11,7 @@ use crate::par::{self, Plan};
 use crate::scan::{nonfinite, Scan, Want};
 use crate::simd::{Gemm, Isa, ROW_BLOCK};
 use crate::topk::TopK;
-use crate::toplists::TopLists;
+use crate::gemm::TopLists;
 
 /// The k best rows of every query of `queries` (row-major, width d) on the
 /// GEMM path `isa`.

@@ -7,6 +7,8 @@ pub mod eigen;
 pub mod error;
 #[cfg(target_arch = "x86_64")]
 mod fused;
+#[cfg(target_arch = "x86_64")]
+mod gemm;
 pub mod info;
 pub mod isa;
 pub mod kappa;
@@ -34,8 +36,6 @@ pub mod stream;
 pub mod text;
 pub mod threshold;
 mod topk;
-#[cfg(target_arch = "x86_64")]
-mod toplists;
 pub mod vector;
 pub mod vmf;
 

@@ -127,7 +127,7 @@ pub(crate) struct Gemm {
     pub panel: usize,
     pub block: usize,
     pub kernel: unsafe fn(&[f32], usize, &[f32], usize, &mut [f32]),
-    pub topk: unsafe fn(&[f32], usize, &[f32], usize, usize, usize, &mut crate::toplists::TopLists) -> bool,
+    pub topk: unsafe fn(&[f32], usize, &[f32], usize, usize, usize, &mut crate::gemm::TopLists) -> bool,
 }
 
 #[cfg(target_arch = "x86_64")]
@@ -152,36 +152,6 @@ impl Gemm {
                 (q0, qn, pack_panels(&queries[q0 * d..(q0 + qn) * d], qn, d, self.panel))
             })
             .collect()
-    }
-}
-
-/// Walk the rows of a block in micro-tiles of `MR` rows: `f(r, ri, valid)`
-/// gets the tile's row pointers, its first row and how many of its rows are
-/// real. A short last tile repeats its last row, so a row gets the same
-/// arithmetic wherever it sits; the pointers step from tile to tile (rather
-/// than being derived from the index) so that they stay in registers.
-#[cfg(target_arch = "x86_64")]
-#[inline(always)]
-pub(crate) fn row_tiles<const MR: usize>(rows: &[f32], d: usize, mut f: impl FnMut(&[*const f32; MR], usize, usize)) {
-    let nrows = rows.len() / d;
-    let base = rows.as_ptr();
-    let mut r = [base; MR];
-    for (t, p) in r.iter_mut().enumerate() {
-        *p = base.wrapping_add(t * d);
-    }
-    let mut ri = 0;
-    while ri + MR <= nrows {
-        f(&r, ri, MR);
-        for p in r.iter_mut() {
-            *p = p.wrapping_add(MR * d);
-        }
-        ri += MR;
-    }
-    if ri < nrows {
-        for (t, p) in r.iter_mut().enumerate() {
-            *p = base.wrapping_add((ri + t).min(nrows - 1) * d);
-        }
-        f(&r, ri, nrows - ri);
     }
 }
 

@@ -5,8 +5,7 @@
 
 use std::arch::x86_64::*;
 
-use crate::simd::row_tiles;
-use crate::toplists::TopLists;
+use crate::gemm::{row_tiles, TopLists};
 
 #[inline]
 #[target_feature(enable = "avx2")]

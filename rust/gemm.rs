@@ -1,13 +1,44 @@
-//! The top-k lists of a batch of queries while a fused micro-kernel scans a
-//! chunk of rows, in flat arrays: an insertion is a short shift in place (no
-//! Vec growth, no memmove call), and the bars sit side by side so that the
-//! kernel compares 16 of them with one load. With 64 queries the inserts of
-//! `TopK` cost 17% of a serial 1k-row batch and a third of a chunked one.
+//! What the GEMM batch kernels of `simd_avx512` and `simd_avx2` share:
+//! the walk of a block of rows in micro-tiles (`row_tiles`) and the top-k
+//! lists their fused variants fill (`TopLists`).
 //!
-//! Every list is the one `TopK::push` would build from the same cosines in
-//! the same row order, and `into_topk` hands them back as `TopK`s.
+//! The lists are flat arrays: an insertion is a short shift in place (no Vec
+//! growth, no memmove call), and the bars sit side by side so that a kernel
+//! compares a register's worth of them with one load. With 64 queries the
+//! inserts of `TopK` cost 17% of a serial 1k-row batch and a third of a
+//! chunked one. Every list is the one `TopK::push` would build from the same
+//! cosines in the same row order, and `into_topk` hands them back as `TopK`s.
 
 use crate::topk::TopK;
+
+/// Walk the rows of a block in micro-tiles of `MR` rows: `f(r, ri, valid)`
+/// gets the tile's row pointers, its first row and how many of its rows are
+/// real. A short last tile repeats its last row, so a row gets the same
+/// arithmetic wherever it sits; the pointers step from tile to tile (rather
+/// than being derived from the index) so that they stay in registers.
+#[inline(always)]
+pub(crate) fn row_tiles<const MR: usize>(rows: &[f32], d: usize, mut f: impl FnMut(&[*const f32; MR], usize, usize)) {
+    let nrows = rows.len() / d;
+    let base = rows.as_ptr();
+    let mut r = [base; MR];
+    for (t, p) in r.iter_mut().enumerate() {
+        *p = base.wrapping_add(t * d);
+    }
+    let mut ri = 0;
+    while ri + MR <= nrows {
+        f(&r, ri, MR);
+        for p in r.iter_mut() {
+            *p = p.wrapping_add(MR * d);
+        }
+        ri += MR;
+    }
+    if ri < nrows {
+        for (t, p) in r.iter_mut().enumerate() {
+            *p = base.wrapping_add((ri + t).min(nrows - 1) * d);
+        }
+        f(&r, ri, nrows - ri);
+    }
+}
 
 /// k best (cosine, row) pairs for each of `nq` queries, best first, ties to
 /// the lower row (rows arrive in increasing order).

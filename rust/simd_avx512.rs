@@ -243,7 +243,7 @@ pub unsafe fn dots_packed(rows: &[f32], d: usize, packed: &[f32], nq: usize, out
 unsafe fn offer(v: __m512, m: __mmask16, j0: usize, row: usize, lists: &mut TopLists) {
     let mut tmp = [0f32; PANEL];
     _mm512_storeu_ps(tmp.as_mut_ptr(), v);
-    lists.push_lanes(&tmp, m as u32, j0, row);
+    lists.push_lanes16(&tmp, m as u32, j0, row);
 }
 
 /// The micro-kernel fused with each query's top-k: every tile's cosines are

@@ -57,6 +57,10 @@ fn scoring(c: &mut Criterion) {
         g.bench_with_input(BenchmarkId::new("knn_batch64", n), &n, |b, _| {
             b.iter(|| novelty::knn_batch(black_box(&m), D, black_box(&qs), 20.0, 10).map(|r| r.len()))
         });
+        // One thread: the fused micro-kernel alone, untouched by the other core's load.
+        g.bench_with_input(BenchmarkId::new("knn_batch64_serial", n), &n, |b, _| {
+            b.iter(|| novelty::knn_batch_with(black_box(&m), D, black_box(&qs), 20.0, 10, Plan::Serial).map(|r| r.len()))
+        });
     }
     g.finish();
 }

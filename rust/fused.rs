@@ -1,50 +1,42 @@
-//! The AVX-512 batch top-k scan: the GEMM micro-kernel of `simd_avx512`
+//! The batch top-k scan of the GEMM paths (AVX-512, AVX2): the micro-kernel
 //! fused with each query's top-k list, so a batch's cosines never leave the
 //! registers unless they beat a query's bar (no block buffer, no scatter).
 //!
-//! It returns what `novelty::scan_queries_on` returns for a top-k-only
-//! `Want` on the AVX-512 path, bit for bit: the cosines come from the same
-//! micro-tiles, reach each list in row order, and chunks merge the same way.
+//! It returns what `novelty::scan_queries_on` would return for a top-k-only
+//! `Want` on the same path, bit for bit: the cosines come from the same
+//! micro-tiles, reach each list in row order, and chunks merge exactly.
 
 use crate::error::Result;
 use crate::par::{self, Plan};
 use crate::scan::{nonfinite, Scan, Want};
-use crate::simd::{pack_panels, Isa, ROW_BLOCK};
-use crate::simd_avx512 as k;
+use crate::simd::{Gemm, Isa, ROW_BLOCK};
 use crate::topk::TopK;
+use crate::gemm::TopLists;
 
-/// The k best rows of every query of `queries` (row-major, width d).
+/// The k best rows of every query of `queries` (row-major, width d) on the
+/// GEMM path `isa`.
 ///
 /// # Panics
-/// If the CPU lacks AVX-512F (the caller dispatches here on `Isa::Avx512`).
-pub fn topk_scans(matrix: &[f32], d: usize, queries: &[f32], kk: usize, w: Want, plan: Plan) -> Result<Vec<Scan>> {
-    Isa::Avx512.checked();
+/// If the CPU lacks `isa` or `isa` has no GEMM micro-kernel.
+pub fn topk_scans(isa: Isa, matrix: &[f32], d: usize, queries: &[f32], kk: usize, w: Want, plan: Plan) -> Result<Vec<Scan>> {
+    let g = Gemm::of(isa.checked()).expect("a GEMM path");
     let n = matrix.len() / d;
     let nq = queries.len() / d;
-    let packed: Vec<(usize, usize, Vec<f32>)> = (0..nq)
-        .step_by(k::QUERY_BLOCK)
-        .map(|q0| {
-            let qn = k::QUERY_BLOCK.min(nq - q0);
-            (q0, qn, pack_panels(&queries[q0 * d..(q0 + qn) * d], qn, d, k::PANEL))
-        })
-        .collect();
-    let plan = par::batch_plan(plan, n, d, nq);
-    let parts = par::map_rows(plan, n, d, |rows| -> Result<Vec<TopK>> {
-        let mut tops: Vec<TopK> = (0..nq).map(|_| TopK::new(kk, rows.len())).collect();
-        let mut bars = vec![f32::NEG_INFINITY; packed.len() * k::QUERY_BLOCK];
+    let packed = g.pack_blocks(queries, nq, d);
+    let parts = par::map_batch(plan, n, d, nq, |rows| -> Result<Vec<TopK>> {
+        let mut lists = TopLists::new(kk, nq, rows.len(), g.block);
         let m = &matrix[rows.start * d..rows.end * d];
         for (b, blk) in m.chunks(ROW_BLOCK * d).enumerate() {
             let row0 = rows.start + b * ROW_BLOCK;
-            for (pi, (q0, qn, p)) in packed.iter().enumerate() {
-                let bars = &mut bars[pi * k::QUERY_BLOCK..(pi + 1) * k::QUERY_BLOCK];
-                // SAFETY: AVX-512F checked above; p holds qn packed queries of width d.
-                let ok = unsafe { k::topk_packed(blk, d, p, row0, &mut tops[*q0..q0 + qn], bars) };
+            for (q0, qn, p) in &packed {
+                // SAFETY: Gemm::of checked the CPU; p holds qn packed queries of width d.
+                let ok = unsafe { (g.topk)(blk, d, p, *qn, row0, *q0, &mut lists) };
                 if !ok && w.check {
-                    first_bad(blk, d, p, *qn, row0)?;
+                    first_bad(g, blk, d, p, *qn, row0)?;
                 }
             }
         }
-        Ok(tops)
+        Ok(lists.into_topk())
     });
     let parts: Vec<Vec<TopK>> = parts.into_iter().collect::<Result<_>>()?;
     let mut per_query: Vec<Vec<TopK>> = (0..nq).map(|_| Vec::with_capacity(parts.len())).collect();
@@ -65,11 +57,11 @@ pub fn topk_scans(matrix: &[f32], d: usize, queries: &[f32], kk: usize, w: Want,
 /// The error the unfused scan reports for a block holding a NaN or inf
 /// cosine: the first query's first bad row, found from the same cosines.
 #[cold]
-fn first_bad(blk: &[f32], d: usize, packed: &[f32], qn: usize, row0: usize) -> Result<()> {
+fn first_bad(g: Gemm, blk: &[f32], d: usize, packed: &[f32], qn: usize, row0: usize) -> Result<()> {
     let n = blk.len() / d;
     let mut buf = vec![0f32; qn * n];
-    // SAFETY: AVX-512F was checked by the caller.
-    unsafe { k::dots_packed(blk, d, packed, qn, &mut buf) };
+    // SAFETY: the caller's Gemm::of checked the CPU.
+    unsafe { (g.kernel)(blk, d, packed, qn, &mut buf) };
     for s in buf.chunks(n) {
         nonfinite(s, row0)?;
     }

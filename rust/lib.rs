@@ -7,6 +7,8 @@ pub mod eigen;
 pub mod error;
 #[cfg(target_arch = "x86_64")]
 mod fused;
+#[cfg(target_arch = "x86_64")]
+mod gemm;
 pub mod info;
 pub mod isa;
 pub mod kappa;

@@ -73,8 +73,8 @@ pub fn scan_queries(matrix: &[f32], d: usize, queries: &[f32], w: Want, plan: Pl
 /// `scan_queries` on a given kernel path.
 pub fn scan_queries_on(isa: Isa, matrix: &[f32], d: usize, queries: &[f32], w: Want, plan: Plan) -> Result<Vec<Scan>> {
     #[cfg(target_arch = "x86_64")]
-    if let (Isa::Avx512, Some(k), None, true) = (isa, w.k, w.kappa, d > 0) {
-        return crate::fused::topk_scans(matrix, d, queries, k, w, plan);
+    if let (Isa::Avx512 | Isa::Avx2, Some(k), None, true) = (isa, w.k, w.kappa, d > 0) {
+        return crate::fused::topk_scans(isa, matrix, d, queries, k, w, plan);
     }
     let n = matrix.len() / d.max(1);
     let nq = queries.len() / d.max(1);

@@ -157,32 +157,47 @@ fn every_path_is_deterministic_across_plans_and_runs() {
     }
 }
 
+/// The paths whose batch top-k runs fused in the GEMM micro-kernel.
+fn fused_paths() -> Vec<Isa> {
+    paths().into_iter().filter(|i| matches!(i, Isa::Avx512 | Isa::Avx2)).collect()
+}
+
+/// The lists `TopK::push_block` builds from a path's unfused block cosines.
+fn unfused_topk(isa: Isa, m: &[f32], d: usize, qs: &[f32], kk: usize) -> Vec<crate::stream::TopK> {
+    let (n, nq) = (m.len() / d, qs.len() / d);
+    let mut want: Vec<crate::stream::TopK> = (0..nq).map(|_| crate::stream::TopK::new(kk, n)).collect();
+    simd::scan_batch_on(isa, m, d, qs, |j, r0, s| want[j].push_block(r0, s));
+    want
+}
+
+fn assert_same_lists(fused: &[Scan], want: &[crate::stream::TopK], what: &str) {
+    assert_eq!(fused.len(), want.len());
+    for (j, (f, u)) in fused.iter().zip(want).enumerate() {
+        let f = f.top.as_ref().unwrap();
+        assert_eq!(f.rows, u.rows, "{what} query {j}");
+        assert_eq!(f.sims.iter().map(|x| x.to_bits()).collect::<Vec<_>>(), u.sims.iter().map(|x| x.to_bits()).collect::<Vec<_>>(), "{what} query {j}");
+    }
+}
+
 #[test]
 fn fused_batch_top_k_equals_the_unfused_scan_bit_for_bit() {
-    // The AVX-512 path folds top-k into the micro-kernel; its lists must be
+    // The GEMM paths fold top-k into the micro-kernel; their lists must be
     // exactly those push_block builds from the same path's block cosines.
-    if !Isa::Avx512.supported() {
-        return;
-    }
     let d = 37;
     let n = 3 * ROW_BLOCK + 29;
     let mut m = unit_rows(n, d, 41);
     let dup = m[7 * d..8 * d].to_vec();
     m[(ROW_BLOCK + 3) * d..(ROW_BLOCK + 4) * d].copy_from_slice(&dup);
-    for nq in [1usize, 16, 17, 70] {
-        let mut qs = m[7 * d..8 * d].to_vec();
-        qs.extend(unit_rows(nq - 1, d, 42));
-        for kk in [1usize, 10, 1000] {
-            let w = Want { k: Some(kk), kappa: None, check: true };
-            let fused = scan_queries_on(Isa::Avx512, &m, d, &qs, w, Plan::Serial).unwrap();
-            let mut want: Vec<crate::stream::TopK> = (0..nq).map(|_| crate::stream::TopK::new(kk, n)).collect();
-            simd::scan_batch_on(Isa::Avx512, &m, d, &qs, |j, r0, s| want[j].push_block(r0, s));
-            for (j, (f, u)) in fused.iter().zip(&want).enumerate() {
-                let f = f.top.as_ref().unwrap();
-                assert_eq!(f.rows, u.rows, "nq={nq} k={kk} query {j}");
-                assert_eq!(f.sims.iter().map(|x| x.to_bits()).collect::<Vec<_>>(), u.sims.iter().map(|x| x.to_bits()).collect::<Vec<_>>());
+    for isa in fused_paths() {
+        for nq in [1usize, 8, 16, 17, 70] {
+            let mut qs = m[7 * d..8 * d].to_vec();
+            qs.extend(unit_rows(nq - 1, d, 42));
+            for kk in [1usize, 10, 1000] {
+                let w = Want { k: Some(kk), kappa: None, check: true };
+                let fused = scan_queries_on(isa, &m, d, &qs, w, Plan::Serial).unwrap();
+                assert_same_lists(&fused, &unfused_topk(isa, &m, d, &qs, kk), &format!("{isa:?} nq={nq} k={kk}"));
+                assert_eq!(fused[0].top.as_ref().unwrap().rows[..2.min(kk)], [7, ROW_BLOCK + 3][..2.min(kk)]);
             }
-            assert_eq!(fused[0].top.as_ref().unwrap().rows[..2.min(kk)], [7, ROW_BLOCK + 3][..2.min(kk)]);
         }
     }
     // A bad row is reported as the unfused scans report it.
@@ -197,12 +212,43 @@ fn fused_batch_top_k_equals_the_unfused_scan_bit_for_bit() {
     };
     let want = msg(Isa::Portable);
     assert!(want.contains(&format!("matrix row {} ", 2 * ROW_BLOCK + 5)), "{want}");
-    assert_eq!(msg(Isa::Avx512).split(" (its").next(), want.split(" (its").next());
-    // Without the check (rows validated on insertion) the scan still completes.
-    let w = Want { k: Some(5), kappa: None, check: false };
-    assert!(scan_queries_on(Isa::Avx512, &bad, d, &qs, w, Plan::Serial).is_ok());
+    for isa in fused_paths() {
+        assert_eq!(msg(isa).split(" (its").next(), want.split(" (its").next(), "{isa:?}");
+        // Without the check (rows validated on insertion) the scan still completes.
+        let w = Want { k: Some(5), kappa: None, check: false };
+        assert!(scan_queries_on(isa, &bad, d, &qs, w, Plan::Serial).is_ok(), "{isa:?}");
+    }
 }
 
+#[test]
+fn fused_batch_top_k_is_the_same_in_every_chunking() {
+    // Rows over several batch chunks, exact duplicates of row 3 at chunk
+    // edges so that ties straddle them: every plan merges to the serial
+    // lists, which are the unfused ones.
+    let (n, d) = (20_000, 48);
+    let chunks = par::batch_chunks(n, d);
+    assert!(chunks.len() >= 3);
+    let (c1, c2) = (chunks[1].start, chunks[2].start);
+    let mut m = unit_rows(n, d, 44);
+    let dup = m[3 * d..4 * d].to_vec();
+    for r in [c1 - 1, c1, c2 + 7] {
+        m[r * d..(r + 1) * d].copy_from_slice(&dup);
+    }
+    let mut qs = dup.clone();
+    qs.extend(unit_rows(69, d, 45));
+    for isa in fused_paths() {
+        for kk in [1usize, 4, 10] {
+            let w = Want { k: Some(kk), kappa: None, check: true };
+            let want = unfused_topk(isa, &m, d, &qs, kk);
+            for plan in [Plan::Serial, Plan::Chunked, Plan::Auto, Plan::Chunked] {
+                let got = scan_queries_on(isa, &m, d, &qs, w, plan).unwrap();
+                assert_same_lists(&got, &want, &format!("{isa:?} {plan:?} k={kk}"));
+            }
+            let top = &want[0].rows;
+            assert_eq!(top[..kk.min(4)], [3, c1 - 1, c1, c2 + 7][..kk.min(4)], "{isa:?}");
+        }
+    }
+}
 
 #[test]
 fn prefetching_far_scans_changes_no_bit() {

@@ -35,6 +35,12 @@ SAGE_KAPPA_CLIP = (1e-3, 50.0)
 _IDF_PRIOR, _IDF_PRIOR_WEIGHT = 3.0, 10.0
 _T = TypeVar("_T")
 
+# Both are pure functions of their text, and each candidate meets them twice
+# or more: its cues when scored and again when stored, a common word in every
+# other candidate. Remembering recent answers saves ~10-15 us per add().
+_cues_of = functools.lru_cache(maxsize=1024)(change_cues)
+_rarity_of = functools.lru_cache(maxsize=16384)(word_rarity)
+
 
 @dataclass(frozen=True)
 class GateScore:
@@ -249,7 +255,7 @@ class ScopeGate:
                                                       idf_prior=_IDF_PRIOR, prior_weight=_IDF_PRIOR_WEIGHT)
         if information > 0 and nearest[0] is not None:
             information = self._net_information(text, int(nearest[0]), information)
-        said = change_cues(text).difference(*(self.cues.get(n, ()) for n in neighbours[:c.info_k]))
+        said = _cues_of(text).difference(*(self.cues.get(n, ()) for n in neighbours[:c.info_k]))
         changes = tuple(sorted(said))
         carries = information >= c.info_tau or bool(changes)
         routed = "BAND" if route == "NOOP" and carries else route  # an ADD stays an ADD
@@ -260,7 +266,7 @@ class ScopeGate:
 
     def _note_cues(self, seqs: list[int], texts: list[str]) -> None:
         for seq, text in zip(seqs, texts):
-            said = change_cues(text)
+            said = _cues_of(text)
             if said:
                 self.cues[seq] = said
             else:
@@ -293,7 +299,7 @@ class ScopeGate:
             if term in theirs:
                 continue
             if kind == "word":
-                new_words += weight * word_rarity(surface)
+                new_words += weight * _rarity_of(surface)
             else:
                 new_values += weight
         if total <= 0.0:

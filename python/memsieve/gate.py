@@ -42,6 +42,11 @@ _cues_of = functools.lru_cache(maxsize=1024)(change_cues)
 _rarity_of = functools.lru_cache(maxsize=16384)(word_rarity)
 
 
+@functools.lru_cache(maxsize=16384)
+def _has_digit(term: str) -> bool:
+    return any(ch.isdigit() for ch in term)
+
+
 @dataclass(frozen=True)
 class GateScore:
     """The gate's view of one candidate: both novelties and the thresholds they meet.
@@ -137,6 +142,11 @@ class ScopeGate:
         # The change cues of the memories that say any (most say none).
         self.cues: dict[int, frozenset[str]] = {}
         self.trace: list[tuple[int, float, float]] = []
+        # Memory ids of seqs the write path has met, so naming a candidate's
+        # nearest memory needs no query: a seq's id never changes (rows are
+        # never deleted), and an entry leaves with its memory. Dropped with the
+        # whole gate when a write rolls back, so no id of an undone insert stays.
+        self.ids: dict[int, str] = {}
         self.lock = threading.RLock()
         self.dirty: set[int] = set()
         self.index: ScopeIndex | None = None
@@ -287,14 +297,12 @@ class ScopeGate:
         mine = {term: (kind, surface) for term, surface, kind in _core.tokenize_kinds(text)}
         theirs = set(self.keywords.tokens_of(nearest))
         n = len(self.keywords)
-        keywords = self.keywords
-
-        def idf(term: str) -> float:
-            return (n * keywords.idf(term) + _IDF_PRIOR_WEIGHT * _IDF_PRIOR) / (n + _IDF_PRIOR_WEIGHT)
-
+        # idf_eff(t) = (n * idf(t) + m * prior) / (n + m), with its two constant
+        # parts computed once (the same float operations as term by term).
+        kidf, prior, den = self.keywords.idf, _IDF_PRIOR_WEIGHT * _IDF_PRIOR, n + _IDF_PRIOR_WEIGHT
         total = new_values = new_words = 0.0
         for term, (kind, surface) in mine.items():
-            weight = weights[kind] * idf(term)
+            weight = weights[kind] * ((n * kidf(term) + prior) / den)
             total += weight
             if term in theirs:
                 continue
@@ -304,8 +312,8 @@ class ScopeGate:
                 new_values += weight
         if total <= 0.0:
             return information
-        dropped = sum(c.info_word_weight * idf(t) for t in theirs
-                      if t not in mine and not any(ch.isdigit() for ch in t))
+        ww = c.info_word_weight
+        dropped = sum(ww * ((n * kidf(t) + prior) / den) for t in theirs if t not in mine and not _has_digit(t))
         return min(information, (new_values + max(0.0, new_words - dropped)) / total)
 
     def _nearest_of(self, vector: np.ndarray) -> tuple[int | None, float]:
@@ -430,6 +438,7 @@ class ScopeGate:
         self.state.remove(seq)
         self.keywords.remove(seq)
         self.cues.pop(seq, None)
+        self.ids.pop(seq, None)
         self.shares.pop(seq, None)
         if self.index is not None:
             self.index.remove(seq)

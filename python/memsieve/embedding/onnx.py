@@ -225,7 +225,10 @@ class OnnxEmbedder:
         if not items:
             return np.zeros((0, self._dim), dtype=np.float32)
         encodings = self._tokenize(items)
-        batches = self._batches([len(e.ids) for e in encodings])
+        lengths = [len(e.ids) for e in encodings]
+        # Longest first, so the workers end a call on short batches together
+        # rather than one waiting while the other runs the longest batch last.
+        batches = sorted(self._batches(lengths), key=lambda rows: -len(rows) * lengths[rows[-1]])
         session = self._session if len(batches) == 1 else self._parallel_session()
         results = self._workers.map(lambda rows: self._run(session, [encodings[i] for i in rows]), batches)
         out = np.empty((len(items), self._dim), dtype=np.float32)

@@ -10,7 +10,7 @@ import pytest
 
 from memsieve import ConfigError
 from memsieve.embedding import OnnxEmbedder
-from memsieve.embedding.workers import BatchWorkers, default_workers
+from memsieve.embedding.workers import BatchWorkers, default_workers, plan_batches
 
 # Short and long texts, so that the calls cut batches both by count and by padded size.
 TEXTS = [f"Turn {i}: I went hiking near the lake with my dog and we saw {i} ducks." for i in range(30)] + [
@@ -73,3 +73,16 @@ def test_a_forked_child_embeds_with_a_pool_of_its_own(one_by_one):
     child.join(timeout=30)
     assert child.exitcode == 0
     np.testing.assert_array_equal(np.frombuffer(got, dtype=np.float32).reshape(len(TEXTS), 384), one_by_one)
+
+
+def test_batch_plans_cover_every_text_once_within_both_caps_longest_first():
+    lengths = [12, 300, 40, 3, 40, 41, 7, 90, 12, 12, 60, 2, 33, 33, 33, 33, 33, 33, 33, 33]
+    batches = plan_batches(lengths, batch_size=5, tokens=128)
+    assert sorted(int(i) for rows in batches for i in rows) == list(range(len(lengths)))
+    widths = [max(lengths[i] for i in rows) for rows in batches]
+    for rows, width in zip(batches, widths):
+        assert len(rows) <= 5
+        assert len(rows) * width <= 128 or len(rows) == 1  # a text past the budget goes alone
+    costs = [len(rows) * width for rows, width in zip(batches, widths)]
+    assert costs == sorted(costs, reverse=True) and [int(i) for i in batches[0]] == [1]
+    assert plan_batches([], batch_size=8) == []

@@ -20,7 +20,7 @@ from typing import Any, Sequence
 import numpy as np
 
 from memsieve.embedding.protocol import check_texts, validate_embeddings
-from memsieve.embedding.workers import BatchWorkers, default_workers
+from memsieve.embedding.workers import BatchWorkers, default_workers, plan_batches
 from memsieve.errors import ConfigError, EmbedderError
 
 DEFAULT_NAME = "all-MiniLM-L6-v2-int8"
@@ -41,11 +41,6 @@ _TOKEN_OUTPUTS = ("last_hidden_state", "token_embeddings")
 _SENTENCE_OUTPUTS = ("sentence_embedding",)
 _ORT_INT_TYPES = {"tensor(int64)": np.int64, "tensor(int32)": np.int32}
 _PROBE_TEXT = "memsieve checks the model's output shape."
-# A batch holds at most this many (padded) tokens, so that its activations
-# stay within one core's L2 cache: on the 2-vCPU EPYC, 4-8 MiniLM texts of
-# ~40 tokens per call cost 5.6-5.9 ms of CPU per text, 16 cost 6.7 ms and one
-# at a time 7.3-7.9 ms (see memsieve.embedding.workers).
-_TOKENS_PER_BATCH = 256
 _SESSIONS: weakref.WeakValueDictionary[tuple[Any, ...], Any] = weakref.WeakValueDictionary()
 _SESSIONS_LOCK = threading.Lock()
 
@@ -225,35 +220,13 @@ class OnnxEmbedder:
         if not items:
             return np.zeros((0, self._dim), dtype=np.float32)
         encodings = self._tokenize(items)
-        lengths = [len(e.ids) for e in encodings]
-        # Longest first, so the workers end a call on short batches together
-        # rather than one waiting while the other runs the longest batch last.
-        batches = sorted(self._batches(lengths), key=lambda rows: -len(rows) * lengths[rows[-1]])
+        batches = plan_batches([len(e.ids) for e in encodings], batch_size=self.batch_size)
         session = self._session if len(batches) == 1 else self._parallel_session()
         results = self._workers.map(lambda rows: self._run(session, [encodings[i] for i in rows]), batches)
         out = np.empty((len(items), self._dim), dtype=np.float32)
         for rows, vectors in zip(batches, results):
             out[rows] = vectors
         return validate_embeddings(out, len(items), self._dim, normalize=self.normalize)
-
-    def _batches(self, lengths: list[int]) -> list[np.ndarray]:
-        """Row indices of each ONNX call: texts sorted by token count, cut by count and padded size.
-
-        Sorting keeps padding, and so wasted compute, small; the cut keeps a
-        batch within ``batch_size`` texts and ``_TOKENS_PER_BATCH`` padded tokens.
-        """
-        order = np.argsort(np.asarray(lengths), kind="stable")
-        batches: list[np.ndarray] = []
-        start = 0
-        while start < len(order):
-            end = start + 1
-            # Sorted ascending, so the last row taken sets the padded width.
-            while (end < len(order) and end - start < self.batch_size
-                   and (end - start + 1) * lengths[order[end]] <= _TOKENS_PER_BATCH):
-                end += 1
-            batches.append(order[start:end])
-            start = end
-        return batches
 
     def _parallel_session(self) -> Any:
         """The session the workers share: one intra-op thread per call (loaded on first need)."""

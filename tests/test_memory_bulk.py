@@ -1,5 +1,7 @@
 """Memory.add_many: batched embedding and chunked commits, with every item decided
-exactly as its own add() call decides it (checked on the LoCoMo dev turns)."""
+exactly as its own add() call decides it (checked on the LoCoMo dev turns, each
+path with its own embedding calls: add() one text per call, add_many its
+batches on parallel workers)."""
 
 from __future__ import annotations
 
@@ -9,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from memsieve import ConfigError, GateConfig, InvalidInputError, InvalidTextError, Memory
-from memsieve.embedding import CachedEmbedder
+from memsieve.embedding import CachedEmbedder, OnnxEmbedder
 from memsieve.ingest import conversations
 
 LOCOMO = Path(__file__).resolve().parents[1].parent / "shared" / "data" / "locomo" / "locomo_dev.json"
@@ -23,27 +25,34 @@ def _key(d):
 
 
 @pytest.fixture(scope="module")
-def turns(embedder):
+def turns():
     assert LOCOMO.is_file(), f"the LoCoMo dev split is missing at {LOCOMO}; put ../shared/data/locomo beside the repo"
     convs = conversations(LOCOMO)
-    cached = CachedEmbedder(embedder)
-    cached.embed([t.text for _, ts in convs for t in ts])  # one batched pass, shared by both runs
+    cached = CachedEmbedder(OnnxEmbedder(workers=1))
+    for _, ts in convs:  # one text per call, as add() embeds: what the sequential run reads back
+        for t in ts:
+            cached.embed([t.text])
     return convs, cached
 
 
 def test_add_many_decides_every_locomo_turn_as_sequential_add_does(tmp_path, turns):
     convs, cached = turns
-    one, bulk = Memory(tmp_path / "one.db", embedder=cached), Memory(tmp_path / "bulk.db", embedder=cached)
+    # The bulk run embeds for itself (its cache starts empty, and is there only
+    # so that both runs' vectors pass the same layers): its batches run side by
+    # side on two workers, and its decisions must still be add()'s.
+    batched = CachedEmbedder(OnnxEmbedder(workers=2))
+    one, bulk = Memory(tmp_path / "one.db", embedder=cached), Memory(tmp_path / "bulk.db", embedder=batched)
     seen = []
     for cid, ts in convs:
         sequential = [one.add(t.text, user_id=cid, source=t.source, valid_from=t.valid_from) for t in ts]
-        batched = bulk.add_many([{"content": t.text, "source": t.source, "valid_from": t.valid_from} for t in ts],
-                                user_id=cid, batch_size=48, progress=seen.append)
-        assert [[_key(d) for d in ds] for ds in batched] == [[_key(d) for d in ds] for ds in sequential], cid
+        together = bulk.add_many([{"content": t.text, "source": t.source, "valid_from": t.valid_from} for t in ts],
+                                 user_id=cid, batch_size=48, progress=seen.append)
+        assert [[_key(d) for d in ds] for ds in together] == [[_key(d) for d in ds] for ds in sequential], cid
         assert sorted(m.text for m in bulk.get_all(user_id=cid, limit=10_000)) == \
             sorted(m.text for m in one.get_all(user_id=cid, limit=10_000))
     total = sum(len(ts) for _, ts in convs)
     assert total > 3000 and seen[-1] == len(convs[-1][1]) and max(seen) <= max(len(ts) for _, ts in convs)
+    assert batched.misses == len({t.text for _, ts in convs for t in ts}) and batched.hits == 0
     one.close()
     bulk.close()
 

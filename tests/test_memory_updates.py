@@ -80,3 +80,38 @@ def test_every_gated_decision_reports_both_signals(mem):
     assert scored and all(math.isfinite(d.novelty) and math.isfinite(d.information) for d in scored)
     added = [d for d in scored if d.layer == "novelty" and d.event == "ADD"]
     assert added and all("information" in d.reason for d in added)
+
+
+
+_INFO_SCRIPT = r"""
+import sys
+from memsieve import Memory
+from memsieve.ingest import conversations
+cid, ts = conversations(sys.argv[2])[0]
+m = Memory(sys.argv[1])
+for ds in m.add_many([t.text for t in ts[:400]], user_id=cid):
+    for d in ds:
+        print(repr(d.information), d.event, d.layer)
+"""
+
+
+def test_the_information_term_is_the_same_float_in_every_process(tmp_path):
+    """The netting sums run in a fixed order, not a set's hash-seed order, so
+    a decision's floats do not depend on PYTHONHASHSEED (400 LoCoMo dev turns)."""
+    import os
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    locomo = Path(__file__).resolve().parents[1].parent / "shared" / "data" / "locomo" / "locomo_dev.json"
+    assert locomo.is_file(), f"the LoCoMo dev split is missing at {locomo}; put ../shared/data/locomo beside the repo"
+    outs = []
+    for seed in ("1", "2", "3"):
+        env = {**os.environ, "PYTHONHASHSEED": seed, "HF_HUB_OFFLINE": "1"}
+        run = subprocess.run([sys.executable, "-c", _INFO_SCRIPT, str(tmp_path / f"m{seed}.db"), str(locomo)],
+                             capture_output=True, text=True, env=env, timeout=600)
+        assert run.returncode == 0, run.stderr[-2000:]
+        outs.append(run.stdout.splitlines())
+    assert len(outs[0]) == 400
+    for other in outs[1:]:
+        assert [i for i, (a, b) in enumerate(zip(outs[0], other)) if a != b] == []

@@ -31,8 +31,10 @@ from memsieve.scope import Scope
 DEFAULT_MAX_CACHE_BYTES = 512 * 1024 * 1024
 
 # Per-memory overhead beyond the float32 row, measured on CPython 3.11: the
-# share in a dict, the id maps on both sides of the binding, the Vec slots.
-_ROW_OVERHEAD = 160
+# share in a dict, the id maps on both sides of the binding, the Vec slots
+# (160 bytes), and the gate's seq -> memory id entry (a 36-character str and
+# its dict slot, ~120 bytes).
+_ROW_OVERHEAD = 280
 # hnswlib stores the vector again plus 2*M links of 4 bytes on level 0 (M=16)
 # and a label; upper levels add little.
 _INDEX_ROW_OVERHEAD = 2 * 16 * 4 + 16

@@ -65,7 +65,8 @@ class WritePath:
         self.guard = guard
         self.embed_one = embed_one
         self.now = now
-        self._ids: dict[int, str] = {}
+        # The gate's own map: ids met by earlier calls serve this one too.
+        self._ids = gate.ids
 
     # ---- helpers -------------------------------------------------------------
 

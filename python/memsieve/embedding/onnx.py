@@ -20,6 +20,7 @@ from typing import Any, Sequence
 import numpy as np
 
 from memsieve.embedding.protocol import check_texts, validate_embeddings
+from memsieve.embedding.workers import BatchWorkers, default_workers, plan_batches
 from memsieve.errors import ConfigError, EmbedderError
 
 DEFAULT_NAME = "all-MiniLM-L6-v2-int8"
@@ -84,12 +85,19 @@ class OnnxEmbedder:
         max_length: Token budget per text, special tokens included; longer
             texts are truncated and their tail is ignored. 256 is the length
             all-MiniLM-L6-v2 was trained with; its position table allows 512.
-        batch_size: Texts per ONNX Runtime call.
+        batch_size: Most texts per ONNX Runtime call; a batch of long texts
+            holds fewer (at most 256 padded tokens per call), since a larger
+            batch is slower per text on a CPU.
         device: ``"auto"`` uses CoreML on macOS arm64 when onnxruntime offers
             it and the CPU otherwise; ``"cpu"``, ``"coreml"`` and ``"cuda"``
             demand that provider and fail if onnxruntime lacks it.
-        intra_op_threads: Threads ONNX Runtime may use inside one call;
-            ``None`` lets it choose (all cores).
+        intra_op_threads: Threads ONNX Runtime may use inside one call of a
+            single batch (one ``add()``); ``None`` lets it choose (all cores).
+        workers: Threads that run the batches of one ``embed`` call side by
+            side on the CPU provider, each with one intra-op thread (bulk
+            ingest, search over many queries). ``None``: the usable CPUs, at
+            most 4; 1 runs batches one after another with ``intra_op_threads``.
+            The vectors do not depend on it.
         dim: Expected output size. ``None`` takes 384 for the default model and
             the model's own hidden size otherwise; a mismatch fails at load.
         name: Identifier stored with vectors. ``None`` gives
@@ -109,9 +117,10 @@ class OnnxEmbedder:
         pooling: str = "mean",
         normalize: bool = True,
         max_length: int = 256,
-        batch_size: int = 32,
+        batch_size: int = 8,
         device: str = "auto",
         intra_op_threads: int | None = None,
+        workers: int | None = None,
         dim: int | None = None,
         name: str | None = None,
     ) -> None:
@@ -123,6 +132,8 @@ class OnnxEmbedder:
         _check_int("batch_size", batch_size, minimum=1)
         if intra_op_threads is not None:
             _check_int("intra_op_threads", intra_op_threads, minimum=1)
+        if workers is not None:
+            _check_int("workers", workers, minimum=1)
         if dim is not None:
             _check_int("dim", dim, minimum=1)
         self._model_path = None if model_path is None else Path(model_path)
@@ -140,6 +151,11 @@ class OnnxEmbedder:
         self.device = device
         self.intra_op_threads = intra_op_threads
         self._providers = _providers_for(device)
+        # Other providers run a batch on their own device: one at a time there.
+        cpu_only = self._providers == [_PROVIDER_OF["cpu"]]
+        self.workers = (default_workers() if workers is None else workers) if cpu_only else 1
+        self._workers = BatchWorkers(self.workers)
+        self._worker_session: Any = None
         if self._model_path is None:
             self._dim: int | None = DEFAULT_DIM if dim is None else dim
             self.name = DEFAULT_NAME if name is None else name
@@ -204,14 +220,26 @@ class OnnxEmbedder:
         if not items:
             return np.zeros((0, self._dim), dtype=np.float32)
         encodings = self._tokenize(items)
-        lengths = np.array([len(e.ids) for e in encodings])
-        # Sorting by token count keeps padding, and so wasted compute, small.
-        order = np.argsort(lengths, kind="stable")
+        batches = plan_batches([len(e.ids) for e in encodings], batch_size=self.batch_size)
+        session = self._session if len(batches) == 1 else self._parallel_session()
+        results = self._workers.map(lambda rows: self._run(session, [encodings[i] for i in rows]), batches)
         out = np.empty((len(items), self._dim), dtype=np.float32)
-        for start in range(0, len(items), self.batch_size):
-            rows = order[start : start + self.batch_size]
-            out[rows] = self._run([encodings[i] for i in rows])
+        for rows, vectors in zip(batches, results):
+            out[rows] = vectors
         return validate_embeddings(out, len(items), self._dim, normalize=self.normalize)
+
+    def _parallel_session(self) -> Any:
+        """The session the workers share: one intra-op thread per call (loaded on first need)."""
+        if self.workers <= 1:
+            return self._session
+        with self._lock:
+            if self._worker_session is None:
+                import onnxruntime as ort  # type: ignore[import-untyped]
+
+                with ExitStack() as stack:
+                    model_file = _local_file(stack, self._model_path or packaged_model_path())
+                    self._worker_session = _shared_session(ort, Path(model_file), self._providers, 1)
+            return self._worker_session
 
     def _tokenize(self, texts: list[str]) -> list[Any]:
         try:
@@ -220,7 +248,7 @@ class OnnxEmbedder:
         except Exception as exc:  # tokenizers raises plain Exception subclasses
             raise EmbedderError(f"tokenizing {len(texts)} texts failed: {exc}") from exc
 
-    def _run(self, batch: list[Any]) -> np.ndarray:
+    def _run(self, session: Any, batch: list[Any]) -> np.ndarray:
         width = max(len(e.ids) for e in batch)
         columns = {
             "input_ids": np.zeros((len(batch), width), dtype=np.int64),
@@ -238,7 +266,7 @@ class OnnxEmbedder:
             name: columns[source].astype(dtype, copy=False) for name, source, dtype in self._feeds
         }
         try:
-            (hidden,) = self._session.run([self._output], feed)
+            (hidden,) = session.run([self._output], feed)
         except Exception as exc:  # onnxruntime raises its own non-public exception types
             raise EmbedderError(
                 f"onnx runtime failed on a batch of {len(batch)} texts "

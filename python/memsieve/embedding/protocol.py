@@ -124,8 +124,24 @@ def validate_embeddings(
             "the embedder must return exactly one row per input text, in input order"
         )
     # Always a copy: normalizing in place must not touch the caller's array.
-    with np.errstate(over="ignore"):  # overflow is reported below, as infinity
-        out = np.array(x, dtype=np.float32, order="C", copy=True)
+    if x.dtype == np.float32:
+        out = np.array(x, order="C", copy=True)
+    else:
+        with np.errstate(over="ignore"):  # overflow is reported below, as infinity
+            out = np.array(x, dtype=np.float32, order="C", copy=True)
+    # float64 accumulation: squaring large float32 values must not overflow.
+    norms = np.sqrt(np.einsum("ij,ij->i", out, out, dtype=np.float64))
+    # A NaN or infinite entry makes its row's norm NaN or infinite, so checking
+    # the n norms covers every entry: the full checks run only on a bad row.
+    if not (np.isfinite(norms).all() and (norms >= _MIN_NORM).all()):
+        _raise_for_bad_rows(x, out, norms, n_texts)
+    if normalize:
+        out /= norms[:, None].astype(np.float32)
+    return out
+
+
+def _raise_for_bad_rows(x: np.ndarray, out: np.ndarray, norms: np.ndarray, n_texts: int) -> None:
+    """Name the rows of a float32 copy ``out`` of ``x`` that are not finite, else those of zero norm."""
     finite = np.isfinite(out).all(axis=1)
     if not finite.all():
         bad = np.flatnonzero(~finite)
@@ -135,18 +151,11 @@ def validate_embeddings(
             "fix the embedder (check for empty inputs and overflow) so it returns "
             "finite values"
         )
-    # float64 accumulation: squaring large float32 values must not overflow.
-    norms = np.sqrt(np.einsum("ij,ij->i", out, out, dtype=np.float64))
-    zero = norms < _MIN_NORM
-    if zero.any():
-        bad = np.flatnonzero(zero)
-        raise EmbedderError(
-            f"embedding rows {_rows(bad)} of {n_texts} have zero norm (< {_MIN_NORM:g}) "
-            "and no direction; the embedder must return a non-zero vector for every text"
-        )
-    if normalize:
-        out /= norms[:, None].astype(np.float32)
-    return out
+    bad = np.flatnonzero(norms < _MIN_NORM)
+    raise EmbedderError(
+        f"embedding rows {_rows(bad)} of {n_texts} have zero norm (< {_MIN_NORM:g}) "
+        "and no direction; the embedder must return a non-zero vector for every text"
+    )
 
 
 def _as_float_array(arr: Any) -> np.ndarray:

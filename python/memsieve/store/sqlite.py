@@ -22,6 +22,7 @@ from memsieve.store.base import VectorsRow, check_durability, none_to_nan
 from memsieve.store.migrations import migrate
 from memsieve.store.sql_merges import SqlMerges
 from memsieve.store.sql_purge import SqlPurge
+from memsieve.store.sqlite_checkpoint import BACKSTOP_PAGES, Checkpointer
 from memsieve.store.sqlite_open import Rows, check_folder, run, set_wal, store_error
 
 if TYPE_CHECKING:
@@ -43,6 +44,7 @@ class SQLiteStore(SqlPurge, SqlMerges):
         self.lock = threading.RLock()
         self._in_tx = False
         self._closed = False
+        self._checkpointer: Checkpointer | None = None
         if self.path != ":memory:":
             check_folder(self.path)
         try:
@@ -64,6 +66,10 @@ class SQLiteStore(SqlPurge, SqlMerges):
         c = self._conn
         if self.path != ":memory:":
             set_wal(c, self.path, timeout=self.timeout)
+            # Checkpoints run on a thread of their own (memsieve.store.sqlite_checkpoint);
+            # SQLite's own, inside a COMMIT, only past a higher mark.
+            c.execute(f"PRAGMA wal_autocheckpoint = {BACKSTOP_PAGES}")
+            self._checkpointer = Checkpointer(self.path, timeout=self.timeout)
         # WAL + NORMAL: a commit survives the process being killed (the WAL is
         # written before COMMIT returns); FULL also fsyncs it (memsieve.store.base.DURABILITY).
         c.execute(f"PRAGMA synchronous = {'FULL' if self.durability == 'full' else 'NORMAL'}")
@@ -79,6 +85,11 @@ class SQLiteStore(SqlPurge, SqlMerges):
     def index_dir(self) -> str | None:
         """Where per-scope hnswlib indexes are saved (None: kept in memory only)."""
         return None if self.path == ":memory:" else self.path + ".hnsw"
+
+    @property
+    def background_checkpoints(self) -> int:
+        """WAL checkpoints the background thread has run so far (0 for ``":memory:"``)."""
+        return 0 if self._checkpointer is None else self._checkpointer.runs
 
     # ---- transactions ------------------------------------------------------
 
@@ -103,6 +114,8 @@ class SQLiteStore(SqlPurge, SqlMerges):
                 raise
             else:
                 self._q("COMMIT")
+                if self._checkpointer is not None:
+                    self._checkpointer.committed(self._conn.total_changes)
             finally:
                 self._in_tx = False
             if self._purged:
@@ -121,7 +134,11 @@ class SQLiteStore(SqlPurge, SqlMerges):
         with self.lock:
             if self._in_tx:
                 raise StoreError("checkpoint inside a write transaction; call it after the transaction ends")
-            busy = self._q("PRAGMA wal_checkpoint(TRUNCATE)").fetchone()[0]
+            if self._checkpointer is None:
+                busy = self._q("PRAGMA wal_checkpoint(TRUNCATE)").fetchone()[0]
+            else:
+                with self._checkpointer.lock:  # not against our own background checkpoint
+                    busy = self._q("PRAGMA wal_checkpoint(TRUNCATE)").fetchone()[0]
             return int(busy) == 0
 
     def _rollback(self) -> None:
@@ -144,6 +161,8 @@ class SQLiteStore(SqlPurge, SqlMerges):
     def close(self) -> None:
         with self.lock:
             self._closed = True
+            if self._checkpointer is not None:
+                self._checkpointer.close()
             self._conn.close()
 
     # ---- the dialect (the hooks of SqlRecords) ----------------------------------

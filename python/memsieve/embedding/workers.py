@@ -1,0 +1,123 @@
+"""Running an embed call's batches side by side, one ONNX Runtime thread each.
+
+One MiniLM batch does not keep two cores busy: ONNX Runtime splits each
+operator of a small (batch, ~40 tokens) input across its intra-op threads,
+and the threads then wait for each other at every one of the model's few
+hundred operators. Measured on a 2-vCPU EPYC (benches/RESULTS.md, "Write
+path"): one text per call on both cores costs 5.5-8 ms; batches of 4-8 texts
+on one core cost 5.6-5.9 ms of CPU per text, and two such batches run at once
+finish in about half the wall time. Bigger batches lose again (16 texts: 6.7
+ms of CPU per text), as the activations outgrow the core's L2 cache.
+
+So a call with many texts runs its batches on ``workers`` threads, each
+calling a session that uses one intra-op thread; ``session.run`` releases the
+GIL and is safe to call from several threads. A batch's rows do not depend on
+which thread ran it or on the other batches (every op is row-wise or per
+text), so the vectors equal the sequential path's.
+"""
+
+from __future__ import annotations
+
+import os
+import threading
+from collections.abc import Callable, Sequence
+from concurrent.futures import ThreadPoolExecutor
+from typing import Any, TypeVar
+
+import numpy as np
+
+_T = TypeVar("_T")
+
+#: A batch holds at most this many (padded) tokens, so that its activations
+#: stay within one core's L2 cache (4-8 LoCoMo turns of ~40 tokens).
+TOKENS_PER_BATCH = 256
+
+
+def plan_batches(lengths: Sequence[int], *, batch_size: int, tokens: int = TOKENS_PER_BATCH) -> list[np.ndarray]:
+    """Row indices of each ONNX call for texts of these token counts, longest batch first.
+
+    Texts are sorted by token count, so a batch pads little, and cut so that
+    one holds at most ``batch_size`` texts and ``tokens`` padded tokens (a
+    longer text goes alone). The longest batches come first, so that workers
+    taking them in turn end a call on short ones together, not one waiting
+    while the other runs the longest batch last.
+
+    Args:
+        lengths: n token counts.
+        batch_size: most texts per batch.
+        tokens: most padded tokens (texts times the longest one's count) per batch.
+
+    Returns:
+        int64 index arrays that together hold each of range(n) once.
+    """
+    order = np.argsort(np.asarray(lengths), kind="stable")
+    batches: list[np.ndarray] = []
+    start = 0
+    while start < len(order):
+        end = start + 1
+        # Sorted ascending, so the last row taken sets the padded width.
+        while end < len(order) and end - start < batch_size and (end - start + 1) * lengths[order[end]] <= tokens:
+            end += 1
+        batches.append(order[start:end])
+        start = end
+    return sorted(batches, key=lambda rows: -len(rows) * lengths[rows[-1]])
+
+
+def default_workers() -> int:
+    """Threads that run batches at once: the CPUs this process may use, at most 4.
+
+    Beyond 4, a MiniLM batch of a few texts is too small to be worth a core's
+    hand-off, and a process sharing a large machine should not claim all of it.
+    """
+    try:
+        cpus = len(os.sched_getaffinity(0))
+    except (AttributeError, OSError):  # not on Linux
+        cpus = os.cpu_count() or 1
+    return max(1, min(4, cpus))
+
+
+class BatchWorkers:
+    """A lazily started thread pool that maps a function over batches, in order.
+
+    The pool is remade in a forked child (a child inherits the pool object but
+    none of its threads, and would wait forever on the first batch).
+
+    Args:
+        workers: threads; 1 runs every batch on the calling thread.
+    """
+
+    def __init__(self, workers: int) -> None:
+        self.workers = workers
+        self._pool: ThreadPoolExecutor | None = None
+        self._pid = 0
+        self._lock = threading.Lock()
+
+    def map(self, fn: Callable[[Any], _T], batches: Sequence[Any]) -> list[_T]:
+        """``[fn(b) for b in batches]``, run on the pool when there is more than one batch.
+
+        The first exception a batch raises is raised here, after the other
+        batches have finished (none is left running against a closed session).
+        """
+        if self.workers <= 1 or len(batches) <= 1:
+            return [fn(b) for b in batches]
+        pool = self._ready()
+        futures = [pool.submit(fn, b) for b in batches]
+        errors = [f.exception() for f in futures]
+        for error in errors:
+            if error is not None:
+                raise error
+        return [f.result() for f in futures]
+
+    def _ready(self) -> ThreadPoolExecutor:
+        with self._lock:
+            if self._pool is None or self._pid != os.getpid():
+                self._pool = ThreadPoolExecutor(max_workers=self.workers, thread_name_prefix="memsieve-embed")
+                self._pid = os.getpid()
+            return self._pool
+
+    def close(self) -> None:
+        """Stop the threads (they are idle between calls); a later ``map`` starts new ones."""
+        with self._lock:
+            pool, self._pool = self._pool, None
+        if pool is not None and self._pid == os.getpid():
+            pool.shutdown(wait=True)

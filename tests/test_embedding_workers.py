@@ -1,0 +1,88 @@
+"""Batches of one embed call run side by side (memsieve.embedding.workers): the
+vectors are the same, bit for bit, as one text per call or one batch at a time."""
+
+from __future__ import annotations
+
+import multiprocessing
+
+import numpy as np
+import pytest
+
+from memsieve import ConfigError
+from memsieve.embedding import OnnxEmbedder
+from memsieve.embedding.workers import BatchWorkers, default_workers, plan_batches
+
+# Short and long texts, so that the calls cut batches both by count and by padded size.
+TEXTS = [f"Turn {i}: I went hiking near the lake with my dog and we saw {i} ducks." for i in range(30)] + [
+    "ok", "", "Thanks!",
+    " ".join(f"word{i}" for i in range(180)),  # one text past the per-batch token budget on its own
+    "My grandmother taught me how to bake bread when I was little, and I still use her recipe. " * 4,
+]
+
+
+@pytest.fixture(scope="module")
+def one_by_one() -> np.ndarray:
+    single = OnnxEmbedder(workers=1)
+    return np.vstack([single.embed([t]) for t in TEXTS])
+
+
+@pytest.mark.parametrize("options", [{"workers": 2}, {"workers": 3, "batch_size": 5}, {"workers": 1},
+                                     {"workers": 2, "batch_size": 64}, {"workers": 1, "batch_size": 1}])
+def test_batches_in_parallel_give_the_one_text_per_call_vectors_bit_for_bit(one_by_one, options):
+    out = OnnxEmbedder(**options).embed(TEXTS)
+    assert out.shape == (len(TEXTS), 384) and out.dtype == np.float32
+    np.testing.assert_array_equal(out, one_by_one)
+
+
+def test_workers_is_checked():
+    with pytest.raises(ConfigError, match="workers must be an int >= 1, got 0"):
+        OnnxEmbedder(workers=0)
+    assert 1 <= OnnxEmbedder().workers <= 4 and default_workers() >= 1
+
+
+def test_a_failing_batch_raises_after_the_others_finished():
+    done = []
+
+    def work(b):
+        if b == 2:
+            raise ValueError("batch 2 is bad")
+        done.append(b)
+        return b * 10
+
+    pool = BatchWorkers(2)
+    assert pool.map(work, [0, 1, 3]) == [0, 10, 30]
+    with pytest.raises(ValueError, match="batch 2 is bad"):
+        pool.map(work, [4, 2, 5, 6])
+    assert sorted(done) == [0, 1, 3, 4, 5, 6]  # none was abandoned mid-way
+    pool.close()
+    assert pool.map(work, [7, 8]) == [70, 80]  # a closed pool starts again
+
+
+def _embed_in_child(embedder, queue):
+    queue.put(embedder.embed(TEXTS).tobytes())
+
+
+def test_a_forked_child_embeds_with_a_pool_of_its_own(one_by_one):
+    emb = OnnxEmbedder(workers=2)
+    emb.embed(TEXTS)  # the parent's pool threads exist now; a child inherits none of them
+    ctx = multiprocessing.get_context("fork")
+    queue = ctx.Queue()
+    child = ctx.Process(target=_embed_in_child, args=(emb, queue))
+    child.start()
+    got = queue.get(timeout=120)
+    child.join(timeout=30)
+    assert child.exitcode == 0
+    np.testing.assert_array_equal(np.frombuffer(got, dtype=np.float32).reshape(len(TEXTS), 384), one_by_one)
+
+
+def test_batch_plans_cover_every_text_once_within_both_caps_longest_first():
+    lengths = [12, 300, 40, 3, 40, 41, 7, 90, 12, 12, 60, 2, 33, 33, 33, 33, 33, 33, 33, 33]
+    batches = plan_batches(lengths, batch_size=5, tokens=128)
+    assert sorted(int(i) for rows in batches for i in rows) == list(range(len(lengths)))
+    widths = [max(lengths[i] for i in rows) for rows in batches]
+    for rows, width in zip(batches, widths):
+        assert len(rows) <= 5
+        assert len(rows) * width <= 128 or len(rows) == 1  # a text past the budget goes alone
+    costs = [len(rows) * width for rows, width in zip(batches, widths)]
+    assert costs == sorted(costs, reverse=True) and [int(i) for i in batches[0]] == [1]
+    assert plan_batches([], batch_size=8) == []

@@ -142,7 +142,7 @@ def test_memory_with_int8_vectors_decides_and_searches_as_float32(tmp_path, embe
         "My favourite band is Radiohead.", "I started learning the cello in 2021.",
         "I'm learning to play the cello.", "Our flight to Tokyo leaves on the 14th.",
     ]
-    out = []
+    out, cached = [], []
     for vectors in ("float32", "int8"):
         mem = Memory(tmp_path / f"{vectors}.db", embedder=embedder, gate=GateConfig(vectors=vectors))
         try:
@@ -150,7 +150,11 @@ def test_memory_with_int8_vectors_decides_and_searches_as_float32(tmp_path, embe
             hits = [(h.text, h.score) for h in mem.search("what is Ana allergic to", user_id="ana", mode="dense",
                                                           limit=5)]
             out.append((decisions, hits))
+            cached.append((mem.gates.cached_bytes, sum(d[0] == "ADD" for d in decisions)))
         finally:
             mem.close()
     assert out[0] == out[1]
+    # The gate cache's bound counts the int8 copy: one int8 row and its scale per stored memory.
+    (f32_bytes, stored), (i8_bytes, _) = cached
+    assert i8_bytes - f32_bytes >= stored * 384
     assert any(e == "NOOP" for e, *_ in out[0][0]) and any(e == "ADD" for e, *_ in out[0][0])

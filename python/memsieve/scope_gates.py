@@ -45,7 +45,8 @@ _SCOPE_OVERHEAD = 4096
 def gate_bytes(gate: ScopeGate) -> int:
     """An estimate of the memory one cached gate holds, in bytes."""
     n = len(gate)
-    size = _SCOPE_OVERHEAD + n * (gate.dim * 4 + _ROW_OVERHEAD)
+    # The int8 copy of GateConfig(vectors="int8") sits beside the float32 rows.
+    size = _SCOPE_OVERHEAD + n * (gate.dim * 4 + _ROW_OVERHEAD) + gate.state.quant_bytes
     if gate.index is not None:
         size += n * (gate.dim * 4 + _INDEX_ROW_OVERHEAD)
     return size

@@ -155,3 +155,14 @@ def test_category_check_flags_a_swapped_map(tmp_path):
     bad = check_category_labels(swapped)
     assert not bad["consistent"]
     assert not next(c for c in bad["checks"] if c["label"] == "temporal")["ok"]
+
+
+def test_a_text_gate_override_reaches_the_arm_and_its_label():
+    from memsieve.eval.arms import memsieve_spec
+    from memsieve.eval.runner import _gate_overrides
+
+    over = _gate_overrides("gamma=0.6,vectors=int8")
+    assert over == {"gamma": 0.6, "vectors": "int8"}
+    spec = memsieve_spec(**over)
+    assert spec.label == "memsieve gamma=0.6 vectors=int8"
+    assert spec.gate == {"profile": "memsieve", "gamma": 0.6, "vectors": "int8"}

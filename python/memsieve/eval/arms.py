@@ -86,11 +86,17 @@ def maxcos_spec(threshold: float) -> ArmSpec:
                    params={"threshold": threshold})
 
 
+def _label(name: str, overrides: dict[str, Any]) -> str:
+    # Numbers in their shortest form; a text option (vectors="int8") as it is.
+    return name + "".join(f" {k}={v:g}" if isinstance(v, (int, float)) and not isinstance(v, bool) else f" {k}={v}"
+                          for k, v in overrides.items())
+
+
 def sage_spec(**overrides: float) -> ArmSpec:
     """SAGE with its defaults as run, optionally with swept parameters."""
     gate: dict[str, Any] = {"profile": "sage"}
     gate.update(overrides)
-    label = "sage" + "".join(f" {k}={v:g}" for k, v in overrides.items())
+    label = _label("sage", overrides)
     return ArmSpec(arm="sage", label=label, gate=gate, params=dict(overrides))
 
 
@@ -98,7 +104,7 @@ def memsieve_spec(**overrides: Any) -> ArmSpec:
     """memsieve's gate (GateConfig() defaults unless overridden)."""
     gate: dict[str, Any] = {"profile": "memsieve"}
     gate.update(overrides)
-    label = "memsieve" + "".join(f" {k}={v:g}" for k, v in overrides.items())
+    label = _label("memsieve", overrides)
     return ArmSpec(arm="memsieve", label=label, gate=gate, params=dict(overrides))
 
 

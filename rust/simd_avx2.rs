@@ -60,24 +60,11 @@ pub unsafe fn dot(a: &[f32], b: &[f32]) -> f32 {
 /// 7,236 us for the same arithmetic without both changes.
 #[target_feature(enable = "avx2,fma")]
 pub unsafe fn dots_rows(rows: &[f32], d: usize, q: &[f32], out: &mut [f32]) {
-    let nrows = (rows.len() / d).min(out.len());
     let pq = q.as_ptr();
-    let base = rows.as_ptr();
     let ahead = 4 * d;
-    let mut r = [base; 4];
-    let mut ri = 0;
-    while ri < nrows {
-        // A short last group repeats its last row, so every row is summed in
-        // the same order wherever it sits: scores do not depend on row order.
-        if ri + 4 > nrows {
-            for (t, p) in r.iter_mut().enumerate() {
-                *p = base.add((ri + t).min(nrows - 1) * d);
-            }
-        } else if ri == 0 {
-            for (t, p) in r.iter_mut().enumerate() {
-                *p = base.add(t * d);
-            }
-        }
+    // A short last group repeats its last row (row_tiles), so every row is
+    // summed in the same order wherever it sits: scores do not depend on row order.
+    row_tiles::<4>(rows, d, |r, ri, valid| {
         let z = _mm256_setzero_ps();
         let mut a = [z; 4];
         let mut b = [z; 4];
@@ -111,13 +98,8 @@ pub unsafe fn dots_rows(rows: &[f32], d: usize, q: &[f32], out: &mut [f32]) {
             }
             i += 1;
         }
-        let valid = (nrows - ri).min(4);
         out[ri..ri + valid].copy_from_slice(&s[..valid]);
-        for p in r.iter_mut() {
-            *p = p.wrapping_add(4 * d);
-        }
-        ri += 4;
-    }
+    });
 }
 
 /// Queries per packed panel (one register).

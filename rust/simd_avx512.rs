@@ -138,34 +138,18 @@ pub unsafe fn dots_rows_far(rows: &[f32], d: usize, q: &[f32], out: &mut [f32]) 
 
 #[target_feature(enable = "avx512f,avx2,fma")]
 unsafe fn dots_rows_pf<const PF: bool>(rows: &[f32], d: usize, q: &[f32], out: &mut [f32]) {
-    let nrows = (rows.len() / d).min(out.len());
     let pq = q.as_ptr();
-    let base = rows.as_ptr();
-    let po = out.as_mut_ptr();
-    // The row pointers step from group to group (rather than being derived
-    // from the group index), so the register allocator keeps them in
-    // registers instead of recomputing them at every load.
-    let mut r = [base; ROWS];
-    for (t, p) in r.iter_mut().enumerate() {
-        *p = base.add(t * d);
-    }
-    let mut ri = 0;
-    while ri + ROWS <= nrows {
-        _mm256_storeu_ps(po.add(ri), group8::<PF>(&r, pq, d));
-        for p in r.iter_mut() {
-            *p = p.add(ROWS * d);
+    // A short last group repeats its last row (row_tiles): same arithmetic per row.
+    row_tiles::<ROWS>(rows, d, |r, ri, valid| {
+        let s = group8::<PF>(r, pq, d);
+        if valid == ROWS {
+            _mm256_storeu_ps(out.as_mut_ptr().add(ri), s);
+        } else {
+            let mut tmp = [0f32; ROWS];
+            _mm256_storeu_ps(tmp.as_mut_ptr(), s);
+            out[ri..ri + valid].copy_from_slice(&tmp[..valid]);
         }
-        ri += ROWS;
-    }
-    if ri < nrows {
-        // A short last group repeats its last row: same arithmetic per row.
-        for (t, p) in r.iter_mut().enumerate() {
-            *p = base.add((ri + t).min(nrows - 1) * d);
-        }
-        let mut tmp = [0f32; ROWS];
-        _mm256_storeu_ps(tmp.as_mut_ptr(), group8::<PF>(&r, pq, d));
-        out[ri..nrows].copy_from_slice(&tmp[..nrows - ri]);
-    }
+    });
 }
 
 /// The sums of one micro-tile: `MR` rows by `P` panels of queries.

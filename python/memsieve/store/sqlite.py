@@ -11,7 +11,7 @@ import os
 import sqlite3
 import threading
 from collections.abc import Iterator, Sequence
-from contextlib import contextmanager
+from contextlib import contextmanager, nullcontext
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -134,11 +134,9 @@ class SQLiteStore(SqlPurge, SqlMerges):
         with self.lock:
             if self._in_tx:
                 raise StoreError("checkpoint inside a write transaction; call it after the transaction ends")
-            if self._checkpointer is None:
+            # Not against our own background checkpoint.
+            with nullcontext() if self._checkpointer is None else self._checkpointer.lock:
                 busy = self._q("PRAGMA wal_checkpoint(TRUNCATE)").fetchone()[0]
-            else:
-                with self._checkpointer.lock:  # not against our own background checkpoint
-                    busy = self._q("PRAGMA wal_checkpoint(TRUNCATE)").fetchone()[0]
             return int(busy) == 0
 
     def _rollback(self) -> None:

@@ -36,7 +36,7 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
 
     from memsieve import _core
-    from memsieve.index import ScopeIndex
+    from memsieve.gate.ann import ScopeIndex
 
     rng = np.random.default_rng(0)
     rows = []

@@ -362,8 +362,8 @@ def environment() -> dict[str, Any]:
             return ""
 
     return {"date": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()), "commit": git("log", "-1", "--format=%h"),
-            "dirty_search": bool(git("status", "--porcelain", "--", "python/memsieve/search.py",
-                                     "python/memsieve/scope_gates.py")),
+            "dirty_search": bool(git("status", "--porcelain", "--", "python/memsieve/read/search.py",
+                                     "python/memsieve/gate/cache.py")),
             "load_avg": os.getloadavg(), "cpus": os.cpu_count(), "python": platform.python_version()}
 
 

@@ -94,8 +94,8 @@ def main(argv: list[str] | None = None) -> int:
 
     from memsieve import Memory
     from memsieve.embedding import default_embedder
-    from memsieve.gate import ScopeGate
-    from memsieve.ingest import conversations
+    from memsieve.gate.scope_gate import ScopeGate
+    from memsieve.write.ingest import conversations
 
     convs = conversations(args.data)
     turns = [(cid, t) for cid, ts in convs for t in ts][: args.limit]

@@ -10,7 +10,7 @@ and the router can route to; the **default** is ``Memory.search``'s default
 scoring
 
 - correct = answer-token recall@10 of the results as the reader is shown them,
-  dated (``memsieve.render.render_results``: ``[YYYY-MM-DD] text`` per line),
+  dated (``memsieve.read.render.render_results``: ``[YYYY-MM-DD] text`` per line),
   the evaluation's primary measure (``memsieve.eval.metrics.answer_recall``);
 - cost = the search's latency in ms (query vectors are looked up, not computed).
 
@@ -55,7 +55,7 @@ def modes() -> tuple[tuple[str, ...], str]:
 def recall(answer: str, hits: list[Any], limit: int) -> float | None:
     """Answer-token recall of the dated rendering of ``hits`` (None: the answer has no content token)."""
     from memsieve.eval.metrics import answer_recall
-    from memsieve.render import render_results
+    from memsieve.read.render import render_results
 
     return answer_recall(answer, render_results(hits, dated=True).split("\n"), limit)
 

@@ -6,7 +6,7 @@ candidate depth D, the script asks ``Memory.search(mode="dense", limit=D)`` and
 itself, from their ids and scores only, so it depends on no internals of the
 search and serves as the fusion hook: whatever backend answers the two
 modes (today SQLite FTS5 for keyword; a per-scope bm25 index later) is tuned
-by re-running it. The fusion formulas are memsieve.fusion's own (``Fusion``),
+by re-running it. The fusion formulas are memsieve.read.fusion's own (``Fusion``),
 so what is measured here is what ``hybrid`` ships.
 
 Variants (each at every depth in ``--depths``, default 20, 50, 100):
@@ -26,7 +26,7 @@ fact first, within the results); it moves no memory into or out of a top-D list
 when nothing is linked (the gate is off here), so each list is put back in score
 order before fusing, which is the order the fusion sees inside ``hybrid``.
 Every variant is scored by dated answer-token recall@10 (each hit rendered
-``[8 May 2023] text`` by memsieve.render, its default date format), micro and
+``[8 May 2023] text`` by memsieve.read.render, its default date format), micro and
 macro, per stream; the modes ``Memory.search`` offers today are scored beside them.
 
 **Winner rule (fixed before running):** the highest mean of four numbers,
@@ -58,8 +58,8 @@ from memsieve.eval.report import md_table, pct
 from memsieve.eval.retrieval import stored_everything
 from memsieve.eval.runinfo import code_version
 from memsieve.eval.vectors import embed_all
-from memsieve.fusion import Fusion
-from memsieve.render import render_line
+from memsieve.read.fusion import Fusion
+from memsieve.read.render import render_line
 
 K = 10
 RRF_KS = (10, 30, 60, 100)
@@ -73,7 +73,7 @@ Fuser = Callable[[Ranked, Ranked], list[str]]
 
 
 def variants() -> list[tuple[dict[str, Any], Fuser]]:
-    """Every fusion configuration of the grid, without its depth, as memsieve.fusion ships it."""
+    """Every fusion configuration of the grid, without its depth, as memsieve.read.fusion ships it."""
     grid = [({"fusion": "rrf", "k": k}, Fusion(method="rrf", rrf_k=k)) for k in RRF_KS]
     grid += [({"fusion": norm, "w": w}, Fusion(method=norm, weight=w)) for norm in ("minmax", "z") for w in WEIGHTS]
     return [(params, _ids(fusion)) for params, fusion in grid]

@@ -5,8 +5,8 @@ from __future__ import annotations
 
 from hypothesis import given, strategies as st
 
-from memsieve.changes import CUES, change_cues, subject_terms
-from memsieve.rarity import COMMON_WEIGHT, word_rarity
+from memsieve.text.cues import CUES, change_cues, subject_terms
+from memsieve.text.rarity import COMMON_WEIGHT, word_rarity
 
 
 def test_each_cue_group_is_found_on_word_boundaries():

@@ -9,7 +9,7 @@ import sys
 import pytest
 
 from memsieve.cli import main
-from memsieve.ingest import conversations, parse_locomo_date
+from memsieve.write.ingest import conversations, parse_locomo_date
 
 
 @pytest.fixture()

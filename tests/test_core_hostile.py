@@ -24,8 +24,8 @@ from hypothesis import strategies as st
 
 import memsieve
 from memsieve import _core
-from memsieve.config import GateConfig
-from memsieve.gate import new_threshold
+from memsieve.gate.config import GateConfig
+from memsieve.gate.scope_gate import new_threshold
 
 D = 8
 

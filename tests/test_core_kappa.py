@@ -13,8 +13,8 @@ import numpy as np
 import pytest
 
 from memsieve import _core
-from memsieve.config import GateConfig
-from memsieve.gate import new_threshold
+from memsieve.gate.config import GateConfig
+from memsieve.gate.scope_gate import new_threshold
 
 CASES = [
     # (d, N, kappa, relative tolerance)

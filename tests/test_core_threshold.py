@@ -1,7 +1,7 @@
 """One owner for a scope's threshold: ScopeGate holds it, with one set of defaults.
 
 The Rust ScopeState is a pure vector index; the ThresholdState and each
-memory's share live in python/memsieve/gate.py, and GateConfig is the only
+memory's share live in python/memsieve/gate/scope_gate.py, and GateConfig is the only
 source of the threshold's parameters. Bytes stored by earlier versions load.
 """
 
@@ -15,8 +15,8 @@ import pytest
 
 import memsieve
 from memsieve import _core
-from memsieve.config import GateConfig
-from memsieve.gate import GateScore, ScopeGate, new_threshold
+from memsieve.gate.config import GateConfig
+from memsieve.gate.scope_gate import GateScore, ScopeGate, new_threshold
 
 D = 8
 

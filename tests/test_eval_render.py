@@ -1,4 +1,4 @@
-"""memsieve.render: one line per result, dated by valid_from, in relevance or time order."""
+"""memsieve.read.render: one line per result, dated by valid_from, in relevance or time order."""
 
 from __future__ import annotations
 
@@ -7,8 +7,8 @@ from types import SimpleNamespace
 import pytest
 
 from memsieve import ConfigError, Memory
-from memsieve.ingest import parse_locomo_date
-from memsieve.render import render_line, render_results, result_date
+from memsieve.write.ingest import parse_locomo_date
+from memsieve.read.render import render_line, render_results, result_date
 
 
 def hit(text, valid_from):

@@ -13,7 +13,7 @@ from memsieve import ConfigError
 from memsieve.cli import main
 from memsieve.eval.arms import check_search_mode, default_search_mode, search_modes
 from memsieve.eval.retrieval import RetrievalOptions, run_retrieval
-from memsieve.search import SearchMode
+from memsieve.read.search import SearchMode
 from test_eval_locomo import synthetic_sample, write_synthetic
 
 
@@ -126,7 +126,7 @@ def test_recall_at_k_is_scored_on_search_with_limit_k(tmp_path):
 
 
 def test_each_date_format_is_scored_and_the_default_is_answer_recall(report):
-    from memsieve.render import DATE_FORMATS, DEFAULT_DATE_FORMAT
+    from memsieve.read.render import DATE_FORMATS, DEFAULT_DATE_FORMAT
 
     out, rep = report
     assert rep["meta"]["date_format_default"] == DEFAULT_DATE_FORMAT

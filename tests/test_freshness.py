@@ -5,7 +5,7 @@ from __future__ import annotations
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from memsieve.freshness import Version, freshen, version_groups
+from memsieve.read.versions import Version, freshen, version_groups
 
 
 def _v(key, day, order=None):

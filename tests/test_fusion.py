@@ -9,7 +9,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from memsieve.errors import ConfigError
-from memsieve.fusion import Fusion, rrf, weighted, zscore
+from memsieve.read.fusion import Fusion, rrf, weighted, zscore
 
 DENSE = [("a", 0.9), ("b", 0.8), ("c", 0.1)]
 KEYWORD = [("c", 12.0), ("d", 3.0)]

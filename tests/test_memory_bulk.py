@@ -12,7 +12,7 @@ import pytest
 
 from memsieve import ConfigError, GateConfig, InvalidInputError, InvalidTextError, Memory
 from memsieve.embedding import CachedEmbedder, OnnxEmbedder
-from memsieve.ingest import conversations
+from memsieve.write.ingest import conversations
 
 LOCOMO = Path(__file__).resolve().parents[1].parent / "shared" / "data" / "locomo" / "locomo_dev.json"
 

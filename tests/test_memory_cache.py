@@ -10,7 +10,7 @@ import pytest
 
 from memsieve import Memory, Scope
 from memsieve.errors import ConfigError
-from memsieve.scope_gates import gate_bytes
+from memsieve.gate.cache import gate_bytes
 
 from conftest import TableEmbedder
 

@@ -9,7 +9,7 @@ import pytest
 
 from conftest import unit
 from memsieve import GateConfig, Memory
-from memsieve.forgetting import parse_request
+from memsieve.write.forgetting import parse_request
 from memsieve.llm import LLMConfig
 from scripted_llm import ScriptedLLM
 

@@ -6,7 +6,7 @@ import pytest
 
 from memsieve import GateConfig, Memory
 from memsieve.errors import ConfigError, MemsieveError
-from memsieve.rerank import RerankerError
+from memsieve.read.rerank import RerankerError
 
 
 class LengthReranker:

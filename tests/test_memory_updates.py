@@ -86,7 +86,7 @@ def test_every_gated_decision_reports_both_signals(mem):
 _INFO_SCRIPT = r"""
 import sys
 from memsieve import Memory
-from memsieve.ingest import conversations
+from memsieve.write.ingest import conversations
 cid, ts = conversations(sys.argv[2])[0]
 m = Memory(sys.argv[1])
 for ds in m.add_many([t.text for t in ts[:400]], user_id=cid):

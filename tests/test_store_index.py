@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 
 from memsieve import Memory
-from memsieve.index import ScopeIndex
+from memsieve.gate.ann import ScopeIndex
 
 DIM = 32
 

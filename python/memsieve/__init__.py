@@ -1,9 +1,9 @@
 """memsieve: long-term memory for LLM agents whose write path decides by arithmetic."""
 
 from memsieve._core import __version__
-from memsieve.config import GateConfig
+from memsieve.gate.config import GateConfig
 from memsieve.consolidation import ConsolidationReport, MergeConflictError
-from memsieve.fusion import Fusion
+from memsieve.read.fusion import Fusion
 from memsieve.memory import Memory
 from memsieve.aio import AsyncMemory
 from memsieve.records import Decision, HistoryEntry, MemoryItem, Rejection, SearchResult

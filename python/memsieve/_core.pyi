@@ -224,12 +224,12 @@ class ThresholdState:
     ``prior_weight`` at ``prior_share``), from which ``mean_share``, ``kappa``
     and ``tau`` follow. A share is ``1 - novelty`` of a scored candidate,
     clamped to [-1, 1]: how much of it the scope already holds. memsieve's gate
-    (python/memsieve/gate.py, the one owner of a scope's threshold) records the
+    (python/memsieve/gate/scope_gate.py, the one owner of a scope's threshold) records the
     share of every candidate it scores and removes a memory's share when the
     memory is deleted, so ``1 - mean_share`` is the scope's mean candidate
     novelty (docs/GATE.md).
 
-    Every parameter is required: ``GateConfig`` (memsieve.config) is their one
+    Every parameter is required: ``GateConfig`` (memsieve.gate.config) is their one
     source. The 85-byte serialization is unchanged since memsieve 0.1.0."""
 
     def __new__(

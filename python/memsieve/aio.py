@@ -6,7 +6,7 @@ happens here: the wrappers are generated from ``Memory``'s own methods (their
 signatures and docstrings are the sync ones, as ``inspect.signature`` and
 ``help()`` show), and concurrency is the library's own, since one ``Memory``
 already serializes writes per scope and shares its store connection under a
-lock (see memsieve.scope_gates). Errors are the same ``MemsieveError`` types,
+lock (see memsieve.gate.cache). Errors are the same ``MemsieveError`` types,
 raised from the ``await``.
 
 Example:

@@ -172,7 +172,7 @@ def cmd_stats(ns: argparse.Namespace) -> int:
 def cmd_ingest(ns: argparse.Namespace) -> int:
     from tqdm import tqdm
 
-    from memsieve.ingest import conversations
+    from memsieve.write.ingest import conversations
 
     convs = conversations(ns.file)
     total = sum(len(t) for _, t in convs)
@@ -249,7 +249,7 @@ def cmd_demo(ns: argparse.Namespace) -> int:
     (decisions, search hits, rejections, stats).
     """
     from memsieve import Memory
-    from memsieve.ingest import conversations
+    from memsieve.write.ingest import conversations
 
     say = sys.stderr if ns.json else sys.stdout
     path = resources.files("memsieve") / "data" / "demo_conversation.json"

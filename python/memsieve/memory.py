@@ -9,7 +9,7 @@ from typing import Any
 
 import numpy as np
 
-from memsieve.config import GateConfig
+from memsieve.gate.config import GateConfig
 from memsieve.consolidation import ConsolidationReport, Consolidator, Schedule
 from memsieve.errors import ClosedError, ConfigError, EmbedderError, NotFoundError
 from memsieve.inputs import (MAX_TEXT_CHARS, candidate_texts, check_count, check_embedder, check_limit,
@@ -17,18 +17,18 @@ from memsieve.inputs import (MAX_TEXT_CHARS, candidate_texts, check_count, check
                              check_sources, check_text, iso_time, now_iso)
 from memsieve.records import Decision, HistoryEntry, MemoryItem, Rejection, SearchResult
 from memsieve.scope import Scope, check_owner, warn_unreachable_scopes
-from memsieve import bulk, edits
-from memsieve.forget_path import ForgetPath, Removal, forget_asked
-from memsieve.forgetting import is_forget_request, parse_request
-from memsieve.fusion import Fusion
-from memsieve.render import DEFAULT_DATE_FORMAT, DateFormat, Order, render_results
-from memsieve.rerank import DEFAULT_RERANK_DEPTH, check_reranker
+from memsieve.write import candidates as bulk, edits
+from memsieve.write.forget import ForgetPath, Removal, forget_asked
+from memsieve.write.forgetting import is_forget_request, parse_request
+from memsieve.read.fusion import Fusion
+from memsieve.read.render import DEFAULT_DATE_FORMAT, DateFormat, Order, render_results
+from memsieve.read.rerank import DEFAULT_RERANK_DEPTH, check_reranker
 from memsieve.stats import scope_stats
-from memsieve.scope_gates import DEFAULT_MAX_CACHE_BYTES, ScopeGates
-from memsieve.search import DEFAULT_VERSION_COS, SearchMode, Searcher
+from memsieve.gate.cache import DEFAULT_MAX_CACHE_BYTES, ScopeGates
+from memsieve.read.search import DEFAULT_VERSION_COS, SearchMode, Searcher
 from memsieve.store import open_store
 from memsieve.store.base import check_durability
-from memsieve.writer import Candidate, WritePath
+from memsieve.write.path import Candidate, WritePath
 
 
 def default_path() -> str:
@@ -74,16 +74,16 @@ class Memory:
         max_cache_bytes: bound of the in-process cache of scopes' gate state
             (vectors, thresholds, indexes); idle scopes are evicted least
             recently used first and re-read from the store when next touched.
-        reranker: an optional ``memsieve.rerank.Reranker`` (for example a local
+        reranker: an optional ``memsieve.read.rerank.Reranker`` (for example a local
             cross-encoder) that rescores the first ``rerank_depth`` results of
             every search.
         rerank_depth: how many first-stage results the reranker rescores.
         fusion: how ``search(mode="hybrid")``, the default, fuses the dense and
-            keyword rankings (``memsieve.fusion.Fusion``; its defaults were
+            keyword rankings (``memsieve.read.fusion.Fusion``; its defaults were
             chosen on the LoCoMo dev split, see docs/EVALUATION.md).
         version_cos: retrieved memories at least this close (cosine) are
             versions of one fact, and the newest is ranked first
-            (memsieve.freshness); 1.0 groups only what the write path linked.
+            (memsieve.read.versions); 1.0 groups only what the write path linked.
         consolidate_every: run ``consolidate`` on a scope after every this
             many memories stored in it by ``add`` (None or 0: never).
         durability: ``"normal"`` (a killed process loses nothing committed;
@@ -103,7 +103,7 @@ class Memory:
             raise ConfigError(f"gate must be a GateConfig, got {type(gate).__name__}")
         reranker = check_reranker(reranker)
         if fusion is not None and not isinstance(fusion, Fusion):
-            raise ConfigError(f"fusion must be a memsieve.fusion.Fusion, got {type(fusion).__name__}")
+            raise ConfigError(f"fusion must be a memsieve.read.fusion.Fusion, got {type(fusion).__name__}")
         depth = check_limit(rerank_depth, where="rerank_depth")
         self._schedule = Schedule(consolidate_every)
         self._embedder = check_embedder(embedder)
@@ -233,7 +233,7 @@ class Memory:
         Args:
             items: texts, or mappings with ``content`` (or ``text``) and
                 optionally ``role``, ``valid_from``, ``source`` and
-                ``metadata`` (see memsieve.bulk).
+                ``metadata`` (see memsieve.write.candidates).
             metadata: stored with every item (an item's own keys win).
             batch_size: items per embedding call and per transaction (1 to 4096).
             progress: called with the number of items done after each chunk.
@@ -262,7 +262,7 @@ class Memory:
         return out
 
     def _forget_asked(self, scope: Scope, request: str) -> list[Decision]:
-        """A request to forget met with ``infer=True`` (see memsieve.forget_path.forget_asked)."""
+        """A request to forget met with ``infer=True`` (see memsieve.write.forget.forget_asked)."""
         dim = self._gates.scope_dim(scope)
         if dim is None:
             return []
@@ -340,7 +340,7 @@ class Memory:
 
         ``what`` may be the user's own words ("please forget my old address"):
         the request's phrasing is dropped and the rest matched as
-        memsieve.forgetting describes (rare words decide; "old" or "previous"
+        memsieve.write.forgetting describes (rare words decide; "old" or "previous"
         spares the newest version). Without ``purge`` each memory is
         soft-deleted with a history row saying why; with ``purge`` its text and
         embedding are erased from the memory, its versions, its history, the

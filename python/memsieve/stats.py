@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from memsieve.config import GateConfig
+from memsieve.gate.config import GateConfig
 from memsieve.scope import Scope
 
 

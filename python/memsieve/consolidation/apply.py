@@ -20,7 +20,7 @@ import numpy as np
 
 from memsieve.consolidation.plan import Cluster
 from memsieve.errors import MemsieveError
-from memsieve.gate import ScopeGate
+from memsieve.gate.scope_gate import ScopeGate
 from memsieve.inputs import text_hash
 from memsieve.scope import Scope
 from memsieve.store.base import MergeRow, MergeTx, RowState

@@ -30,7 +30,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from memsieve import _core
-from memsieve.config import GateConfig
+from memsieve.gate.config import GateConfig
 
 #: Kinds whose difference alone makes two memories versions: a changed value is a correction.
 VALUE_KINDS = ("number", "name")

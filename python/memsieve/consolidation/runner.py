@@ -16,7 +16,7 @@ from typing import Any
 
 import numpy as np
 
-from memsieve.config import GateConfig
+from memsieve.gate.config import GateConfig
 from memsieve.consolidation.apply import MergeWriter
 from memsieve.consolidation.candidates import check_min_sim
 from memsieve.consolidation.information import TermView

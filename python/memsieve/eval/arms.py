@@ -21,7 +21,7 @@ from typing import Any
 from memsieve.errors import ConfigError
 from memsieve.eval.locomo import Candidate, Conversation
 from memsieve.eval.metrics import answer_recall, evidence_recall
-from memsieve.render import DATE_FORMATS, render_line
+from memsieve.read.render import DATE_FORMATS, render_line
 
 MAIN_ARMS = ("add-all", "random", "maxcos", "sage", "memsieve")
 RANDOM_SEEDS = (0, 1, 2)
@@ -248,11 +248,11 @@ def score_questions(mem: Any, conversations: Sequence[Conversation], run: Stream
     """Search every question in its own scope and compute its metrics.
 
     Each hit is scored as the reader is shown it: rendered by
-    :func:`memsieve.render.render_line`, ``[date] text`` from its
+    :func:`memsieve.read.render.render_line`, ``[date] text`` from its
     ``valid_from`` in the default date format. ``answer_recall@k`` is computed
     over those dated lines (the primary measure); ``answer_recall_undated@k``
     over the bare texts, beside it; ``answer_recall_<format>@k`` over the lines
-    dated in each format of :data:`memsieve.render.DATE_FORMATS`.
+    dated in each format of :data:`memsieve.read.render.DATE_FORMATS`.
     Each cut-off k is scored on ``search(limit=k)`` itself; the row's ids,
     sources, texts and latency are those of the largest k.
 

@@ -25,7 +25,7 @@ from pathlib import Path
 from typing import Any
 
 from memsieve.errors import MemsieveError
-from memsieve.ingest import parse_locomo_date
+from memsieve.write.ingest import parse_locomo_date
 
 STREAMS = ("turns", "observations")
 
@@ -181,7 +181,7 @@ class Dataset:
 def parse_session_date(raw: object) -> str | None:
     """``"1:56 pm on 8 May, 2023"`` -> ``"2023-05-08T13:56:00"``; None if it does not parse.
 
-    The same parser as ``memsieve ingest`` (:func:`memsieve.ingest.parse_locomo_date`).
+    The same parser as ``memsieve ingest`` (:func:`memsieve.write.ingest.parse_locomo_date`).
     """
     return parse_locomo_date(raw)
 

@@ -15,7 +15,7 @@ from memsieve.eval.metrics import primary_key
 
 # How answer recall is scored, said once for every report that shows it.
 DATED_NOTE = ("Answer recall is scored on each hit as the reader sees it, `[8 May 2023] text` "
-              "(memsieve.render's default date format), at `search(limit=k)`; `undated` is the same "
+              "(memsieve.read.render's default date format), at `search(limit=k)`; `undated` is the same "
               "over the bare text.")
 
 

@@ -4,7 +4,7 @@ The gate is switched off (the add-all arm): each write stream goes into one
 fresh ``Memory(":memory:")``, one scope per conversation, and then every
 question is searched in its own scope with each mode ``Memory.search`` accepts
 (or those asked for). Each hit is scored as the reader is shown it, dated by
-:func:`memsieve.render.render_line`; undated recall is reported beside it.
+:func:`memsieve.read.render.render_line`; undated recall is reported beside it.
 Latency is the wall time of ``Memory.search`` per question; the question's
 vector comes from the run's precomputed table, so it excludes running the model.
 
@@ -29,7 +29,7 @@ from memsieve.eval.metrics import aggregate, percentile, primary_key
 from memsieve.eval.report import DATED_NOTE, md_table, pct
 from memsieve.eval.runinfo import code_version
 from memsieve.eval.vectors import embed_all
-from memsieve.render import DATE_FORMATS, DEFAULT_DATE_FORMAT
+from memsieve.read.render import DATE_FORMATS, DEFAULT_DATE_FORMAT
 
 
 @dataclass(kw_only=True)

@@ -41,7 +41,7 @@ from memsieve.aio import AsyncMemory
 from memsieve.errors import ConfigError, MemsieveError
 from memsieve.integrations import require_extra
 from memsieve.memory import Memory
-from memsieve.render import render_results, result_date
+from memsieve.read.render import render_results, result_date
 
 require_extra("mcp", extra="mcp")
 

@@ -13,16 +13,16 @@ from typing import TYPE_CHECKING, Any, Literal
 import numpy as np
 
 from memsieve import _core
-from memsieve.changes import change_cues, subject_terms
+from memsieve.text.cues import change_cues, subject_terms
 from memsieve.errors import ConfigError
-from memsieve.freshness import Version, freshen
-from memsieve.fusion import Fusion
+from memsieve.read.versions import Version, freshen
+from memsieve.read.fusion import Fusion
 from memsieve.records import SearchResult
-from memsieve.rerank import DEFAULT_RERANK_DEPTH, Reranker, rerank_order
+from memsieve.read.rerank import DEFAULT_RERANK_DEPTH, Reranker, rerank_order
 from memsieve.scope import Scope
 
 if TYPE_CHECKING:
-    from memsieve.scope_gates import ScopeGates
+    from memsieve.gate.cache import ScopeGates
 
 SearchMode = Literal["dense", "keyword", "hybrid", "auto"]
 _MODES = ("dense", "keyword", "hybrid")
@@ -37,7 +37,7 @@ DEFAULT_VERSION_COS = 0.4
 #: 0.2: 83%); at 0.3 a fact about one person was outranked by a newer, unrelated
 #: fact about her, which 0.25 prevents in the tests.
 VERSION_RELEVANCE_GAP = 0.25
-#: A newer memory that says a change (memsieve.changes) and shares a content term
+#: A newer memory that says a change (memsieve.text.cues) and shares a content term
 #: with an older one is its version at a lower bar: a correction or a later event is
 #: often worded apart from the fact it changes, and answers the question less
 #: directly ("I quit Fenwick Insurance" for "where do I work?").
@@ -73,7 +73,7 @@ class Searcher:
                mode: str, vector: np.ndarray | None = None, current_only: bool = False) -> list[SearchResult]:
         """Search one scope; ``vector`` is the query's (d,) float32 embedding if already known.
 
-        Freshness reorders the results asked for (see memsieve.freshness); it
+        Freshness reorders the results asked for (see memsieve.read.versions); it
         never pulls a newer version up from below the cut. Reading deeper to
         find one was tried: on LoCoMo dev each version pulled up pushed out a
         result that answered the question (answer recall@10 0.5 to 0.9 points
@@ -219,12 +219,12 @@ def changed_pairs(seqs: Sequence[int], cues: Sequence[frozenset[str]], terms: Se
     """Pairs (i, j) where the newer memory says a change about the older one.
 
     The newer must say a change cue the older does not, share a content term
-    with it that is not the person both are about (memsieve.changes.subject_terms), be at least ``min_cos`` close and answer the query
+    with it that is not the person both are about (memsieve.text.cues.subject_terms), be at least ``min_cos`` close and answer the query
     within ``CHANGED_RELEVANCE_GAP`` of it.
 
     Args:
         seqs: n memories.
-        cues: their change cues (memsieve.changes.change_cues), aligned.
+        cues: their change cues (memsieve.text.cues.change_cues), aligned.
         terms: their content terms less the person they are about, aligned.
         sims: (n, n) cosines between them.
         gap: (n, n) absolute differences of their cosines to the query.

@@ -14,8 +14,8 @@ from typing import Any
 
 import numpy as np
 
-from memsieve.config import GateConfig
-from memsieve.gate import GateScore, ScopeGate
+from memsieve.gate.config import GateConfig
+from memsieve.gate.scope_gate import GateScore, ScopeGate
 from memsieve.inputs import text_hash
 from memsieve.records import Decision
 from memsieve.scope import Scope

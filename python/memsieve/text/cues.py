@@ -12,7 +12,7 @@ cues below mark such a change of state, and they are what two readings need:
 - freshness at read: a retrieved memory that says a change, and shares a
   content term with an older one it is close to, is that memory's newer
   version even when it answers the question in other words
-  (memsieve.search).
+  (memsieve.read.search).
 
 The list is English, written for this purpose, and small on purpose: each
 entry is a word or phrase whose usual sense is "no longer as before"
@@ -81,7 +81,7 @@ neighbour neighbor roommate flatmate housemate landlord landlady
 
 def subject_terms(text: str) -> frozenset[str]:
     """The index terms that name who the text is about: relation words
-    (memsieve.changes.RELATIONS), the names next to them ("my sister Lena",
+    (memsieve.text.cues.RELATIONS), the names next to them ("my sister Lena",
     "Lena, my sister") and a capitalized opening word ("Ana moved ...")."""
     tokens = _core.tokenize_kinds(text)
     out: set[str] = set()

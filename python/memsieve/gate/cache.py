@@ -19,9 +19,9 @@ from contextlib import contextmanager
 from typing import Any
 
 from memsieve import _core
-from memsieve.config import GateConfig
+from memsieve.gate.config import GateConfig
 from memsieve.errors import ConfigError, EmbedderError
-from memsieve.gate import ScopeGate, new_threshold
+from memsieve.gate.scope_gate import ScopeGate, new_threshold
 from memsieve.inputs import now_iso
 from memsieve.scope import Scope
 

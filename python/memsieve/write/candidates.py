@@ -13,7 +13,7 @@ from typing import Any
 
 from memsieve.errors import InvalidInputError, InvalidTextError
 from memsieve.inputs import MAX_TEXT_CHARS, candidate_texts, check_metadata, check_sources, check_text, iso_time
-from memsieve.writer import Candidate
+from memsieve.write.path import Candidate
 
 #: Keys an item given as a mapping may hold.
 ITEM_KEYS = frozenset({"content", "text", "role", "valid_from", "source", "metadata"})

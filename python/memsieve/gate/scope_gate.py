@@ -21,10 +21,10 @@ from typing import TYPE_CHECKING, Any, TypeVar
 import numpy as np
 
 from memsieve import _core
-from memsieve.changes import change_cues
-from memsieve.rarity import word_rarity
-from memsieve.config import GateConfig
-from memsieve.index import ScopeIndex
+from memsieve.text.cues import change_cues
+from memsieve.text.rarity import word_rarity
+from memsieve.gate.config import GateConfig
+from memsieve.gate.ann import ScopeIndex
 
 if TYPE_CHECKING:
     from memsieve.store.base import ChangesRow
@@ -59,7 +59,7 @@ class GateScore:
             without its text, or in an empty scope).
         new_terms: those terms, heaviest first.
         changes: the change cues ("no longer", "quit", "now", ...; see
-            memsieve.changes) the candidate says and none of its nearest
+            memsieve.text.cues) the candidate says and none of its nearest
             memories says. Any such cue counts as new information.
         info_tau: the information threshold the candidate was held to.
         decided_by: which signal set the route: ``"novelty"``,

@@ -1,7 +1,7 @@
 """Carrying out a request to forget, inside one scope's write transaction.
 
 ``Memory.forget`` names memories by the deterministic rule of
-memsieve.forgetting. With ``infer=True``, ``Memory.add`` also finds requests to
+memsieve.write.forgetting. With ``infer=True``, ``Memory.add`` also finds requests to
 forget among the messages ("please forget what I said about Benedikt") and
 sends each to the LLM CRUD step as a DELETE request, behind the write path's
 guard: the model picks the memory among the request's nearest ones, and its
@@ -24,8 +24,8 @@ from typing import Any
 
 import numpy as np
 
-from memsieve.edits import soft_delete
-from memsieve.forgetting import ForgetQuery, Forgotten, choose
+from memsieve.write.edits import soft_delete
+from memsieve.write.forgetting import ForgetQuery, Forgotten, choose
 from memsieve.records import Decision, MemoryItem
 from memsieve.scope import Scope
 
@@ -61,7 +61,7 @@ class ForgetPath:
         self._retired: dict[int, MemoryItem] = {}
 
     def named(self, query: ForgetQuery, vector: np.ndarray) -> list[Forgotten]:
-        """The memories the deterministic rule names (memsieve.forgetting.choose)."""
+        """The memories the deterministic rule names (memsieve.write.forgetting.choose)."""
         return choose(query, self.gate, vector, versions_of=self._versions_of, recency=self._recency,
                       vectors_of=self.reader.embeddings_for_seqs)
 

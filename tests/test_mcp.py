@@ -21,6 +21,7 @@ import pytest
 from mcp import ClientSession
 from mcp.client.stdio import StdioServerParameters, stdio_client
 from mcp.client.streamable_http import streamable_http_client
+from mcp.shared._httpx_utils import create_mcp_http_client
 
 from memsieve import Memory
 from memsieve.integrations.mcp import TOOLS
@@ -30,8 +31,13 @@ LISBON = "Ana moved to Lisbon in March 2024."
 NURSE = "Her job: nurse at the children's hospital."
 
 
+#: The bearer token every HTTP server of these tests is started with (from the environment).
+TOKEN = "test-token-0123456789abcdef"
+
+
 def _server_args(db: Path | str, *extra: str) -> list[str]:
-    return ["mcp", "--db", str(db), *extra]
+    create = [] if str(db).startswith("postgresql://") else ["--create"]
+    return ["mcp", "--db", str(db), *create, *extra]
 
 
 @contextlib.asynccontextmanager
@@ -53,7 +59,8 @@ def http_server(db: Path, *extra: str):
     """`memsieve mcp --http PORT` as a subprocess; yields its URL once it accepts connections."""
     port = _free_port()
     proc = subprocess.Popen([SCRIPT, *_server_args(db, "--http", str(port), *extra)],
-                            stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+                            stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True,
+                            env={**os.environ, "MEMSIEVE_MCP_TOKEN": TOKEN})
     try:
         deadline = time.monotonic() + 60
         while True:
@@ -78,8 +85,10 @@ def http_server(db: Path, *extra: str):
 
 
 @contextlib.asynccontextmanager
-async def http_session(url: str) -> AsyncIterator[ClientSession]:
-    async with streamable_http_client(url) as (read, write), ClientSession(read, write) as session:
+async def http_session(url: str, *, token: str | None = TOKEN) -> AsyncIterator[ClientSession]:
+    headers = {} if token is None else {"Authorization": f"Bearer {token}"}
+    async with create_mcp_http_client(headers=headers) as client, \
+            streamable_http_client(url, http_client=client) as (read, write), ClientSession(read, write) as session:
         yield session
 
 
@@ -193,7 +202,7 @@ def test_bad_arguments_are_tool_errors_and_the_server_keeps_serving(tmp_path, em
             messages[key] = " ".join(str(info.value).split())
 
     async def main():
-        async with stdio_session(tmp_path / "m.db") as session:  # no default scope
+        async with stdio_session(tmp_path / "m.db", "--unsafe-any-scope") as session:  # no default scope
             await session.initialize()
             kept = (await call(session, "add_memories", text=LISBON, user_id="ana"))["decisions"][0]["memory_id"]
             assert messages["scope"] in await fails(session, "add_memories", text="a fact with no scope")

@@ -19,8 +19,10 @@ from typing import Any
 
 from memsieve.errors import MemsieveError, StoreError
 
-# Commands that only read: they must find an existing database, never create one.
-READ_COMMANDS = ("search", "get", "history", "rejections", "stats")
+# Commands that store what they are given may create their database; every other one
+# (reads, restore, forget, consolidate, unconsolidate, mcp) must find an existing one,
+# so a typo'd --db fails loudly instead of answering from a new, empty file.
+CREATING_COMMANDS = ("add", "ingest", "demo")
 
 
 def _scope_args(p: argparse.ArgumentParser) -> None:
@@ -44,21 +46,22 @@ def _db_target(ns: argparse.Namespace) -> str:
     return str(ns.db) if ns.db is not None else default_path()
 
 
-def _check_exists(target: str) -> None:
-    """A read command on a missing SQLite file fails instead of creating it (and its folders)."""
+def _check_exists(target: str, *, command: str) -> None:
+    """A command that is not meant to create a store fails on a missing SQLite file instead of creating it."""
     if target == ":memory:" or target.startswith(("postgresql://", "postgres://")):
         return
     if not os.path.exists(target):
-        raise StoreError(f"no database at {target!r}; pass --db with the path of an existing database "
-                         f"(or write to this one first, e.g. `memsieve add TEXT --user ID --db {target}`)")
+        hint = (" or pass --create to start a new one" if command == "mcp"
+                else f" (or write to this one first, e.g. `memsieve add TEXT --user ID --db {target}`)")
+        raise StoreError(f"no database at {target!r}; pass --db with the path of an existing database{hint}")
 
 
 def _memory(ns: argparse.Namespace) -> Any:
     from memsieve import Memory
 
     target = _db_target(ns)
-    if ns.command in READ_COMMANDS:
-        _check_exists(target)
+    if ns.command not in CREATING_COMMANDS and not getattr(ns, "create", False):
+        _check_exists(target, command=ns.command)
     # Only the default path gets its folder made; an explicit --db must have one.
     return Memory(None if ns.db is None else target)
 
@@ -286,10 +289,13 @@ def cmd_demo(ns: argparse.Namespace) -> int:
 
 def cmd_mcp(ns: argparse.Namespace) -> int:
     """Serve the store to MCP clients; the SDK is imported only here (the ``memsieve[mcp]`` extra)."""
-    from memsieve.integrations.mcp import check_port, serve
+    from memsieve.integrations.mcp import check_port, check_scope_policy, load_token, serve
 
-    port = None if ns.http is None else check_port(ns.http)  # before the store is opened
-    serve(_memory(ns), http_port=port, **_scope(ns))
+    # Every refusal comes before the store is opened.
+    port = None if ns.http is None else check_port(ns.http)
+    check_scope_policy(_scope(ns), unsafe_any_scope=ns.unsafe_any_scope)
+    token = load_token(ns.token_file) if port is not None else None
+    serve(_memory(ns), http_port=port, unsafe_any_scope=ns.unsafe_any_scope, token=token, **_scope(ns))
     return 0
 
 
@@ -370,6 +376,12 @@ def build_parser() -> argparse.ArgumentParser:
     p = sub.add_parser("mcp", help='serve memories to MCP clients over stdio or HTTP (needs pip install "memsieve[mcp]")')
     p.add_argument("--http", type=int, metavar="PORT", help="serve streamable HTTP on 127.0.0.1:PORT/mcp instead of stdio")
     p.add_argument("--db", help="SQLite file or postgresql:// URL (default: $MEMSIEVE_DB or ~/.local/share/memsieve/memsieve.db)")
+    p.add_argument("--create", action="store_true", help="create the SQLite file if it does not exist")
+    p.add_argument("--token-file", help="file whose first line is the bearer token HTTP clients must send "
+                                        "(default: $MEMSIEVE_MCP_TOKEN); --http refuses to start without one")
+    p.add_argument("--unsafe-any-scope", action="store_true",
+                   help="let every client name any scope (read and erase every user's memories); without it "
+                        "the server serves only --user/--agent/--run")
     _scope_args(p); p.set_defaults(func=cmd_mcp)  # noqa: E702
 
     # A placeholder, so `memsieve --help` lists eval; main() hands "eval ..." to run_eval before parsing.

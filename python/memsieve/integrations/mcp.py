@@ -7,11 +7,17 @@ first four tools keep OpenMemory's names (``add_memories``, ``search_memory``,
 ``list_memories``, ``delete_memories``), so clients written for it work
 unchanged.
 
-Scope: the server is started with a default scope (``--user/--agent/--run``);
-a call that passes any of ``user_id``, ``agent_id``, ``run_id`` uses exactly
-the ids it passes instead (the defaults are not merged in). Reads by id
-(``get_memory``, ``memory_history``, ...) are confined to that scope when
-there is one, so a client holding one scope learns nothing about another.
+Scope: the server is pinned to the scope it is started with
+(``--user/--agent/--run``). A call may name that scope or none; a call naming
+any other scope is refused with a tool error before anything is read, so a
+client cannot read or erase another user's memories. Only a server started
+with ``unsafe_any_scope`` (``--unsafe-any-scope``) lets each call name any
+scope; reads by id are then confined to the scope the call names. A server
+with neither refuses to start.
+
+Over HTTP every request must carry ``Authorization: Bearer TOKEN``; the token
+comes from a file (``--token-file``) or ``MEMSIEVE_MCP_TOKEN`` and is compared
+in constant time. A request without it gets 401 and reaches no tool.
 
 The server holds one ``Memory`` (through ``memsieve.AsyncMemory``, so a slow
 embedding never stalls the protocol) and relies on its locking: writes of one
@@ -26,7 +32,9 @@ from __future__ import annotations
 
 import contextlib
 import functools
+import hmac
 import json
+import os
 import signal
 import threading
 from collections.abc import Iterator
@@ -34,11 +42,11 @@ from typing import Annotated, Any
 
 import anyio
 import pydantic_core
-from pydantic import Field
+from pydantic import Field, StrictBool, StrictInt
 from typing_extensions import TypedDict  # pydantic reads typing's TypedDict only from Python 3.12
 
 from memsieve.aio import AsyncMemory
-from memsieve.errors import ConfigError, MemsieveError
+from memsieve.errors import ConfigError, MemsieveError, ScopeError
 from memsieve.integrations import require_extra
 from memsieve.memory import Memory
 from memsieve.read.render import render_results, result_date
@@ -119,17 +127,28 @@ class MemoryTools:
     """
 
     def __init__(self, memory: AsyncMemory, *, user_id: str | None = None, agent_id: str | None = None,
-                 run_id: str | None = None) -> None:
+                 run_id: str | None = None, unsafe_any_scope: bool = False) -> None:
         self.memory = memory
         self.defaults: JSONDict = {"user_id": user_id, "agent_id": agent_id, "run_id": run_id}
+        self.unsafe_any_scope = check_scope_policy(self.defaults, unsafe_any_scope=unsafe_any_scope)
 
     def scope(self, user_id: str | None, agent_id: str | None, run_id: str | None) -> JSONDict:
-        """The call's ids when it names any, else the server's defaults."""
+        """The call's ids when it names any, else the server's scope; another scope only if the server allows it.
+
+        Raises:
+            ScopeError: the call names a scope other than the one the server is pinned to.
+        """
         given = {"user_id": user_id, "agent_id": agent_id, "run_id": run_id}
-        return given if any(v is not None for v in given.values()) else dict(self.defaults)
+        if not any(v is not None for v in given.values()):
+            return dict(self.defaults)
+        if given != self.defaults and not self.unsafe_any_scope:
+            raise ScopeError(f"this server serves only the scope {_scope_text(self.defaults)}, and the call named "
+                             f"{_scope_text(given)}; leave the ids out, or start the server with "
+                             "--unsafe-any-scope to let every client read and erase every scope")
+        return given
 
     async def add_memories(self, text: Annotated[str, Field(description="what to remember")],
-                           infer: Annotated[bool, Field(description="extract facts with the configured LLM first")]
+                           infer: Annotated[StrictBool, Field(description="extract facts with the configured LLM first")]
                            = False,
                            valid_from: Annotated[str | None, Field(description="ISO time the fact began to hold "
                                                                    "(default: now)")] = None,
@@ -141,7 +160,7 @@ class MemoryTools:
         return {"decisions": _plain([d.to_dict() for d in decisions])}
 
     async def search_memory(self, query: Annotated[str, Field(description="the question or text to match")],
-                            limit: Annotated[int, Field(description="how many results, at most")] = 10,
+                            limit: Annotated[StrictInt, Field(description="how many results, at most")] = 10,
                             user_id: UserId = None, agent_id: AgentId = None, run_id: RunId = None) -> Found:
         """Search memories, best first. Each result has its date (when the fact began to hold); `context` is the
         results rendered as prompt lines, one dated line per memory."""
@@ -149,7 +168,7 @@ class MemoryTools:
         results = [dict(h.to_dict(), date=result_date(h)) for h in hits]
         return {"results": _plain(results), "context": render_results(hits)}
 
-    async def list_memories(self, limit: Annotated[int | None, Field(description="how many, at most (none: all)")]
+    async def list_memories(self, limit: Annotated[StrictInt | None, Field(description="how many, at most (none: all)")]
                             = 100, user_id: UserId = None, agent_id: AgentId = None,
                             run_id: RunId = None) -> Memories:
         """List the scope's active memories."""
@@ -185,7 +204,7 @@ class MemoryTools:
         return {"history": _plain([h.to_dict() for h in rows])}
 
     async def list_rejections(self, since: Annotated[str | None, Field(description="ISO time; only later ones")]
-                              = None, limit: Annotated[int | None, Field(description="how many, at most")] = 100,
+                              = None, limit: Annotated[StrictInt | None, Field(description="how many, at most")] = 100,
                               user_id: UserId = None, agent_id: AgentId = None, run_id: RunId = None) -> Rejections:
         """What the write gate did not store, and why; each can be stored after all with restore_rejection."""
         rows = await self.memory.rejections(since=since, limit=limit, **self.scope(user_id, agent_id, run_id))
@@ -198,8 +217,8 @@ class MemoryTools:
         return {"memory": _plain(item.to_dict())}
 
     async def forget(self, what: Annotated[str, Field(description='the request, e.g. "forget my old address"')],
-                     purge: Annotated[bool, Field(description="erase text and embedding, leaving a tombstone")]
-                     = False, dry_run: Annotated[bool, Field(description="only list what would be removed")] = False,
+                     purge: Annotated[StrictBool, Field(description="erase text and embedding, leaving a tombstone")]
+                     = False, dry_run: Annotated[StrictBool, Field(description="only list what would be removed")] = False,
                      user_id: UserId = None, agent_id: AgentId = None, run_id: RunId = None) -> Removed:
         """Remove the memories a request names (soft delete, or purge); returns them as they are afterwards."""
         removed = await self.memory.forget(what, purge=purge, dry_run=dry_run,
@@ -245,6 +264,90 @@ def build_server(tools: MemoryTools) -> MCPServer:
     return server
 
 
+def _scope_text(ids: JSONDict) -> str:
+    named = ", ".join(f"{k}={v!r}" for k, v in ids.items() if v is not None)
+    return f"({named})" if named else "(no ids)"
+
+
+def check_scope_policy(defaults: JSONDict, *, unsafe_any_scope: object) -> bool:
+    """Whether calls may name any scope; a server with no scope of its own must say so explicitly.
+
+    Raises:
+        ConfigError: no scope and no ``unsafe_any_scope``, or a non-bool flag.
+    """
+    if not isinstance(unsafe_any_scope, bool):
+        raise ConfigError(f"unsafe_any_scope must be True or False, got {unsafe_any_scope!r}")
+    if not unsafe_any_scope and all(v is None for v in defaults.values()):
+        raise ConfigError("memsieve mcp needs the scope it serves: pass --user/--agent/--run (every other scope "
+                          "is then refused), or --unsafe-any-scope to let every client read and erase every scope")
+    return unsafe_any_scope
+
+
+#: The environment variable that may hold the HTTP transport's bearer token.
+TOKEN_ENV = "MEMSIEVE_MCP_TOKEN"
+#: Shorter tokens are refused: a guessable token is no authentication.
+MIN_TOKEN_CHARS = 16
+
+
+def load_token(token_file: str | None) -> str:
+    """The HTTP bearer token: the first line of ``token_file``, else ``$MEMSIEVE_MCP_TOKEN``.
+
+    Raises:
+        ConfigError: no token, an unreadable file, or a token under 16 characters.
+    """
+    if token_file is not None:
+        try:
+            with open(token_file, encoding="utf-8") as f:
+                token = f.readline().strip()
+        except OSError as exc:
+            raise ConfigError(f"cannot read the token file {token_file!r}: {exc.strerror or exc}; "
+                              "pass --token-file with a readable file holding the token") from None
+        where = f"the token file {token_file!r}"
+    else:
+        token = os.environ.get(TOKEN_ENV, "").strip()
+        where = f"${TOKEN_ENV}"
+        if not token:
+            raise ConfigError(f"--http needs a bearer token: write one to a file and pass --token-file PATH, or set "
+                              f"{TOKEN_ENV}; clients then send 'Authorization: Bearer TOKEN' (make one with "
+                              "python -c 'import secrets; print(secrets.token_urlsafe(32))')")
+    if len(token) < MIN_TOKEN_CHARS:
+        raise ConfigError(f"{where} holds a token of {len(token)} characters; use at least {MIN_TOKEN_CHARS} "
+                          "(python -c 'import secrets; print(secrets.token_urlsafe(32))')")
+    return token
+
+
+class BearerAuth:
+    """ASGI middleware: every HTTP request must carry ``Authorization: Bearer TOKEN``.
+
+    The token is compared with ``hmac.compare_digest``, whose time does not
+    depend on where the two first differ. A refused request gets 401 with a
+    JSON body and never reaches the MCP app.
+    """
+
+    def __init__(self, app: Any, *, token: str) -> None:
+        self.app = app
+        self._expected = f"Bearer {token}".encode()
+
+    async def __call__(self, scope: Any, receive: Any, send: Any) -> None:
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+        given = b""
+        for name, value in scope.get("headers", ()):
+            if name == b"authorization":
+                given = value
+                break
+        if hmac.compare_digest(given, self._expected):
+            await self.app(scope, receive, send)
+            return
+        body = json.dumps({"error": "unauthorized", "message": "send 'Authorization: Bearer TOKEN' with the "
+                           "server's token"}).encode()
+        await send({"type": "http.response.start", "status": 401,
+                    "headers": [(b"content-type", b"application/json"), (b"www-authenticate", b"Bearer"),
+                                (b"content-length", str(len(body)).encode())]})
+        await send({"type": "http.response.body", "body": body})
+
+
 def check_port(port: Any) -> int:
     """``port`` itself if it is a TCP port number."""
     if isinstance(port, bool) or not isinstance(port, int) or not 1 <= port <= 65535:
@@ -280,7 +383,8 @@ def _stop_on_signals() -> Iterator[None]:
 
 
 def serve(memory: Memory, *, http_port: int | None = None, user_id: str | None = None,
-          agent_id: str | None = None, run_id: str | None = None) -> None:
+          agent_id: str | None = None, run_id: str | None = None, unsafe_any_scope: bool = False,
+          token: str | None = None) -> None:
     """Serve ``memory`` until the client hangs up (stdio) or the process is stopped; then close it.
 
     Args:
@@ -290,19 +394,38 @@ def serve(memory: Memory, *, http_port: int | None = None, user_id: str | None =
         user_id: default user id of the scope.
         agent_id: default agent id of the scope.
         run_id: default run id of the scope.
+        unsafe_any_scope: let each call name any scope (else every scope but
+            the server's is refused).
+        token: the bearer token every HTTP request must carry (required with
+            ``http_port``; see ``load_token``).
     """
     port = None if http_port is None else check_port(http_port)
+    check_scope_policy({"user_id": user_id, "agent_id": agent_id, "run_id": run_id},
+                       unsafe_any_scope=unsafe_any_scope)
+    if port is not None and (not isinstance(token, str) or len(token) < MIN_TOKEN_CHARS):
+        raise ConfigError(f"serving HTTP needs a bearer token of at least {MIN_TOKEN_CHARS} characters "
+                          "(memsieve.integrations.mcp.load_token)")
 
     async def run() -> None:
         amem = AsyncMemory.wrap(memory)
-        server = build_server(MemoryTools(amem, user_id=user_id, agent_id=agent_id, run_id=run_id))
+        server = build_server(MemoryTools(amem, user_id=user_id, agent_id=agent_id, run_id=run_id,
+                                          unsafe_any_scope=unsafe_any_scope))
         try:
             if port is None:
                 await server.run_stdio_async()
             else:
-                await server.run_streamable_http_async(host="127.0.0.1", port=port)
+                await _serve_http(server, port=port, token=str(token))
         finally:
             await amem.close()
 
     with _stop_on_signals(), contextlib.suppress(_Stopped):
         anyio.run(run)
+
+
+async def _serve_http(server: MCPServer, *, port: int, token: str) -> None:
+    """Streamable HTTP on 127.0.0.1:PORT/mcp behind the bearer token."""
+    import uvicorn
+
+    app = BearerAuth(server.streamable_http_app(host="127.0.0.1"), token=token)
+    config = uvicorn.Config(app, host="127.0.0.1", port=port, log_level="warning")
+    await uvicorn.Server(config).serve()

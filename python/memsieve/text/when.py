@@ -1,0 +1,180 @@
+"""A query's "now": the time expressions of a question, read against a reference time.
+
+"What did I buy two weeks ago?" asked on 2023-05-20 means a window around
+2023-05-06; "the first car I owned" asks for the earliest of several versions;
+"what is my current address" for the latest. ``read_when(query, now)`` finds
+both: a window of dates the question points at (or None) and an order
+(``"earliest"``, ``"latest"`` or None). The search uses them softly: memories
+dated inside the window rank higher, never are the others dropped.
+
+English only, like the rest of ``memsieve.text``; every word list is in this
+module. Each window is wide enough to hold the usual looseness of speech: "two
+weeks ago" is 11 to 17 days back, "a month ago" 15 to 45.
+"""
+
+from __future__ import annotations
+
+import calendar
+import re
+from dataclasses import dataclass
+from datetime import datetime, timedelta, timezone
+
+#: Spelled-out counts a question uses with a unit ("three weeks ago").
+COUNT_WORDS = {
+    "a": 1, "an": 1, "one": 1, "two": 2, "three": 3, "four": 4, "five": 5, "six": 6, "seven": 7, "eight": 8,
+    "nine": 9, "ten": 10, "eleven": 11, "twelve": 12, "a couple of": 2, "a couple": 2, "couple of": 2,
+    "a few": 3, "few": 3, "several": 4,
+}
+#: Unit -> (its length in days, the half-width of the window around "N units ago", in days).
+UNITS = {"day": (1, 1), "week": (7, 3), "month": (30, 15), "year": (365, 120)}
+WEEKDAYS = {name.lower(): i for i, name in enumerate(calendar.day_name)}
+MONTHS = {name.lower(): i for i, name in enumerate(calendar.month_name) if name}
+MONTHS.update({name.lower(): i for i, name in enumerate(calendar.month_abbr) if name and name != "May"})
+#: Words that ask for the earliest or the latest of several versions of a fact.
+EARLIEST = ("first", "earliest", "initially", "originally", "at first", "in the beginning", "to begin with",
+            "the oldest")
+LATEST = ("most recent", "most recently", "latest", "last time", "currently", "current", "right now", "these days",
+          "nowadays", "now", "still", "anymore", "any more", "the newest", "lately")
+
+_COUNT = "|".join(sorted((re.escape(w) for w in COUNT_WORDS), key=len, reverse=True))
+_AGO = re.compile(rf"\b(\d+|{_COUNT})\s+(day|week|month|year)s?\s+ago\b")
+_PAST = re.compile(rf"\b(?:the\s+)?(?:past|last)\s+(\d+|{_COUNT})\s+(day|week|month|year)s?\b")
+_LAST_UNIT = re.compile(r"\b(last|this|past)\s+(week|month|year|weekend)\b")
+_WEEKDAY = re.compile(r"\b(last|this|on)\s+(" + "|".join(WEEKDAYS) + r")\b")
+_MONTH = "|".join(sorted(MONTHS, key=len, reverse=True))
+_DAY_OF_MONTH = re.compile(rf"\b({_MONTH})\.?\s+(\d{{1,2}})(?:st|nd|rd|th)?(?:,?\s+(\d{{4}}))?\b")
+_DAY_MONTH = re.compile(rf"\b(\d{{1,2}})(?:st|nd|rd|th)?\s+(?:of\s+)?({_MONTH})\b(?:,?\s+(\d{{4}}))?")
+_IN_MONTH = re.compile(rf"\b(?:in|during|since|of|last|this)\s+({_MONTH})\b(?:\s+(?:of\s+)?(\d{{4}}))?")
+_YESTERDAY = re.compile(r"\b(yesterday|last night|today|this morning|tonight|this evening)\b")
+_RECENTLY = re.compile(r"\b(recently|the other day|lately)\b")
+_ORDER_EARLIEST = re.compile(r"\b(" + "|".join(re.escape(w) for w in EARLIEST) + r")\b")
+_ORDER_LATEST = re.compile(r"\b(" + "|".join(re.escape(w) for w in LATEST) + r")\b")
+
+
+@dataclass(frozen=True)
+class Window:
+    """The dates a question points at, both ends inclusive, with the phrase that said so."""
+
+    start: datetime
+    end: datetime
+    phrase: str
+
+    def holds(self, when: datetime) -> bool:
+        return self.start <= when <= self.end
+
+
+@dataclass(frozen=True)
+class When:
+    """What a question says about time: a window (or None) and an order (or None)."""
+
+    window: Window | None
+    order: str | None  # "earliest" | "latest" | None
+
+
+def _count(word: str) -> int:
+    return int(word) if word.isdigit() else COUNT_WORDS[word]
+
+
+def _day(d: datetime) -> datetime:
+    return d.replace(hour=0, minute=0, second=0, microsecond=0)
+
+
+def _around(now: datetime, back_days: float, half_days: float, phrase: str) -> Window:
+    centre = _day(now) - timedelta(days=back_days)
+    return Window(centre - timedelta(days=half_days), centre + timedelta(days=half_days, hours=23, minutes=59),
+                  phrase)
+
+
+def _month_window(year: int, month: int, phrase: str, tz: timezone | None) -> Window:
+    last = calendar.monthrange(year, month)[1]
+    return Window(datetime(year, month, 1, tzinfo=tz), datetime(year, month, last, 23, 59, tzinfo=tz), phrase)
+
+
+def _past_year(now: datetime, month: int, day: int = 1) -> int:
+    """The year of the most recent (month, day) on or before ``now``: questions ask about the past."""
+    return now.year if (month, day) <= (now.month, now.day) else now.year - 1
+
+
+def _unit_window(now: datetime, which: str, unit: str, phrase: str) -> Window:
+    """"last/this/past week|month|year": calendar units, a week's slack at the edges of the last one."""
+    tz, today = now.tzinfo, _day(now)
+    if which == "past":  # "the past month": the trailing one
+        return Window(today - timedelta(days=UNITS[unit][0] + 1), now, phrase)
+    if unit == "week":
+        start = today - timedelta(days=today.weekday())  # this week's Monday
+        if which == "this":
+            return Window(start, now, phrase)
+        return Window(start - timedelta(days=9), start + timedelta(days=1), phrase)
+    if unit == "month":
+        first = today.replace(day=1)
+        if which == "this":
+            return Window(first, now, phrase)
+        prev = (first - timedelta(days=1)).replace(day=1)
+        return Window(prev - timedelta(days=7), first + timedelta(days=7), phrase)
+    if which == "this":
+        return Window(datetime(now.year, 1, 1, tzinfo=tz), now, phrase)
+    return Window(datetime(now.year - 1, 1, 1, tzinfo=tz) - timedelta(days=14),
+                  datetime(now.year, 1, 14, 23, 59, tzinfo=tz), phrase)
+
+
+def _window(q: str, now: datetime) -> Window | None:
+    tz = now.tzinfo
+    if m := _AGO.search(q):
+        n, (length, half) = _count(m.group(1)), UNITS[m.group(2)]
+        return _around(now, n * length, max(half, 0.25 * n * length if m.group(2) != "day" else half), m.group(0))
+    if m := _PAST.search(q):
+        n, (length, _) = _count(m.group(1)), UNITS[m.group(2)]
+        return Window(_day(now) - timedelta(days=n * length + 1), now, m.group(0))
+    if m := _YESTERDAY.search(q):
+        back = 1 if m.group(1) in ("yesterday", "last night") else 0
+        return _around(now, back, 1, m.group(0))
+    if m := _WEEKDAY.search(q):
+        target = WEEKDAYS[m.group(2)]
+        back = (now.weekday() - target) % 7 or (7 if m.group(1) == "last" else 0)
+        return _around(now, back, 1, m.group(0))
+    if m := _LAST_UNIT.search(q):
+        which, unit = m.groups()
+        if unit == "weekend":
+            back = (now.weekday() - 5) % 7 or 7
+            return Window(_day(now) - timedelta(days=back + 1), _day(now) - timedelta(days=back - 2), m.group(0))
+        return _unit_window(now, which, unit, m.group(0))
+    if m := _DAY_OF_MONTH.search(q):
+        month, day = MONTHS[m.group(1)], int(m.group(2))
+        year = int(m.group(3)) if m.group(3) else _past_year(now, month, day)
+        if 1 <= day <= calendar.monthrange(year, month)[1]:
+            return _around(datetime(year, month, day, tzinfo=tz), 0, 1, m.group(0))
+    if m := _DAY_MONTH.search(q):
+        day, month = int(m.group(1)), MONTHS[m.group(2)]
+        year = int(m.group(3)) if m.group(3) else _past_year(now, month, day)
+        if 1 <= day <= calendar.monthrange(year, month)[1]:
+            return _around(datetime(year, month, day, tzinfo=tz), 0, 1, m.group(0))
+    if m := _IN_MONTH.search(q):
+        month = MONTHS[m.group(1)]
+        year = int(m.group(2)) if m.group(2) else _past_year(now, month)
+        return _month_window(year, month, m.group(0), tz)
+    if m := _RECENTLY.search(q):
+        return Window(_day(now) - timedelta(days=30), now, m.group(0))
+    return None
+
+
+def read_when(query: str, now: datetime) -> When:
+    """The window and order ``query`` asks for, read against ``now``.
+
+    Args:
+        query: the question.
+        now: its reference time (the question's date, or the call's time).
+
+    Returns:
+        A When; both parts None when the question says nothing about time.
+    """
+    q = " ".join(query.casefold().replace("\u2019", "'").split())
+    window = _window(q, now)
+    earliest, latest = _ORDER_EARLIEST.search(q), _ORDER_LATEST.search(q)
+    order = None
+    if earliest and not latest:
+        order = "earliest"
+    elif latest and not earliest:
+        order = "latest"
+    elif earliest and latest:  # "the first time ... most recently": the first word said wins
+        order = "earliest" if earliest.start() < latest.start() else "latest"
+    return When(window=window, order=order)

@@ -1,0 +1,88 @@
+"""memsieve.text.when: a question's time window and order, read against a reference time."""
+
+from __future__ import annotations
+
+import calendar
+from datetime import datetime, timedelta, timezone
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from memsieve.text.when import COUNT_WORDS, read_when
+
+NOWS = st.datetimes(min_value=datetime(2001, 1, 1), max_value=datetime(2040, 12, 31))
+WORDS = {v: k for k, v in COUNT_WORDS.items() if " " not in k and k not in ("a", "an", "few", "several")}
+
+
+@settings(max_examples=200, deadline=None)
+@given(now=NOWS, n=st.integers(1, 12), unit=st.sampled_from(["day", "week", "month", "year"]),
+       spelled=st.booleans())
+def test_n_units_ago_holds_that_day_and_ends_before_now(now, n, unit, spelled):
+    count = WORDS[n] if spelled and n in WORDS else str(n)
+    plural = "s" if n > 1 else ""
+    when = read_when(f"What did I do {count} {unit}{plural} ago?", now)
+    days = {"day": 1, "week": 7, "month": 30, "year": 365}[unit] * n
+    assert when.window is not None and when.window.start <= when.window.end
+    assert when.window.holds(now - timedelta(days=days))
+    assert when.window.end <= now.replace(hour=23, minute=59) + timedelta(days=1)
+    if unit != "day" or n > 1:
+        assert not when.window.holds(now + timedelta(days=2))
+
+
+@settings(max_examples=200, deadline=None)
+@given(now=NOWS, weekday=st.sampled_from(list(calendar.day_name)))
+def test_last_weekday_is_the_one_before_now(now, weekday):
+    when = read_when(f"Where did I go last {weekday}?", now)
+    target = list(calendar.day_name).index(weekday)
+    back = (now.weekday() - target) % 7 or 7
+    day = (now - timedelta(days=back)).replace(hour=12)
+    assert day.weekday() == target and when.window is not None and when.window.holds(day)
+    assert when.window.end < now.replace(hour=0, minute=0) + timedelta(days=1)
+
+
+@settings(max_examples=200, deadline=None)
+@given(now=NOWS, month=st.integers(1, 12))
+def test_a_month_name_means_its_latest_past_occurrence(now, month):
+    name = calendar.month_name[month]
+    when = read_when(f"What did I buy in {name}?", now)
+    assert when.window is not None
+    mid = when.window.start + (when.window.end - when.window.start) / 2
+    assert mid.month == month
+    assert when.window.start <= now  # never a month still to come
+    assert now - when.window.start < timedelta(days=366)
+
+
+@pytest.mark.parametrize("query, order", [
+    ("What was the first car I owned?", "earliest"),
+    ("Where did I originally plan to go?", "earliest"),
+    ("Where do I currently work?", "latest"),
+    ("What is my most recent purchase?", "latest"),
+    ("How many plants do I have now?", "latest"),
+    ("What is my favourite colour?", None),
+])
+def test_order_words(query, order):
+    assert read_when(query, datetime(2023, 5, 20)).order == order
+
+
+@pytest.mark.parametrize("query, start, end", [
+    ("What did I cook yesterday?", "2023-05-18", "2023-05-20"),
+    ("Which film did I see last month?", "2023-03-25", "2023-05-08"),
+    ("What did I read this month?", "2023-05-01", "2023-05-20"),
+    ("What happened on March 5th, 2022?", "2022-03-04", "2022-03-06"),
+    ("What did I do on 7 June?", "2022-06-06", "2022-06-08"),  # June 2023 is still to come
+    ("Which class did I take in the past 3 weeks?", "2023-04-28", "2023-05-20"),
+])
+def test_windows_of_common_phrasings(query, start, end):
+    w = read_when(query, datetime(2023, 5, 20, 10, 0)).window
+    assert w is not None
+    assert (w.start.date().isoformat(), w.end.date().isoformat()) == (start, end)
+
+
+def test_no_time_words_no_window_and_time_zones_are_kept():
+    assert read_when("What is my dog's name?", datetime(2023, 5, 20)).window is None
+    now = datetime(2023, 5, 20, 10, 0, tzinfo=timezone.utc)
+    w = read_when("What did I do two days ago?", now).window
+    assert w is not None and w.start.tzinfo is timezone.utc and w.holds(now - timedelta(days=2))
+    # impossible dates are no window, not an error
+    assert read_when("What happened on February 30?", datetime(2023, 5, 20)).window is None

@@ -5,8 +5,11 @@ from __future__ import annotations
 
 from hypothesis import given, strategies as st
 
-from memsieve.text.cues import CUES, change_cues, subject_terms
-from memsieve.text.rarity import COMMON_WEIGHT, word_rarity
+from memsieve.text import ENGLISH
+from memsieve.text.english import CUES
+from memsieve.text.rarity import COMMON_WEIGHT
+
+change_cues, subject_terms, word_rarity = ENGLISH.cues, ENGLISH.subject_terms, ENGLISH.rarity
 
 
 def test_each_cue_group_is_found_on_word_boundaries():

@@ -19,7 +19,7 @@ from memsieve.records import Decision, HistoryEntry, MemoryItem, Rejection, Sear
 from memsieve.scope import Scope, check_owner, warn_unreachable_scopes
 from memsieve.write import candidates as bulk, edits
 from memsieve.write.forget import ForgetPath, Removal, forget_asked
-from memsieve.write.forgetting import is_forget_request, parse_request
+from memsieve.write.forgetting import parse_request
 from memsieve.read.fusion import Fusion
 from memsieve.read.render import DEFAULT_DATE_FORMAT, DateFormat, Order, render_results
 from memsieve.read.rerank import DEFAULT_RERANK_DEPTH, check_reranker
@@ -28,6 +28,7 @@ from memsieve.gate.cache import DEFAULT_MAX_CACHE_BYTES, ScopeGates
 from memsieve.read.search import DEFAULT_VERSION_COS, SearchMode, Searcher
 from memsieve.store import open_store
 from memsieve.store.base import check_durability
+from memsieve.text.lexicon import ENGLISH, Lexicon, check_lexicon
 from memsieve.write.path import Candidate, WritePath
 
 
@@ -89,6 +90,9 @@ class Memory:
         durability: ``"normal"`` (a killed process loses nothing committed;
             a power loss can undo the last commits) or ``"full"`` (an fsync per
             commit on SQLite; see memsieve.store.base.DURABILITY).
+        lexicon: the language memories are written in (memsieve.text.Lexicon):
+            the change cues and word rarity the gate reads, the cues and
+            subjects freshness reads, the phrasings of a request to forget.
     """
 
     def __init__(self, path: str | os.PathLike[str] | None = None, *, embedder: Any = None, llm: Any = None,
@@ -97,11 +101,12 @@ class Memory:
                  max_cache_bytes: int = DEFAULT_MAX_CACHE_BYTES, reranker: Any = None,
                  rerank_depth: int = DEFAULT_RERANK_DEPTH, fusion: Fusion | None = None,
                  version_cos: float = DEFAULT_VERSION_COS, consolidate_every: int | None = None,
-                 durability: str = "normal") -> None:
+                 durability: str = "normal", lexicon: Lexicon = ENGLISH) -> None:
         self.gate_config = gate or GateConfig()
         if not isinstance(self.gate_config, GateConfig):
             raise ConfigError(f"gate must be a GateConfig, got {type(gate).__name__}")
         reranker = check_reranker(reranker)
+        self.lexicon = check_lexicon(lexicon)
         if fusion is not None and not isinstance(fusion, Fusion):
             raise ConfigError(f"fusion must be a memsieve.read.fusion.Fusion, got {type(fusion).__name__}")
         depth = check_limit(rerank_depth, where="rerank_depth")
@@ -118,13 +123,14 @@ class Memory:
         try:
             warn_unreachable_scopes(self.store.scope_keys())
             self._gates = ScopeGates(self.store, self.gate_config, index_min_size=index_min_size,
-                                     max_cache_bytes=max_cache_bytes)
+                                     max_cache_bytes=max_cache_bytes, lexicon=self.lexicon)
         except BaseException:
             self.store.close()  # a refused option leaves no open file behind
             raise
         self._searcher = Searcher(self.store, self._gates, embed=self.embed, reranker=reranker,
                                   rerank_depth=depth or DEFAULT_RERANK_DEPTH, fusion=fusion,
-                                  version_cos=_unit_interval(version_cos, where="version_cos"))
+                                  version_cos=_unit_interval(version_cos, where="version_cos"),
+                                  lexicon=self.lexicon)
 
     # ---- parts loaded lazily -------------------------------------------------
 
@@ -208,7 +214,8 @@ class Memory:
         if infer:
             if self.llm is None:
                 raise ConfigError("infer=True needs an LLM; pass Memory(llm=LLMConfig(base_url=..., model=...))")
-            requests = [text for text, role in pairs if role in (None, "user") and is_forget_request(text)]
+            requests = [text for text, role in pairs
+                        if role in (None, "user") and self.lexicon.is_forget_request(text)]
             pairs = [(text, role) for text, role in pairs if text not in requests]
             forgotten = [d for r in requests for d in self._forget_asked(scope, r)]
             facts = self.llm.extract_facts("\n".join(f"{role}: {t}" if role else t for t, role in pairs)) if pairs else []
@@ -266,7 +273,7 @@ class Memory:
         dim = self._gates.scope_dim(scope)
         if dim is None:
             return []
-        query = parse_request(request)
+        query = parse_request(request, lexicon=self.lexicon)
         vector = self.embed([query.subject])[0]
         with self._gates.write(scope, dim=dim) as (tx, gate):
             return forget_asked(tx, gate, scope, request, query, vector, client=self.llm,
@@ -361,7 +368,7 @@ class Memory:
         dim = self._gates.scope_dim(scope)
         if dim is None:
             return []
-        query = parse_request(what)
+        query = parse_request(what, lexicon=self.lexicon)
         vector = self.embed([query.subject])[0]
         if dry_run:
             gate = self._gates.for_read(scope, dim=dim)

@@ -22,6 +22,7 @@ import numpy as np
 from memsieve.embedding.protocol import check_texts, validate_embeddings
 from memsieve.embedding.workers import BatchWorkers, default_workers, plan_batches
 from memsieve.errors import ConfigError, EmbedderError
+from memsieve.resources import packaged_tokenizer_path
 
 DEFAULT_NAME = "all-MiniLM-L6-v2-int8"
 DEFAULT_DIM = 384
@@ -43,11 +44,6 @@ _ORT_INT_TYPES = {"tensor(int64)": np.int64, "tensor(int32)": np.int32}
 _PROBE_TEXT = "memsieve checks the model's output shape."
 _SESSIONS: weakref.WeakValueDictionary[tuple[Any, ...], Any] = weakref.WeakValueDictionary()
 _SESSIONS_LOCK = threading.Lock()
-
-
-def packaged_tokenizer_path() -> Any:
-    """The MiniLM tokenizer.json shipped as memsieve package data (a Traversable)."""
-    return resources.files("memsieve") / "data" / "minilm" / "tokenizer.json"
 
 
 def packaged_model_path() -> Any:

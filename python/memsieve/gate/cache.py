@@ -24,6 +24,7 @@ from memsieve.errors import ConfigError, EmbedderError
 from memsieve.gate.scope_gate import ScopeGate, new_threshold
 from memsieve.inputs import now_iso
 from memsieve.scope import Scope
+from memsieve.text.lexicon import ENGLISH, Lexicon, check_lexicon
 
 #: The default bound of the gate cache: 512 MiB holds about 300k memories of
 #: 384-d vectors with their hnswlib graphs, and evicting a scope only costs a
@@ -64,10 +65,11 @@ class ScopeGates:
             recently used first once the estimate exceeds it. A scope being
             used is never evicted, so one scope larger than the bound still
             works (it is dropped as soon as another scope is touched).
+        lexicon: the language every scope's gate reads change cues and word rarity with.
     """
 
     def __init__(self, store: Any, config: GateConfig, *, index_min_size: int,
-                 max_cache_bytes: int = DEFAULT_MAX_CACHE_BYTES) -> None:
+                 max_cache_bytes: int = DEFAULT_MAX_CACHE_BYTES, lexicon: Lexicon = ENGLISH) -> None:
         if isinstance(index_min_size, bool) or not isinstance(index_min_size, int) or index_min_size < 0:
             raise ConfigError(f"index_min_size must be an integer >= 0, got {index_min_size!r}")
         if isinstance(max_cache_bytes, bool) or not isinstance(max_cache_bytes, int) or max_cache_bytes < 0:
@@ -75,6 +77,7 @@ class ScopeGates:
                               f"the default is {DEFAULT_MAX_CACHE_BYTES}")
         self._store = store
         self._config = config
+        self._lexicon = check_lexicon(lexicon)
         self._index_min_size = index_min_size
         self.max_cache_bytes = max_cache_bytes
         self._cache: OrderedDict[str, ScopeGate] = OrderedDict()
@@ -209,7 +212,7 @@ class ScopeGates:
                          else new_threshold(self._config))
             gate = ScopeGate(self._config, dim, threshold=threshold, sage_tau=row.sage_tau if row else None,
                              revision=revision, index_min_size=self._index_min_size,
-                             index_path=self._index_path(scope))
+                             index_path=self._index_path(scope), lexicon=self._lexicon)
             vectors = self._store.scope_vectors(scope, dim)
             gate.load(vectors.seqs, vectors.matrix, vectors.shares, vectors.texts)
             if cached is not None:

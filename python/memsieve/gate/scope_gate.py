@@ -21,8 +21,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 import numpy as np
 
 from memsieve import _core
-from memsieve.text.cues import change_cues
-from memsieve.text.rarity import word_rarity
+from memsieve.text.lexicon import ENGLISH, Lexicon
 from memsieve.gate.config import GateConfig
 from memsieve.gate.ann import ScopeIndex
 
@@ -34,13 +33,6 @@ SAGE_KAPPA_CLIP = (1e-3, 50.0)
 # passed to the Rust core and used by the substitution netting below, so both read one value.
 _IDF_PRIOR, _IDF_PRIOR_WEIGHT = 3.0, 10.0
 _T = TypeVar("_T")
-
-# Both are pure functions of their text, and each candidate meets them twice
-# or more: its cues when scored and again when stored, a common word in every
-# other candidate. Remembering recent answers saves ~10-15 us per add().
-_cues_of = functools.lru_cache(maxsize=1024)(change_cues)
-_rarity_of = functools.lru_cache(maxsize=16384)(word_rarity)
-
 
 @functools.lru_cache(maxsize=16384)
 def _has_digit(term: str) -> bool:
@@ -59,7 +51,7 @@ class GateScore:
             without its text, or in an empty scope).
         new_terms: those terms, heaviest first.
         changes: the change cues ("no longer", "quit", "now", ...; see
-            memsieve.text.cues) the candidate says and none of its nearest
+            the scope's Lexicon) the candidate says and none of its nearest
             memories says. Any such cue counts as new information.
         info_tau: the information threshold the candidate was held to.
         decided_by: which signal set the route: ``"novelty"``,
@@ -123,12 +115,15 @@ class ScopeGate:
         index_min_size: from this many memories on, an hnswlib index answers
             nearest-neighbour queries instead of the exact scan.
         index_path: where the index is persisted (None: in memory only).
+        lexicon: the language's change cues and word rarity (memsieve.text.Lexicon;
+            it remembers its recent answers, which each candidate needs twice or more).
     """
 
     def __init__(self, config: GateConfig, dim: int, *, threshold: _core.ThresholdState,
                  sage_tau: float | None, revision: int, index_min_size: int = 20_000,
-                 index_path: str | None = None) -> None:
+                 index_path: str | None = None, lexicon: Lexicon = ENGLISH) -> None:
         self.config = config
+        self.lexicon = lexicon
         self.dim = dim
         self.state = _core.ScopeState(dim, vectors=config.vectors)
         # The scope's own bm25 index: keyword search and the information term
@@ -265,7 +260,7 @@ class ScopeGate:
                                                       idf_prior=_IDF_PRIOR, prior_weight=_IDF_PRIOR_WEIGHT)
         if information > 0 and nearest[0] is not None:
             information = self._net_information(text, int(nearest[0]), information)
-        said = _cues_of(text).difference(*(self.cues.get(n, ()) for n in neighbours[:c.info_k]))
+        said = self.lexicon.cues(text).difference(*(self.cues.get(n, ()) for n in neighbours[:c.info_k]))
         changes = tuple(sorted(said))
         carries = information >= c.info_tau or bool(changes)
         routed = "BAND" if route == "NOOP" and carries else route  # an ADD stays an ADD
@@ -276,7 +271,7 @@ class ScopeGate:
 
     def _note_cues(self, seqs: list[int], texts: list[str]) -> None:
         for seq, text in zip(seqs, texts):
-            said = _cues_of(text)
+            said = self.lexicon.cues(text)
             if said:
                 self.cues[seq] = said
             else:
@@ -311,7 +306,7 @@ class ScopeGate:
             if term in theirs:
                 continue
             if kind == "word":
-                new_words += weight * _rarity_of(surface)
+                new_words += weight * self.lexicon.rarity(surface)
             else:
                 new_values += weight
         if total <= 0.0:

@@ -17,6 +17,7 @@ from datetime import datetime, timezone
 from typing import Any, Literal
 
 from memsieve.errors import ConfigError
+from memsieve.text.english import MONTHS
 
 Order = Literal["relevance", "time"]
 ORDERS: tuple[str, ...] = ("relevance", "time")
@@ -24,8 +25,6 @@ DateFormat = Literal["iso", "long"]
 DATE_FORMATS: tuple[str, ...] = ("iso", "long")
 #: The format lines get unless the caller asks for another (docs/EVALUATION.md: chosen on LoCoMo dev).
 DEFAULT_DATE_FORMAT: DateFormat = "long"
-_MONTHS = ("January", "February", "March", "April", "May", "June", "July", "August", "September",
-           "October", "November", "December")
 
 
 def result_date(result: Any, *, date_format: DateFormat = DEFAULT_DATE_FORMAT) -> str | None:
@@ -51,7 +50,7 @@ def result_date(result: Any, *, date_format: DateFormat = DEFAULT_DATE_FORMAT) -
         day = datetime.fromisoformat(raw.strip()).date()
     except ValueError:
         return None
-    return day.isoformat() if date_format == "iso" else f"{day.day} {_MONTHS[day.month - 1]} {day.year}"
+    return day.isoformat() if date_format == "iso" else f"{day.day} {MONTHS[day.month - 1]} {day.year}"
 
 
 def check_date_format(date_format: Any) -> str:

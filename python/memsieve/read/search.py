@@ -13,13 +13,13 @@ from typing import TYPE_CHECKING, Any, Literal
 import numpy as np
 
 from memsieve import _core
-from memsieve.text.cues import change_cues, subject_terms
 from memsieve.errors import ConfigError
 from memsieve.read.versions import Version, freshen
 from memsieve.read.fusion import Fusion
 from memsieve.records import SearchResult
 from memsieve.read.rerank import DEFAULT_RERANK_DEPTH, Reranker, rerank_order
 from memsieve.scope import Scope
+from memsieve.text.lexicon import ENGLISH, Lexicon
 
 if TYPE_CHECKING:
     from memsieve.gate.cache import ScopeGates
@@ -37,7 +37,7 @@ DEFAULT_VERSION_COS = 0.4
 #: 0.2: 83%); at 0.3 a fact about one person was outranked by a newer, unrelated
 #: fact about her, which 0.25 prevents in the tests.
 VERSION_RELEVANCE_GAP = 0.25
-#: A newer memory that says a change (memsieve.text.cues) and shares a content term
+#: A newer memory that says a change (a Lexicon's change cues) and shares a content term
 #: with an older one is its version at a lower bar: a correction or a later event is
 #: often worded apart from the fact it changes, and answers the question less
 #: directly ("I quit Fenwick Insurance" for "where do I work?").
@@ -56,11 +56,14 @@ class Searcher:
         fusion: how ``hybrid`` combines the dense and keyword rankings.
         version_cos: two retrieved memories at least this close (cosine) are
             versions of one fact for freshness, linked or not.
+        lexicon: the language freshness reads change cues and subjects with.
     """
 
     def __init__(self, store: Any, gates: "ScopeGates", *, embed: Callable[[Sequence[str]], np.ndarray],
                  reranker: Reranker | None = None, rerank_depth: int = DEFAULT_RERANK_DEPTH,
-                 fusion: Fusion | None = None, version_cos: float = DEFAULT_VERSION_COS) -> None:
+                 fusion: Fusion | None = None, version_cos: float = DEFAULT_VERSION_COS,
+                 lexicon: Lexicon = ENGLISH) -> None:
+        self._lexicon = lexicon
         self._fusion = fusion or Fusion()
         self._version_cos = version_cos
         self._store = store
@@ -152,9 +155,9 @@ class Searcher:
             gap = np.abs(rel[:, None] - rel[None, :])
             alike = gap <= VERSION_RELEVANCE_GAP
             texts = {seq: it.text for seq, it, _ in found}
-            slots = [_slot_terms(texts[s]) for s in known]
+            slots = [_slot_terms(texts[s], self._lexicon) for s in known]
             close = np.argwhere(np.triu((sims >= self._version_cos) & alike, k=1))
-            said = [change_cues(texts[s]) for s in known]
+            said = [self._lexicon.cues(texts[s]) for s in known]
             pairs += [(known[i], known[j]) for i, j in close
                       if slots[i] & slots[j] or said[i] ^ said[j]]
             pairs += changed_pairs(known, said, slots, sims=sims, gap=gap,
@@ -219,12 +222,13 @@ def changed_pairs(seqs: Sequence[int], cues: Sequence[frozenset[str]], terms: Se
     """Pairs (i, j) where the newer memory says a change about the older one.
 
     The newer must say a change cue the older does not, share a content term
-    with it that is not the person both are about (memsieve.text.cues.subject_terms), be at least ``min_cos`` close and answer the query
-    within ``CHANGED_RELEVANCE_GAP`` of it.
+    with it that is not the person both are about (Lexicon.subject_terms), be
+    at least ``min_cos`` close and answer the query within
+    ``CHANGED_RELEVANCE_GAP`` of it.
 
     Args:
         seqs: n memories.
-        cues: their change cues (memsieve.text.cues.change_cues), aligned.
+        cues: their change cues (Lexicon.cues), aligned.
         terms: their content terms less the person they are about, aligned.
         sims: (n, n) cosines between them.
         gap: (n, n) absolute differences of their cosines to the query.
@@ -244,6 +248,6 @@ def changed_pairs(seqs: Sequence[int], cues: Sequence[frozenset[str]], terms: Se
     return out
 
 
-def _slot_terms(text: str) -> set[str]:
+def _slot_terms(text: str, lexicon: Lexicon) -> set[str]:
     """A memory's content terms other than the person it is about."""
-    return set(_core.tokenize(text)) - subject_terms(text)
+    return set(_core.tokenize(text)) - lexicon.subject_terms(text)

@@ -1,10 +1,11 @@
-"""Words that say a fact changed: the state-change cues of a text.
+"""Words that say a fact changed, and words that say whom a fact is about: the matching.
 
 The information term counts new *values* (numbers, names, rare words). A
 negation or a later event often brings none: "Jonas and I aren't together
 anymore" after "I'm dating Jonas" reuses the stored words and adds only
-"anymore", a stopword to the keyword index. Yet it reverses the fact. The
-cues below mark such a change of state, and they are what two readings need:
+"anymore", a stopword to the keyword index. Yet it reverses the fact. A
+lexicon's change cues mark such a change of state, and they are what two
+readings need:
 
 - the gate: a candidate close in meaning to what is stored that says a change
   its nearest memories do not say carries new information, so it reaches the
@@ -14,84 +15,66 @@ cues below mark such a change of state, and they are what two readings need:
   version even when it answers the question in other words
   (memsieve.read.search).
 
-The list is English, written for this purpose, and small on purpose: each
-entry is a word or phrase whose usual sense is "no longer as before"
-(negation, ending, replacement, correction, a change of value). Matching is
-on lowercased word boundaries, after folding typographic apostrophes.
+This module holds the rules, not the words: which words are cues and which
+name a relation is a lexicon's (memsieve.text.lexicon; the English lists are
+memsieve.text.english). Matching is on lowercased word boundaries after the
+Rust tokenizer's folding (memsieve.text.fold).
 """
 
 from __future__ import annotations
 
 import re
+from collections.abc import Collection, Sequence
 
 from memsieve import _core
+from memsieve.text.fold import fold, words
 
-#: Cues, grouped by what they say. Multi-word cues are matched as phrases.
-CUES: dict[str, tuple[str, ...]] = {
-    "negation": ("not", "n't", "cannot", "no longer", "anymore", "any more", "never again"),
-    "replacement": ("instead", "switched", "swapped", "replaced", "changed", "change of plan",
-                    "moved", "relocated", "traded"),
-    "ending": ("quit", "stopped", "cancelled", "canceled", "sold", "retired", "closed", "ended",
-               "finished", "graduated", "lost", "passed away", "died", "divorced", "broke up",
-               "split up", "left my", "gave up", "dropped out"),
-    "now": ("now", "these days", "nowadays", "from now on", "since then", "became", "become",
-            "has become", "turned into"),
-    "correction": ("actually", "correction", "oops", "i meant", "rather than", "mistake", "wrong"),
-    "value": ("raised", "lowered", "increased", "decreased", "reduced", "went up", "went down",
-              "renamed", "rescheduled", "postponed", "pushed back", "brought forward"),
-}
-
-_ALL = frozenset(c for group in CUES.values() for c in group)
-# One-word cues are looked up in the text's word set; phrases are matched on
-# the text padded with spaces. Both are far cheaper than one big alternation,
-# and the gate runs this on every candidate close to a memory.
-_WORDS = frozenset(c for c in _ALL if " " not in c and c != "n't")
-_PHRASES = tuple(c for c in _ALL if " " in c)
-_WORD = re.compile(r"[a-z0-9']+")
+# The opening word of a text as typed, apostrophes and hyphens inside it kept.
+_FIRST_WORD = re.compile(r"\W*(\w[\w'-]*)")
 
 
-def change_cues(text: str) -> frozenset[str]:
-    """The change cues a text holds, lowercased (empty when it says no change).
+def find_cues(text: str, *, cue_words: Collection[str], phrases: Sequence[str],
+              suffixes: Sequence[str]) -> frozenset[str]:
+    """The cues a text holds (empty when it says no change).
 
-    >>> sorted(change_cues("I don't go to Ironworks anymore."))
-    ["anymore", "n't"]
+    One-word cues are looked up in the text's word set; phrases are matched on
+    the text padded with spaces; a suffix cue is found when a word ends with
+    it. All are far cheaper than one big alternation, and the gate runs this on
+    every candidate close to a memory.
+
+    Args:
+        text: any text.
+        cue_words: lowercased one-word cues.
+        phrases: lowercased multi-word cues, words separated by one space.
+        suffixes: lowercased word endings that are cues ("n't").
     """
-    folded = text.casefold().replace("\u2019", "'").replace("\u02bc", "'")
-    words = _WORD.findall(folded)
-    found = {w for w in words if w in _WORDS}
-    if any(w.endswith("n't") for w in words):
-        found.add("n't")
-    padded = " " + " ".join(words) + " "
-    found.update(c for c in _PHRASES if f" {c} " in padded)
+    found_words = words(text)
+    found = {w for w in found_words if w in cue_words}
+    found.update(s for s in suffixes if any(w.endswith(s) for w in found_words))
+    padded = " " + " ".join(found_words) + " "
+    found.update(c for c in phrases if f" {c} " in padded)
     return frozenset(found)
 
 
-#: Words that name a person by their relation to the speaker. A fact's subject is
-#: often such a person ("my sister Lena ..."), and two facts about one person are
-#: not versions of each other for sharing her: a version shares what changed.
-#: Professions are left out: "works as a dentist" is what a fact says, not who.
-RELATIONS = frozenset("""
-mother mum mom father dad parent parents son daughter child children kid kids baby wife husband
-partner boyfriend girlfriend fiance fiancee spouse brother sister sibling uncle aunt cousin niece
-nephew grandmother grandfather grandma grandpa granny grandparents grandson granddaughter
-in-law stepmother stepfather stepson stepdaughter friend colleague coworker co-worker manager boss
-neighbour neighbor roommate flatmate housemate landlord landlady
-""".split())
+def find_subject_terms(text: str, *, relations: Collection[str]) -> frozenset[str]:
+    """The index terms that name who the text is about: relation words, the
+    names next to them ("my sister Lena", "Lena, my sister") and a capitalized
+    opening word ("Ana moved ...").
 
-
-def subject_terms(text: str) -> frozenset[str]:
-    """The index terms that name who the text is about: relation words
-    (memsieve.text.cues.RELATIONS), the names next to them ("my sister Lena",
-    "Lena, my sister") and a capitalized opening word ("Ana moved ...")."""
+    Args:
+        text: any text.
+        relations: lowercased words that name a person by their relation to
+            the speaker ("sister", "boss").
+    """
     tokens = _core.tokenize_kinds(text)
     out: set[str] = set()
     # A sentence that opens with a capitalized content word opens with its
     # subject ("Ana moved to Lisbon"); the tokenizer cannot call it a name.
-    first = re.match(r"\W*(\w[\w'-]*)", text)
-    if tokens and first and first.group(1)[0].isupper() and first.group(1).casefold() == tokens[0][1]:
+    first = _FIRST_WORD.match(fold(text))
+    if tokens and first and first.group(1)[0].isupper() and first.group(1).lower() == tokens[0][1]:
         out.add(tokens[0][0])
     for i, (term, surface, _) in enumerate(tokens):
-        if surface in RELATIONS or term in RELATIONS:
+        if surface in relations or term in relations:
             out.add(term)
             for j in (i - 1, i + 1):
                 if 0 <= j < len(tokens) and (tokens[j][2] == "name" or j == 0):

@@ -3,9 +3,9 @@
 ``Memory.forget("please forget my old address", user_id=...)`` must find the
 memories the request is about. The rule is deterministic and explainable:
 
-1. The request's own words (forget, please, delete, everything about, what I
-   told you, ...) are dropped; what is left are the *subject terms*, tokenized
-   and stemmed as the keyword index does.
+1. The request's own words (the lexicon's request words: forget, please,
+   delete, everything about, what I told you, ...) are dropped; what is left
+   are the *subject terms*, tokenized and stemmed as the keyword index does.
 2. A memory is named when its terms cover at least ``min_coverage`` of the
    subject terms, weighted by the scope's IDF, so a rare name ("Marco") or
    number decides and a common word ("number") does not. Terms no memory of
@@ -13,15 +13,14 @@ memories the request is about. The rule is deterministic and explainable:
 3. When no memory covers the subject terms (the request paraphrases: "my old
    employer" for "I used to work at ..."), the memory nearest in meaning is
    named if its cosine reaches ``min_cosine``.
-4. A request for the *old* or *previous* value ("forget my old address")
-   names the older versions of the matched fact and spares the newest one:
-   the versions are the matched memories' groups (linked by the write path,
-   or near-duplicates).
+4. A request for the *old* or *previous* value ("forget my old address"; the
+   lexicon's old-version words) names the older versions of the matched fact
+   and spares the newest one: the versions are the matched memories' groups
+   (linked by the write path, or near-duplicates).
 """
 
 from __future__ import annotations
 
-import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -29,44 +28,7 @@ from typing import Any
 import numpy as np
 
 from memsieve import _core
-
-#: Words a request to forget is made of, not what it is about.
-_REQUEST_WORDS = (
-    "please forget delete remove erase wipe drop scrap discard purge clear keep store save remember "
-    "don't do not anymore any more everything anything all about what that which i you me told said "
-    "mentioned shared shouldn't have should told tell info information stuff thing things details "
-    "detail ever again my mine our the a an of from regarding concerning"
-)
-#: Words that ask for the older version of a fact, not the fact itself.
-_OLD_WORDS = frozenset({"old", "previous", "former", "earlier", "past", "outdated", "prior", "before"})
-
-
-# A request to forget addresses the memory itself: "forget what I said about X",
-# "please forget my old address", "delete that from your memory". A reminder
-# ("don't forget to call mum") or a past event ("I forgot my keys") is not one.
-_REQUEST = re.compile(
-    r"\bforget\s+(?:about|all|everything|what|that|this|my|the|anything|those|these|i|me|our|his|her|their|"
-    r"which|where|who|whom|when|how)\b"
-    r"|\bplease\s+(?:remove|delete|erase|wipe)\b"
-    r"|\b(?:don'?t|do not|stop)\s+(?:keep|keeping|store|storing|save|saving)\s+(?:my|that|this|what|any)\b"
-    r"|\b(?:erase|wipe|delete|remove|scrap|drop)\b[^.!?]*\b(?:memory|memories|records?|notes?|"
-    r"what (?:i|we) (?:said|told|mentioned|shared))\b"
-    r"|\b(?:stop|don'?t|do not)\s+(?:remembering|remember)\s+(?:my|that|this|what|any|it)\b"
-    r"|\bno longer (?:remember|keep|store)\b")
-_NOT_A_REQUEST = re.compile(r"\b(?:don'?t|do not|never|not to|won'?t|didn'?t|did not)\s+(?:\w+\s+)?forget\b"
-                            r"|\b(?:i|we)\s+(?:don'?t|do not|can'?t|cannot|no longer)\s+remember\b")
-
-
-def is_forget_request(text: str) -> bool:
-    """Whether a message asks the memory to forget something (English, deterministic).
-
-    >>> is_forget_request("Oh no, please forget what I said about Benedikt.")
-    True
-    >>> is_forget_request("Don't forget to water the plants.")
-    False
-    """
-    folded = text.casefold().replace("\u2019", "'")
-    return bool(_REQUEST.search(folded)) and not _NOT_A_REQUEST.search(folded)
+from memsieve.text.lexicon import ENGLISH, Lexicon
 
 
 @dataclass(frozen=True)
@@ -84,20 +46,20 @@ class ForgetQuery:
     subject: str
 
 
-def _request_terms() -> frozenset[str]:
-    return frozenset(_core.tokenize(_REQUEST_WORDS)) | frozenset(_REQUEST_WORDS.split())
+def parse_request(what: str, *, lexicon: Lexicon = ENGLISH) -> ForgetQuery:
+    """Split a request to forget into its subject terms and whether it asks for old versions.
 
-
-def parse_request(what: str) -> ForgetQuery:
-    """Split a request to forget into its subject terms and whether it asks for old versions."""
-    request = _request_terms()
+    Args:
+        what: the request, or just what to forget.
+        lexicon: the language of the request: its request words and old-version words.
+    """
+    request = lexicon.request_terms()
     kinds = _core.tokenize_kinds(what)
-    # Read from the raw words: the index drops some of these as stopwords.
-    wants_old = not _OLD_WORDS.isdisjoint(re.findall(r"[a-z]+", what.casefold()))
+    wants_old = lexicon.asks_for_old(what)
     terms: list[str] = []
     surfaces: list[str] = []
     for term, surface, _ in kinds:
-        if term in request or surface in request or surface in _OLD_WORDS or term in terms:
+        if term in request or surface in request or surface in lexicon.old_words or term in terms:
             continue
         terms.append(term)
         surfaces.append(surface)

@@ -1,0 +1,77 @@
+"""English: the word lists and phrasings the default lexicon is built from (data only).
+
+Each list was written for one purpose, said beside it, and is small on
+purpose. memsieve.text.lexicon turns them into ``ENGLISH``; another language
+is another module like this one, handed to ``Lexicon``.
+"""
+
+from __future__ import annotations
+
+#: Words that say a fact changed: the state-change cues, grouped by what they say.
+#: Each entry is a word or phrase whose usual sense is "no longer as before"
+#: (negation, ending, replacement, correction, a change of value). Multi-word
+#: cues are matched as phrases; "n't" is matched as the ending of a word.
+CUES: dict[str, tuple[str, ...]] = {
+    "negation": ("not", "n't", "cannot", "no longer", "anymore", "any more", "never again"),
+    "replacement": ("instead", "switched", "swapped", "replaced", "changed", "change of plan",
+                    "moved", "relocated", "traded"),
+    "ending": ("quit", "stopped", "cancelled", "canceled", "sold", "retired", "closed", "ended",
+               "finished", "graduated", "lost", "passed away", "died", "divorced", "broke up",
+               "split up", "left my", "gave up", "dropped out"),
+    "now": ("now", "these days", "nowadays", "from now on", "since then", "became", "become",
+            "has become", "turned into"),
+    "correction": ("actually", "correction", "oops", "i meant", "rather than", "mistake", "wrong"),
+    "value": ("raised", "lowered", "increased", "decreased", "reduced", "went up", "went down",
+              "renamed", "rescheduled", "postponed", "pushed back", "brought forward"),
+}
+
+#: Cues that are the ending of a word, not a word: "don't", "aren't", "wasn't".
+CUE_SUFFIXES: tuple[str, ...] = ("n't",)
+
+#: Words that name a person by their relation to the speaker. A fact's subject is
+#: often such a person ("my sister Lena ..."), and two facts about one person are
+#: not versions of each other for sharing her: a version shares what changed.
+#: Professions are left out: "works as a dentist" is what a fact says, not who.
+RELATIONS = frozenset("""
+mother mum mom father dad parent parents son daughter child children kid kids baby wife husband
+partner boyfriend girlfriend fiance fiancee spouse brother sister sibling uncle aunt cousin niece
+nephew grandmother grandfather grandma grandpa granny grandparents grandson granddaughter
+in-law stepmother stepfather stepson stepdaughter friend colleague coworker co-worker manager boss
+neighbour neighbor roommate flatmate housemate landlord landlady
+""".split())
+
+#: Words a request to forget is made of, not what it is about.
+REQUEST_WORDS = frozenset((
+    "please forget delete remove erase wipe drop scrap discard purge clear keep store save remember "
+    "don't do not anymore any more everything anything all about what that which i you me told said "
+    "mentioned shared shouldn't have should told tell info information stuff thing things details "
+    "detail ever again my mine our the a an of from regarding concerning"
+).split())
+
+#: Words that ask for the older version of a fact, not the fact itself.
+OLD_WORDS = frozenset({"old", "previous", "former", "earlier", "past", "outdated", "prior", "before"})
+
+#: A request to forget addresses the memory itself: "forget what I said about X",
+#: "please forget my old address", "delete that from your memory". Matched on
+#: lowercased text with apostrophes folded.
+FORGET_REQUEST = (
+    r"\bforget\s+(?:about|all|everything|what|that|this|my|the|anything|those|these|i|me|our|his|her|their|"
+    r"which|where|who|whom|when|how)\b"
+    r"|\bplease\s+(?:remove|delete|erase|wipe)\b"
+    r"|\b(?:don'?t|do not|stop)\s+(?:keep|keeping|store|storing|save|saving)\s+(?:my|that|this|what|any)\b"
+    r"|\b(?:erase|wipe|delete|remove|scrap|drop)\b[^.!?]*\b(?:memory|memories|records?|notes?|"
+    r"what (?:i|we) (?:said|told|mentioned|shared))\b"
+    r"|\b(?:stop|don'?t|do not)\s+(?:remembering|remember)\s+(?:my|that|this|what|any|it)\b"
+    r"|\bno longer (?:remember|keep|store)\b"
+)
+
+#: ... and a reminder ("don't forget to call mum") or a speaker who cannot recall
+#: ("I don't remember my PIN") is not one, whatever else the text says.
+NOT_A_FORGET_REQUEST = (
+    r"\b(?:don'?t|do not|never|not to|won'?t|didn'?t|did not)\s+(?:\w+\s+)?forget\b"
+    r"|\b(?:i|we)\s+(?:don'?t|do not|can'?t|cannot|no longer)\s+remember\b"
+)
+
+#: Month names, for dates written out the way a conversation writes them ("8 May 2023").
+MONTHS: tuple[str, ...] = ("January", "February", "March", "April", "May", "June", "July", "August",
+                           "September", "October", "November", "December")

@@ -1,0 +1,241 @@
+"""``Lexicon``: everything memsieve knows about one language, behind one small object.
+
+The gate asks a lexicon which change cues a candidate says and how rare its
+plain words are; search asks it for change cues and for the words that name
+whom a memory is about; forgetting asks it whether a message is a request to
+forget and which words of the request are the asking, not the subject. None
+of them holds a word list of its own, so another language is another
+``Lexicon`` handed to ``Memory(lexicon=...)``:
+
+    >>> import dataclasses
+    >>> from memsieve.text import ENGLISH
+    >>> mine = dataclasses.replace(ENGLISH, name="english+de", change_cues=ENGLISH.change_cues | {"umgezogen"})
+    >>> sorted(mine.cues("Wir sind umgezogen."))
+    ['umgezogen']
+
+The tokenizer itself (stopwords, the Snowball stemmer, number words) is the
+Rust core's and English; a lexicon changes what is read on top of it.
+"""
+
+from __future__ import annotations
+
+import functools
+import os
+import re
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field, fields
+from typing import Any
+
+from memsieve import _core
+from memsieve.errors import ConfigError
+from memsieve.resources import packaged_tokenizer_path
+from memsieve.text import english
+from memsieve.text.cues import find_cues, find_subject_terms
+from memsieve.text.fold import fold, words
+from memsieve.text.rarity import load_ranks, rarity_of_rank
+
+# The gate meets each candidate's cues twice or more (scored, then stored) and a
+# common word's rarity in nearly every candidate; remembering recent answers
+# saved ~10-15 us per add() when these caches were module-level.
+_CUE_MEMO_SIZE = 1024
+_RARITY_MEMO_SIZE = 16384
+
+
+def _entries(value: Any, *, name: str) -> frozenset[str]:
+    """A set of lowercased, folded entries, each a non-empty string (words one space apart)."""
+    if isinstance(value, str) or not isinstance(value, Iterable):
+        raise ConfigError(f"lexicon {name} must be a collection of strings, got {type(value).__name__} "
+                          f"{value!r:.60}; pass e.g. frozenset({{'word', 'a phrase'}})")
+    out = set()
+    for entry in value:
+        if not isinstance(entry, str) or not entry.strip():
+            raise ConfigError(f"lexicon {name} holds {entry!r}, not a non-empty string; remove it")
+        out.add(" ".join(fold(entry).lower().split()))
+    return frozenset(out)
+
+
+def _pattern(value: Any, *, name: str) -> re.Pattern[str] | None:
+    if value is None:
+        return None
+    if not isinstance(value, str) or not value:
+        raise ConfigError(f"lexicon {name} must be a non-empty regular expression string or None, got {value!r}; "
+                          f"pass e.g. r'\\bforget\\b', or None when no text is one")
+    try:
+        return re.compile(value)
+    except re.error as exc:
+        raise ConfigError(f"lexicon {name} {value!r:.80} is not a valid regular expression ({exc}); fix it") from None
+
+
+def _check_vocabulary(vocabulary: Any) -> None:
+    """A vocabulary file that exists, checked when the lexicon is made (it is read on first use)."""
+    if vocabulary is None:
+        return
+    if isinstance(vocabulary, (str, os.PathLike)):
+        found = os.path.isfile(vocabulary)
+    elif hasattr(vocabulary, "is_file") and hasattr(vocabulary, "open"):
+        found = vocabulary.is_file()
+    else:
+        raise ConfigError(f"lexicon vocabulary must be a path to a tokenizer.json or None, got "
+                          f"{type(vocabulary).__name__} {vocabulary!r:.60}")
+    if not found:
+        raise ConfigError(f"lexicon vocabulary {vocabulary!s} is not a file; give the tokenizer.json of a "
+                          f"WordPiece model, or vocabulary=None to weigh every word as rare")
+
+
+@dataclass(frozen=True)
+class Lexicon:
+    """A language's word lists and phrasings, with the rules that read them.
+
+    Every entry is matched on the text's lowercased words after the Rust
+    tokenizer's folding (memsieve.text.fold), and is folded and lowercased
+    the same way when the lexicon is made. Answers are remembered per
+    instance, so a lexicon is cheap to consult again.
+
+    Attributes:
+        name: what to call the lexicon in messages and reports.
+        change_cues: single words and phrases ("moved", "no longer"):
+            a text that says one says a fact changed (memsieve.text.cues).
+        cue_suffixes: word endings that are change cues ("n't").
+        relations: words that name a person by their relation to the speaker
+            ("sister", "boss"); with the names beside them they are whom a
+            fact is about, not what it says.
+        request_words: the words a request to forget is made of ("please",
+            "forget", "everything about"), dropped to leave its subject.
+        old_words: words that ask for the older version of a fact ("old", "previous").
+        forget_request: a regular expression, searched on the folded
+            lowercased text, that finds a request to forget; None: no text is one.
+        not_a_forget_request: a regular expression for texts that match
+            ``forget_request`` yet are not one ("don't forget to ..."); None: none.
+        vocabulary: a Hugging Face ``tokenizer.json`` (path or Traversable)
+            whose WordPiece vocabulary ranks words by frequency, for the
+            word-rarity prior (memsieve.text.rarity); None: every word is rare (1.0).
+    """
+
+    name: str
+    change_cues: frozenset[str] = frozenset()
+    cue_suffixes: frozenset[str] = frozenset()
+    relations: frozenset[str] = frozenset()
+    request_words: frozenset[str] = frozenset()
+    old_words: frozenset[str] = frozenset()
+    forget_request: str | None = None
+    not_a_forget_request: str | None = None
+    vocabulary: Any = None
+    _derived: "_Derived" = field(init=False, repr=False, compare=False)
+
+    def __post_init__(self) -> None:
+        if not isinstance(self.name, str) or not self.name.strip():
+            raise ConfigError(f"lexicon name must be a non-empty string, got {self.name!r}; e.g. name='german'")
+        for name in ("change_cues", "cue_suffixes", "relations", "request_words", "old_words"):
+            object.__setattr__(self, name, _entries(getattr(self, name), name=name))
+        _check_vocabulary(self.vocabulary)
+        object.__setattr__(self, "_derived", _Derived(self))
+
+    def __getstate__(self) -> dict[str, Any]:
+        # The memo caches are rebuilt, not pickled: they hold bound methods.
+        return {f.name: getattr(self, f.name) for f in fields(self) if f.init}
+
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        for name, value in state.items():
+            object.__setattr__(self, name, value)
+        object.__setattr__(self, "_derived", _Derived(self))
+
+    @classmethod
+    def english(cls) -> "Lexicon":
+        """The English lexicon (memsieve.text.english) with MiniLM's vocabulary as the rarity prior."""
+        suffixes = frozenset(english.CUE_SUFFIXES)
+        return cls(name="english", change_cues=frozenset(c for g in english.CUES.values() for c in g) - suffixes,
+                   cue_suffixes=suffixes, relations=english.RELATIONS, request_words=english.REQUEST_WORDS,
+                   old_words=english.OLD_WORDS, forget_request=english.FORGET_REQUEST,
+                   not_a_forget_request=english.NOT_A_FORGET_REQUEST, vocabulary=packaged_tokenizer_path())
+
+    # ---- what a text says ------------------------------------------------------
+
+    def cues(self, text: str) -> frozenset[str]:
+        """The change cues a text holds, lowercased (empty when it says no change).
+
+        >>> sorted(ENGLISH.cues("I don't go to Ironworks anymore."))
+        ['anymore', "n't"]
+        """
+        return self._derived.cues(text)
+
+    def subject_terms(self, text: str) -> frozenset[str]:
+        """The index terms that name who the text is about (memsieve.text.cues.find_subject_terms)."""
+        return find_subject_terms(text, relations=self.relations)
+
+    def rarity(self, word: str) -> float:
+        """A weight in [COMMON_WEIGHT, 1.0] (memsieve.text.rarity): low for common words, 1.0 for rare ones."""
+        return self._derived.rarity(word)
+
+    # ---- requests to forget ------------------------------------------------------
+
+    def is_forget_request(self, text: str) -> bool:
+        """Whether a message asks the memory to forget something (deterministic).
+
+        >>> ENGLISH.is_forget_request("Oh no, please forget what I said about Benedikt.")
+        True
+        >>> ENGLISH.is_forget_request("Don't forget to water the plants.")
+        False
+        """
+        asks, unless = self._derived.forget_request, self._derived.not_a_forget_request
+        if asks is None:
+            return False
+        folded = fold(text).lower()
+        return bool(asks.search(folded)) and not (unless is not None and unless.search(folded))
+
+    def request_terms(self) -> frozenset[str]:
+        """The request words as typed and as index terms (stemmed), to drop from a request's subject."""
+        return self._derived.request_terms()
+
+    def asks_for_old(self, text: str) -> bool:
+        """Whether a request asks for the older version of a fact ("forget my old address")."""
+        # Read from the raw words, each part of a contraction on its own: the index
+        # drops some of these as stopwords ("before"), and "old's" still says "old".
+        return any(part in self.old_words for w in words(text) for part in w.split("'"))
+
+
+class _Derived:
+    """What a lexicon computes from its fields once, and its memo caches."""
+
+    def __init__(self, lexicon: Lexicon) -> None:
+        self.cue_words = frozenset(c for c in lexicon.change_cues if " " not in c)
+        self.phrases = tuple(sorted(c for c in lexicon.change_cues if " " in c))
+        self.suffixes = tuple(sorted(lexicon.cue_suffixes))
+        self.forget_request = _pattern(lexicon.forget_request, name="forget_request")
+        self.not_a_forget_request = _pattern(lexicon.not_a_forget_request, name="not_a_forget_request")
+        self.vocabulary = lexicon.vocabulary
+        self.cues: Callable[[str], frozenset[str]] = functools.lru_cache(maxsize=_CUE_MEMO_SIZE)(self._cues)
+        self.rarity: Callable[[str], float] = functools.lru_cache(maxsize=_RARITY_MEMO_SIZE)(self._rarity)
+        self._request_words = lexicon.request_words
+        self.request_terms = functools.cache(self._request_terms)
+        self.ranks = functools.cache(self._ranks)
+
+    def _cues(self, text: str) -> frozenset[str]:
+        return find_cues(text, cue_words=self.cue_words, phrases=self.phrases, suffixes=self.suffixes)
+
+    def _rarity(self, word: str) -> float:
+        if self.vocabulary is None:
+            return 1.0
+        return rarity_of_rank(self.ranks().get(word.casefold()))
+
+    def _ranks(self) -> dict[str, int]:
+        return load_ranks(self.vocabulary)
+
+    def _request_terms(self) -> frozenset[str]:
+        joined = " ".join(sorted(self._request_words))
+        return frozenset(_core.tokenize(joined)) | self._request_words
+
+
+#: The default lexicon: English, with MiniLM's vocabulary as the rarity prior.
+ENGLISH = Lexicon.english()
+
+
+def check_lexicon(lexicon: Any) -> Lexicon:
+    """``lexicon`` itself if it is a Lexicon.
+
+    Raises:
+        ConfigError: it is anything else.
+    """
+    if not isinstance(lexicon, Lexicon):
+        raise ConfigError(f"lexicon must be a memsieve.text.Lexicon, got {type(lexicon).__name__}; "
+                          f"use memsieve.text.ENGLISH or build one with Lexicon(name=..., cues=...)")
+    return lexicon

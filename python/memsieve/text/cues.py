@@ -12,7 +12,7 @@ cues below mark such a change of state, and they are what two readings need:
 - freshness at read: a retrieved memory that says a change, and shares a
   content term with an older one it is close to, is that memory's newer
   version even when it answers the question in other words
-  (memsieve.read.search).
+  (memsieve.read.versions).
 
 The list is English, written for this purpose, and small on purpose: each
 entry is a word or phrase whose usual sense is "no longer as before"

@@ -24,6 +24,7 @@ from memsieve import _core
 from memsieve.text.lexicon import ENGLISH, Lexicon
 from memsieve.gate.config import GateConfig
 from memsieve.gate.ann import ScopeIndex
+from memsieve.read.versions import VersionBars, VersionEvidence, newer_version_reason
 
 if TYPE_CHECKING:
     from memsieve.store.base import ChangesRow
@@ -76,7 +77,8 @@ class GateScore:
     def says_more(self) -> bool:
         """It carries new information or says a change its nearest memories do not:
         stored beside them, it is their newer version."""
-        return bool(self.changes) or self.information >= self.info_tau
+        evidence = VersionEvidence(said=frozenset(self.changes), information=self.information)
+        return newer_version_reason(evidence, bars=VersionBars(info_tau=self.info_tau)) is not None
 
 
 def _locked(method: Callable[..., _T]) -> Callable[..., _T]:

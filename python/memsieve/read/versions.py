@@ -1,4 +1,4 @@
-"""Freshness at read: among versions of one fact, the newest takes the group's best rank.
+"""Versions of one fact: which memories are versions, and the newest first.
 
 When a scope holds both "I drive a blue hatchback" and, later, "I sold the
 hatchback and bought an electric car", a question about the car retrieves
@@ -8,23 +8,145 @@ LLM judging which is current is worse at this than the plain rule
 timestamp after retrieval). So the rule is deterministic:
 
 - memories are *versions of one fact* when the write path linked them
-  (``updates``, ``supersedes``) or when they are near-duplicates of each other
-  (cosine at or above a threshold);
+  (``updates``, ``supersedes``) or when ``newer_version_reason`` says so of
+  two retrieved memories (``version_pairs``);
 - within a group, the newest (by ``valid_from``, then ``created_at``, then
   insertion order) takes the best rank any member had, and the older members
   follow it directly, newest first, each marked ``superseded_by`` the newest.
 
-The functions here are pure: they see ranks, times, links and similarities,
-never the store.
+``newer_version_reason`` is the one rule of "B is a newer version of A". Three
+callers ask it, each handing in what it measures: the gate (is a candidate
+close to its nearest memories their newer version: ``GateScore.says_more``),
+the read path here (are two results versions) and consolidation (duplicates
+or versions: ``PairVerdict``). The functions here see texts, times, links and
+vectors, never the store.
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import math
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from typing import Literal
+
+import numpy as np
+
+from memsieve import _core
+from memsieve.text.lexicon import ENGLISH, Lexicon
 
 #: Link kinds that say "this memory is a newer version of that one".
 VERSION_LINKS = frozenset({"updates", "supersedes"})
+#: Among the results asked for, memories at least this close are taken as versions of
+#: one fact and the newest goes first. Reordering within the results never drops one,
+#: so a low bar costs no recall (docs/UPDATES.md has the sweep).
+DEFAULT_VERSION_COS = 0.4
+#: ... and they must answer the query about equally well: cosines to it within this
+#: gap. On the updates dev set 0.25 keeps 86% of versions newest-first (0.3: 90%,
+#: 0.2: 83%); at 0.3 a fact about one person was outranked by a newer, unrelated
+#: fact about her, which 0.25 prevents in the tests.
+VERSION_RELEVANCE_GAP = 0.25
+#: A newer memory that says a change (memsieve.text.cues) and shares a content term
+#: with an older one is its version at a lower bar: a correction or a later event is
+#: often worded apart from the fact it changes, and answers the question less
+#: directly ("I quit Fenwick Insurance" for "where do I work?").
+CHANGED_COS_OFFSET = 0.1  # below version_cos: 0.3 at the default
+CHANGED_RELEVANCE_GAP = 0.4
+
+#: Why a memory is a newer version of another (see ``newer_version_reason``).
+VersionReason = Literal["information", "value", "change", "close"]
+
+
+@dataclass(frozen=True, kw_only=True)
+class VersionEvidence:
+    """What is known of a later memory against an earlier one.
+
+    A caller fills in what it measures; what it leaves at the default takes
+    no part in the rule.
+
+    Attributes:
+        said: the change cues (a Lexicon's) the later says and the earlier does not.
+        unsaid: the change cues the earlier says and the later does not.
+        information: the later's information term against the earlier, in [0, 1] (nan: not measured).
+        new_values: the number, date and name terms the later holds and the earlier lacks.
+        shares_slot: whether both hold a content term other than the person they are about
+            (``slot_terms``; None: not measured).
+        cosine: their cosine (None: not measured, as at write, where the gate's band is the
+            similarity bar, and in consolidation, where its ``min_sim`` is).
+        relevance_gap: how far apart their cosines to the query are (None: no query).
+    """
+
+    said: frozenset[str] = frozenset()
+    unsaid: frozenset[str] = frozenset()
+    information: float = math.nan
+    new_values: tuple[str, ...] = ()
+    shares_slot: bool | None = None
+    cosine: float | None = None
+    relevance_gap: float | None = None
+
+
+@dataclass(frozen=True, kw_only=True)
+class VersionBars:
+    """The bars a newer version's evidence must clear; each caller keeps its own numbers.
+
+    Attributes:
+        info_tau: information at or above this is new content (``GateConfig.info_tau``;
+            nan: never, as at read, which measures none).
+        version_cos: two memories at least this close are versions when they also answer
+            the query alike and share a content term or differ in a change.
+        relevance_gap: ... answering alike: their cosines to the query at most this far apart.
+        changed_cos: a said change's similarity bar (``version_cos - CHANGED_COS_OFFSET``).
+        changed_gap: a said change's relevance bar.
+    """
+
+    info_tau: float = math.nan
+    version_cos: float = DEFAULT_VERSION_COS
+    relevance_gap: float = VERSION_RELEVANCE_GAP
+    changed_cos: float = DEFAULT_VERSION_COS - CHANGED_COS_OFFSET
+    changed_gap: float = CHANGED_RELEVANCE_GAP
+
+    @classmethod
+    def at_read(cls, version_cos: float) -> "VersionBars":
+        """The read path's bars for a ``Searcher``'s ``version_cos``."""
+        return cls(version_cos=version_cos, changed_cos=version_cos - CHANGED_COS_OFFSET)
+
+
+def newer_version_reason(evidence: VersionEvidence, *, bars: VersionBars) -> VersionReason | None:
+    """Why the later memory is a newer version of the earlier, or None when nothing says so.
+
+    The clauses, the first met named:
+
+    - ``"information"``: it carries information the earlier lacks
+      (``information >= info_tau``; the gate and consolidation measure it);
+    - ``"value"``: it holds a number, date or name the earlier lacks
+      (consolidation: a changed value is a correction);
+    - ``"change"``: it says a change the earlier does not, about a content
+      term they share and within the change bars, wherever those are measured
+      (the gate against its nearest memories; the read path);
+    - ``"close"``: they are close in meaning, answer the query alike, and
+      share a content term or differ in a change (the read path only: it
+      alone measures a query).
+
+    Args:
+        evidence: what the caller measured of the pair, the later first.
+        bars: the caller's bars.
+    """
+    e = evidence
+    if e.information >= bars.info_tau:
+        return "information"
+    if e.new_values:
+        return "value"
+    if e.said and e.shares_slot is not False and _within(e, cos=bars.changed_cos, gap=bars.changed_gap):
+        return "change"
+    if (e.cosine is not None and e.relevance_gap is not None
+            and _within(e, cos=bars.version_cos, gap=bars.relevance_gap)
+            and (e.shares_slot or e.said or e.unsaid)):
+        return "close"
+    return None
+
+
+def _within(e: VersionEvidence, *, cos: float, gap: float) -> bool:
+    """Whether the measured cosine and relevance gap clear the bars (what is not measured does)."""
+    return bool((e.cosine is None or e.cosine >= cos) and (e.relevance_gap is None or e.relevance_gap <= gap))
 
 
 @dataclass(frozen=True)
@@ -47,8 +169,59 @@ class Version:
         return (self.valid_from or self.created_at, self.created_at, self.order)
 
 
+def version_pairs(ranked: Sequence[Version], *, texts: Mapping[int, str], vectors: Mapping[int, np.ndarray],
+                  query: np.ndarray | None, version_cos: float,
+                  lexicon: Lexicon = ENGLISH) -> list[tuple[int, int]]:
+    """The pairs of retrieved memories that are versions of one fact by what they say.
+
+    Two versions of one fact answer the query about equally well, while a
+    fact and another on the same person usually do not; so beside the
+    similarity bar a pair must meet a relevance bar (``VersionBars``).
+
+    Args:
+        ranked: the retrieved memories, best first.
+        texts: their texts by key.
+        vectors: their (d,) float32 unit vectors by key; a memory without one
+            is paired by its links only.
+        query: the query's (d,) vector; None (keyword search) pairs nothing.
+        version_cos: the similarity bar (``VersionBars.at_read``); 1.0 pairs
+            nothing, leaving the linked versions alone.
+        lexicon: the language the change cues and subjects are read in.
+    """
+    known = [v for v in ranked if v.key in vectors]
+    if len(known) < 2 or query is None or version_cos >= 1.0:
+        return []
+    m = np.ascontiguousarray(np.stack([vectors[v.key] for v in known]), dtype=np.float32)
+    sims = m @ m.T
+    rel = m @ query
+    gap = np.abs(rel[:, None] - rel[None, :])
+    bars = VersionBars.at_read(version_cos)
+    cues = [lexicon.cues(texts[v.key]) for v in known]
+    slots = [slot_terms(texts[v.key], lexicon) for v in known]
+    # Only a pair within the looser of the two bars can be versions: the rule tells which are.
+    near = np.triu((sims >= min(bars.version_cos, bars.changed_cos))
+                   & (gap <= max(bars.relevance_gap, bars.changed_gap)), k=1)
+    pairs = []
+    for i, j in np.argwhere(near):
+        new, old = (i, j) if known[i].recency() > known[j].recency() else (j, i)
+        evidence = VersionEvidence(said=cues[new] - cues[old], unsaid=cues[old] - cues[new],
+                                   shares_slot=bool(slots[new] & slots[old]), cosine=sims[i, j],
+                                   relevance_gap=gap[i, j])
+        if newer_version_reason(evidence, bars=bars) is not None:
+            pairs.append((known[i].key, known[j].key))
+    return pairs
+
+
+def slot_terms(text: str, lexicon: Lexicon = ENGLISH) -> set[str]:
+    """A memory's content terms other than the person it is about (``Lexicon.subject_terms``)."""
+    return set(_core.tokenize(text)) - lexicon.subject_terms(text)
+
+
 def version_groups(keys: Sequence[int], pairs: Sequence[tuple[int, int]]) -> dict[int, int]:
     """Each key's group representative, grouping every pair transitively (union-find).
+
+    A group's representative is its smallest key, so the groups do not
+    depend on the order of ``pairs``.
 
     Args:
         keys: the retrieved memories.
@@ -77,7 +250,7 @@ def freshen(ranked: Sequence[Version], pairs: Sequence[tuple[int, int]]) -> list
     Args:
         ranked: the retrieved memories, best first.
         pairs: pairs of keys that are versions of one fact (linked, or
-            near-duplicates).
+            ``version_pairs``).
 
     Returns:
         (version, superseded_by) best first: ``superseded_by`` is the key of

@@ -13,7 +13,7 @@ readings need:
 - freshness at read: a retrieved memory that says a change, and shares a
   content term with an older one it is close to, is that memory's newer
   version even when it answers the question in other words
-  (memsieve.read.search).
+  (memsieve.read.versions).
 
 This module holds the rules, not the words: which words are cues and which
 name a relation is a lexicon's (memsieve.text.lexicon; the English lists are

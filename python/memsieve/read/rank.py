@@ -1,0 +1,115 @@
+"""Ranking: the memories a search may return, ordered by meaning, by words or both.
+
+A restricted search (filters, ``as_of``) first loads its ``Candidates``, so
+that only the memories it may return compete in either ranking; an
+unrestricted one ranks over the scope's cached gate state (exact scan or
+hnswlib index, and the scope's bm25 index).
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+
+from memsieve import _core
+from memsieve.read.fusion import Fusion
+from memsieve.scope import Scope
+
+if TYPE_CHECKING:
+    from memsieve.gate.cache import ScopeGates
+
+Hits = list[tuple[int, float]]  # (seq, score), best first
+
+
+class Candidates:
+    """The memories a restricted search may return: seqs (n,) int64, matrix (n, d) float32, texts."""
+
+    def __init__(self, seqs: np.ndarray, matrix: np.ndarray, texts: list[str], as_of: str | None) -> None:
+        self.seqs = seqs
+        self.matrix = matrix
+        self.texts = texts
+        self.as_of = as_of
+
+    @classmethod
+    def load(cls, store: Any, scope: Scope, *, filters: dict[str, Any], as_of: str | None) -> "Candidates":
+        found = store.candidates(scope, as_of=as_of)
+        keep = [i for i, m in enumerate(found.metadata) if _matches(m, filters)]
+        if not keep:
+            return cls(np.empty(0, np.int64), np.empty((0, 0), np.float32), [], as_of)
+        return cls(np.ascontiguousarray(found.seqs[keep]), np.ascontiguousarray(found.matrix[keep]),
+                   [found.texts[i] for i in keep], as_of)
+
+    def __len__(self) -> int:
+        return len(self.seqs)
+
+    def vectors(self, seqs: list[int]) -> dict[int, np.ndarray]:
+        """The (d,) rows of those of ``seqs`` that are candidates, by seq."""
+        row = {int(s): i for i, s in enumerate(self.seqs)}
+        return {s: self.matrix[row[s]] for s in seqs if s in row}
+
+
+def _matches(metadata: dict[str, Any], filters: dict[str, Any]) -> bool:
+    return all(k in metadata and metadata[k] == v for k, v in filters.items())
+
+
+class Ranker:
+    """Ranks a scope's memories for one query, in one of three modes.
+
+    Args:
+        gates: the scopes' cached gate state, for unrestricted searches.
+        fusion: how ``hybrid`` combines the dense and keyword rankings.
+    """
+
+    def __init__(self, gates: "ScopeGates", *, fusion: Fusion) -> None:
+        self._gates = gates
+        self._fusion = fusion
+
+    def rank(self, scope: Scope, query: str, *, vector: np.ndarray | None, mode: str, depth: int,
+             view: Candidates | None) -> Hits:
+        """The best ``depth`` memories for ``query`` (its (d,) ``vector`` unless keyword mode).
+
+        Args:
+            scope: the scope searched.
+            query: the query's text.
+            vector: the query's embedding (None in keyword mode).
+            mode: ``"dense"``, ``"keyword"`` or ``"hybrid"``.
+            depth: how many to return.
+            view: the candidates of a restricted search; None for the whole scope.
+        """
+        if mode == "keyword":
+            return self.keyword(scope, query, depth, view)
+        assert vector is not None, "dense and hybrid ranking need the query's vector"
+        if mode == "dense":
+            return self.dense(scope, vector, depth, view)
+        wide = max(self._fusion.depth, depth)
+        dense = self.dense(scope, vector, wide, view)
+        keyword = self.keyword(scope, query, wide, view)
+        return self._fusion.fuse(dense, keyword)[:depth]
+
+    def dense(self, scope: Scope, q: np.ndarray, limit: int, view: Candidates | None) -> Hits:
+        """By cosine to the query's vector."""
+        if view is None:
+            gate = self._gates.for_read(scope, dim=q.shape[0])
+            if gate is None or len(gate) == 0:
+                return []
+            seqs, cos = gate.nearest(q, limit)
+            return [(int(s), float(c)) for s, c in zip(seqs, cos)]
+        sims = _core.similarities(view.matrix, q)
+        top = np.argsort(-sims, kind="stable")[:limit]
+        return [(int(view.seqs[i]), float(sims[i])) for i in top]
+
+    def keyword(self, scope: Scope, query: str, limit: int, view: Candidates | None) -> Hits:
+        """By bm25 score of the query's text."""
+        if view is not None and view.as_of is not None:
+            # The scope's index holds today's texts; a point-in-time search ranks
+            # the texts that held then, with the statistics of that set.
+            then = _core.KeywordIndex()
+            then.add_many(view.seqs, view.texts)
+            seqs, scores = then.search(query, limit)
+            return [(int(q), float(x)) for q, x in zip(seqs, scores)]
+        gate = self._gates.for_read(scope)
+        if gate is None:
+            return []
+        # Filters apply inside the ranking: only the allowed memories compete.
+        return gate.keyword_search(query, limit, allow=None if view is None else view.seqs)

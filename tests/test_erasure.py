@@ -317,3 +317,33 @@ def test_the_cli_purges_by_id_and_refuses_a_missing_db(tmp_path, embedder, monke
     assert not _holds_text(_files(tmp_path, "c.db"))
     assert main(["forget", "forget my bank account", "--user", "A", "--db", str(db), "--purge"]) == 0
     assert "the bytes are gone" in capsys.readouterr().out
+
+
+# ---- the MCP tool -------------------------------------------------------------
+
+
+def test_the_mcp_purge_tool_erases_in_its_own_scope_only(tmp_path, embedder):
+    import asyncio
+
+    pytest.importorskip("mcp")
+    from memsieve import AsyncMemory, Erasure
+    from memsieve.integrations.mcp import TOOLS, MemoryTools
+
+    m = Memory(tmp_path / "mcp.db", embedder=embedder)
+    mine = m.add(SECRET, user_id="me")[0].memory_id
+    theirs = m.add(SECRET, user_id="victim")[0].memory_id
+    m.delete(mine)
+    tools = MemoryTools(AsyncMemory.wrap(m), user_id="me")
+    assert TOOLS["purge_memory"].destructive_hint
+
+    async def run():
+        with pytest.raises(NotFoundError):
+            await tools.purge_memory(theirs)  # another scope's id answers as unknown
+        done = await tools.purge_memory(mine, reason="asked in chat")
+        await tools.memory.close()
+        return done
+
+    done = asyncio.run(run())
+    assert done == {"erasure": Erasure(memory_ids=(mine,), pending=False, why=None).to_dict()}
+    with Memory(tmp_path / "mcp.db", embedder=embedder) as again:
+        assert again.get(mine).text == "" and again.get(theirs).text == SECRET

@@ -8,6 +8,7 @@ from memsieve.memory import Memory
 from memsieve.aio import AsyncMemory
 from memsieve.records import Decision, HistoryEntry, MemoryItem, Rejection, SearchResult
 from memsieve.scope import Scope
+from memsieve.write.purge import Erasure
 from memsieve.errors import (
     ClosedError,
     ConfigError,
@@ -31,6 +32,7 @@ __all__ = [
     "ConsolidationReport",
     "MergeConflictError",
     "Decision",
+    "Erasure",
     "Fusion",
     "GateConfig",
     "HistoryEntry",

@@ -130,7 +130,25 @@ def cmd_forget(ns: argparse.Namespace) -> int:
         removed = mem.forget(ns.what, **_scope(ns), purge=ns.purge, dry_run=ns.dry_run)
         verb = "would remove" if ns.dry_run else ("purged" if ns.purge else "forgot (soft delete)")
         shown = "\n".join(f"  {it.id}  {it.text or '(text erased)'}" for it in removed)
-        _out(ns, [it.to_dict() for it in removed], f"{verb} {len(removed)} memories" + (f":\n{shown}" if shown else ""))
+        pending = "\n" + _erasure_line(mem.finish_erasure()) if ns.purge and not ns.dry_run else ""
+        _out(ns, [it.to_dict() for it in removed],
+             f"{verb} {len(removed)} memories" + (f":\n{shown}" if shown else "") + pending)
+    return 0
+
+
+def _erasure_line(erasure: Any) -> str:
+    return ("the bytes are gone from the store's files" if not erasure.pending
+            else f"erasure pending: {erasure.why}")
+
+
+def cmd_purge(ns: argparse.Namespace) -> int:
+    with _memory(ns) as mem:
+        done = mem.purge(ns.id, **_scope(ns), reason=ns.reason)
+        if done.pending and ns.compact:
+            compacted = mem.compact()
+            done = type(done)(memory_ids=done.memory_ids, pending=compacted.pending, why=compacted.why)
+        shown = "".join(f"\n  {i}" for i in done.memory_ids)
+        _out(ns, done.to_dict(), f"purged {len(done.memory_ids)} memories:{shown}\n{_erasure_line(done)}")
     return 0
 
 
@@ -337,6 +355,15 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--purge", action="store_true", help="erase the text and embedding everywhere, keeping a tombstone")
     p.add_argument("--dry-run", action="store_true", help="only list what would be removed")
     _scope_args(p); _common(p); p.set_defaults(func=cmd_forget)  # noqa: E702
+
+    p = sub.add_parser("purge", help="erase one memory's text and embedding everywhere (and what merges retired "
+                                     "into it), keeping a tombstone")
+    p.add_argument("id", help="the memory id, active or deleted")
+    p.add_argument("--reason", default="purged by the user", help="recorded in the memory's history")
+    p.add_argument("--compact", action="store_true",
+                   help="PostgreSQL: then run VACUUM FULL so no byte is left in the tables' files "
+                        "(locks each table ACCESS EXCLUSIVE while it is rewritten)")
+    _scope_args(p); _common(p); p.set_defaults(func=cmd_purge)  # noqa: E702
 
     for name, func, helptext in (("get", cmd_get, "show one memory"), ("history", cmd_history, "a memory's history"),
                                  ("restore", cmd_restore, "store a rejected candidate after all")):

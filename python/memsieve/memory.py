@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 import os
 import threading
 from collections.abc import Sequence
@@ -20,6 +21,7 @@ from memsieve.scope import Scope, check_owner, warn_unreachable_scopes
 from memsieve.write import candidates as bulk, edits
 from memsieve.write.forget import ForgetPath, Removal, forget_asked
 from memsieve.write.forgetting import parse_request
+from memsieve.write import purge as purging
 from memsieve.read.fusion import Fusion
 from memsieve.read.render import DEFAULT_DATE_FORMAT, DateFormat, Order, render_results
 from memsieve.read.rerank import DEFAULT_RERANK_DEPTH, check_reranker
@@ -351,13 +353,16 @@ class Memory:
         spares the newest version). Without ``purge`` each memory is
         soft-deleted with a history row saying why; with ``purge`` its text and
         embedding are erased from the memory, its versions, its history, the
-        rejections folded into it and the indexes, leaving a tombstone, and the
-        database file keeps no copy (SQLite; PostgreSQL after its VACUUM).
+        rejections folded into it and the indexes, leaving a tombstone; a purge
+        also names the scope's inactive memories that match (soft-deleted,
+        superseded, retired) and reaches what merges retired into any of them
+        (memsieve.write.purge). Whether the bytes have left the files:
+        ``finish_erasure()``.
 
         Args:
             what: the request, or just what to forget.
             purge: erase instead of soft-deleting.
-            dry_run: only list what would be removed.
+            dry_run: only list what would be removed (with ``purge``: what a purge would erase).
 
         Returns:
             The memories removed (or that would be), as they are afterwards.
@@ -370,6 +375,9 @@ class Memory:
             return []
         query = parse_request(what, lexicon=self.lexicon)
         vector = self.embed([query.subject])[0]
+        if purge:
+            return purging.forget_purge(self._gates, self.store, scope, query, vector, dim=dim, dry_run=dry_run,
+                                        now=now_iso())
         if dry_run:
             gate = self._gates.for_read(scope, dim=dim)
             if gate is None:
@@ -381,6 +389,37 @@ class Memory:
             removals = [Removal(seq=f.seq, layer="forget", reason=f.reason) for f in path.named(query, vector)]
             done = path.remove(tx, removals, purge=purge, now=now_iso())
         return [self.store.get(d.memory_id) for d in done if d.memory_id is not None]
+
+    def purge(self, memory_id: str, *, user_id: str | None = None, agent_id: str | None = None,
+              run_id: str | None = None, reason: str = "purged by the user") -> purging.Erasure:
+        """Erase one memory's text and embedding everywhere, active or not, and every memory merges retired
+        into it (memsieve.write.purge), leaving tombstones; scope-checked as in ``get``.
+
+        Returns:
+            An ``Erasure``: the ids erased, and ``pending``/``why`` if some bytes
+            may still be in the files (see ``finish_erasure`` and ``compact``).
+        """
+        item = self.get(memory_id, user_id=user_id, agent_id=agent_id, run_id=run_id)
+        return purging.purge_by_id(self._gates, self.store, item, reason=check_text(reason, where="reason"),
+                                   now=now_iso())
+
+    def finish_erasure(self, *, wait: float = 0.0) -> purging.Erasure:
+        """Finish what purges left pending, if the store can cheaply, and say what still is.
+
+        SQLite: the TRUNCATE checkpoint, waiting up to ``wait`` seconds for other
+        connections' reads. PostgreSQL: only reports; ``compact()`` finishes.
+        """
+        if isinstance(wait, bool) or not isinstance(wait, (int, float)) or not 0 <= wait < math.inf:
+            raise ConfigError(f"wait must be a number of seconds >= 0, got {wait!r}")
+        self.store.finish_erasure(wait=float(wait))
+        return purging.erasure(self.store)
+
+    def compact(self) -> purging.Erasure:
+        """Rewrite the store so no byte of a purged text stays (PostgreSQL: ``VACUUM FULL`` of the tables a
+        purge erases from, locking each ACCESS EXCLUSIVE while it is rewritten: reads and writes of it wait;
+        then ``CHECKPOINT``). SQLite: ``finish_erasure`` waiting up to the store's timeout."""
+        self.store.compact()
+        return purging.erasure(self.store)
 
     def restore(self, rejection_id: str, *, user_id: str | None = None, agent_id: str | None = None,
                 run_id: str | None = None) -> MemoryItem:

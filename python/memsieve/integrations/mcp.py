@@ -96,6 +96,10 @@ class Removed(TypedDict):
     purged: bool
     dry_run: bool
 
+
+class Erased(TypedDict):
+    erasure: JSONDict
+
 UserId = Annotated[str | None, Field(description="user id of the scope (default: the server's --user)")]
 AgentId = Annotated[str | None, Field(description="agent id of the scope (default: the server's --agent)")]
 RunId = Annotated[str | None, Field(description="run id of the scope (default: the server's --run)")]
@@ -226,12 +230,21 @@ class MemoryTools:
         return {"removed": _plain([it.to_dict() for it in removed]), "purged": purge and not dry_run,
                 "dry_run": dry_run}
 
+    async def purge_memory(self, memory_id: MemoryId, reason: Annotated[str, Field(description="recorded in its "
+                           "history")] = "purged by the user", user_id: UserId = None, agent_id: AgentId = None,
+                           run_id: RunId = None) -> Erased:
+        """Erase one memory's text and embedding everywhere (active or deleted, and what merges retired into it),
+        keeping a tombstone; `erasure.pending` says whether some bytes may still be in the store's files."""
+        done = await self.memory.purge(memory_id, reason=reason, **self.scope(user_id, agent_id, run_id))
+        return {"erasure": _plain(done.to_dict())}
+
 
 #: Tool name -> its annotations; the order is the order clients list them in.
 TOOLS: dict[str, ToolAnnotations] = {
     "add_memories": WRITES, "search_memory": READ_ONLY, "list_memories": READ_ONLY,
     "delete_memories": REMOVES, "get_memory": READ_ONLY, "update_memory": WRITES,
     "memory_history": READ_ONLY, "list_rejections": READ_ONLY, "restore_rejection": WRITES, "forget": REMOVES,
+    "purge_memory": REMOVES,
 }
 
 

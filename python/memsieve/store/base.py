@@ -307,6 +307,7 @@ class WriteTx(StoreReader, Protocol):
     def add_fault(self, scope: Scope, *, kind: str, detail: str, raw: str | None, now: str) -> None: ...
 
     # erasing (see store/sql_purge.py)
+    def inactive_texts(self, scope: Scope) -> list[tuple[int, str, str]]: ...
     def purge_memory(self, seq: int, *, reason: str, now: str) -> None: ...
     def purge_rejection(self, rejection_id: str, *, reason: str, now: str) -> None: ...
 
@@ -359,6 +360,16 @@ class Store(StoreReader, Protocol):
         Raises:
             StoreError: called inside a write transaction.
         """
+
+    @property
+    def erasure_pending(self) -> str | None:
+        """Why what a purge erased may still be in the store's files (None: gone; see memsieve.write.purge)."""
+
+    def finish_erasure(self, *, wait: float = 0.0) -> str | None:
+        """Try to finish a pending erasure (SQLite: a TRUNCATE checkpoint); None when done, else why not."""
+
+    def compact(self) -> str | None:
+        """Rewrite what must be rewritten for a purge's bytes to leave the files (PostgreSQL: VACUUM FULL)."""
 
     def close(self) -> None:
         """Close the connection; every later call raises ClosedError."""

@@ -31,8 +31,24 @@ if TYPE_CHECKING:
     from memsieve.store.base import MergeTx, Store, WriteTx
 
 
-#: The tables a purge erases texts from, vacuumed after it.
+#: The tables a purge erases texts from, vacuumed after it (and rewritten by ``compact``).
 PURGED_TABLES = ("memories", "memory_versions", "history", "rejections", "faults")
+
+#: Why an erasure is pending on PostgreSQL after a purge and its VACUUM.
+DEAD_TUPLES_PENDING = (
+    "PostgreSQL's VACUUM after the purge dropped the old row versions but does not overwrite them: their "
+    "bytes stay in the free space of the tables' pages ({tables}) until the pages are rewritten; run "
+    "compact() (VACUUM FULL, which locks each table ACCESS EXCLUSIVE while it is rewritten) to erase them")
+
+#: Who may still see old row versions: other sessions' snapshots, prepared transactions, replication slots.
+_OLD_SNAPSHOTS = (
+    "SELECT 'session ' || pid::text FROM pg_stat_activity WHERE pid <> pg_backend_pid()"
+    " AND datname = current_database() AND backend_xmin IS NOT NULL AND backend_type <> 'autovacuum worker'"
+    " AND (%s::bigint IS NULL OR age(backend_xmin) >= age(%s::text::xid))"
+    " UNION ALL SELECT 'prepared transaction ' || gid FROM pg_prepared_xacts WHERE database = current_database()"
+    " UNION ALL SELECT 'replication slot ' || slot_name FROM pg_replication_slots"
+    " WHERE xmin IS NOT NULL OR catalog_xmin IS NOT NULL"
+)
 
 
 def scope_lock_key(scope: Scope | None) -> int:
@@ -73,6 +89,10 @@ class PostgresStore(SqlPurge, SqlMerges):
         self._in_tx = False
         self._closed = False
         self._conn: Any = None
+        #: Why a purge's bytes may still be in the tables' files (None: none known, in this process).
+        self._erasure_pending: str | None = None
+        #: The 32-bit id of the last purging transaction of this process (for compact's snapshot check).
+        self._purge_xid: int | None = None
         with self.lock:
             conn = self._connect()
             try:
@@ -194,12 +214,15 @@ class PostgresStore(SqlPurge, SqlMerges):
                             f"writing within {self.timeout:g} s; another writer holds it: retry, or raise timeout"
                         ) from exc
                     yield self
+                    if self._purged:
+                        self._purge_xid = int(conn.execute("SELECT mod(txid_current(), 4294967296)").fetchone()[0])
             except psycopg.Error as exc:
                 raise StoreError(f"postgresql transaction failed on {self.path}: {_say(exc)}") from exc
             finally:
                 self._in_tx = False
             if self._purged:
                 self._purged = False
+                self._erasure_pending = DEAD_TUPLES_PENDING.format(tables=", ".join(PURGED_TABLES))
                 try:
                     self.checkpoint()
                 except StoreError as exc:
@@ -222,6 +245,70 @@ class PostgresStore(SqlPurge, SqlMerges):
                 raise StoreError("checkpoint inside a write transaction; call it after the transaction ends")
             self._q(f"VACUUM {', '.join(PURGED_TABLES)}")
             return True
+
+    @property
+    def erasure_pending(self) -> str | None:
+        """Why what a purge of this process erased may still be in the tables' files; None when compacted."""
+        return self._erasure_pending
+
+    def finish_erasure(self, *, wait: float = 0.0) -> str | None:
+        """Report a pending erasure; PostgreSQL has nothing cheap to finish it with (see ``compact``).
+
+        ``wait`` is accepted for symmetry with SQLite. Only purges made through
+        this store object are known; a new process reports None until it purges.
+        """
+        return self._erasure_pending
+
+    def compact(self) -> str | None:
+        """Rewrite the tables a purge erases from (``VACUUM FULL``), then ``CHECKPOINT``, so no byte of a
+        purged text or embedding stays in their files.
+
+        ``VACUUM`` frees a dead row version's space but leaves its bytes on the
+        page; ``VACUUM FULL`` copies the live rows of each table into new
+        files, rebuilds its indexes and its TOAST table, and the old files are
+        truncated when it commits. Cost: each table is locked ACCESS EXCLUSIVE
+        while it is rewritten, which blocks every read and write of it (all
+        memsieve processes on this database wait, up to their timeout), and it
+        needs room for a second copy of the table. A lock not granted within
+        the store's timeout fails with StoreError, nothing changed. The
+        ``CHECKPOINT`` (superuser or pg_checkpoint) writes the new pages out
+        now; refused, the server's next checkpoint does. Not erased by this:
+        PostgreSQL's WAL segments (pg_wal) and archives and backups, which may
+        hold the text until they are recycled or expire.
+
+        Returns:
+            None when done; else why it is still pending: a snapshot older than
+            the purge (another session's open transaction, a prepared
+            transaction, a replication slot) makes VACUUM FULL keep the old
+            row versions for it: end it and compact again.
+
+        Raises:
+            StoreError: called inside a write transaction, or the rewrite failed.
+        """
+        import psycopg
+
+        with self.lock:
+            if self._in_tx:
+                raise StoreError("compact inside a write transaction; call it after the transaction ends")
+            holders = [str(r[0]) for r in self._q(_OLD_SNAPSHOTS, (self._purge_xid, self._purge_xid)).fetchall()]
+            try:
+                self._q(f"VACUUM FULL {', '.join(PURGED_TABLES)}")
+            except StoreError as exc:
+                held = f" (open now: {', '.join(sorted(holders))})" if holders else ""
+                raise StoreError(f"compact could not rewrite {', '.join(PURGED_TABLES)}: {exc}; run it as the "
+                                 f"tables' owner when no long transaction holds them{held}") from exc
+            try:
+                self._q("CHECKPOINT")
+            except StoreError as exc:
+                if not isinstance(exc.__cause__, psycopg.errors.InsufficientPrivilege):
+                    raise
+            if holders:
+                self._erasure_pending = (
+                    f"VACUUM FULL kept the old row versions for {', '.join(sorted(holders))}, which may still "
+                    "see them (a snapshot older than the purge); end it and run compact() again")
+            else:
+                self._erasure_pending = None
+            return self._erasure_pending
 
     # ---- scope state ---------------------------------------------------------
 

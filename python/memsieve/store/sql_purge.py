@@ -12,8 +12,11 @@ erased too. A ``PURGE`` history row records the reason.
 
 Erasing the rows is the shared part, written once here. Getting the bytes off
 the disk is each store's: SQLite zeroes freed space (``secure_delete``) and
-truncates the WAL after the transaction; PostgreSQL runs ``VACUUM`` (see
-``checkpoint`` of each store). Neither keeps a full-text copy of the text
+truncates the WAL after the transaction, or as soon as no older read holds it
+(``finish_erasure``); PostgreSQL runs ``VACUUM``, and ``compact`` (``VACUUM
+FULL``) rewrites the pages whose free space still holds the bytes. Which
+memories a purge reaches (inactive ones, members of merges at any depth) is
+memsieve.write.purge's. Neither keeps a full-text copy of the text
 (migration 6 dropped them), and the gate's hnswlib index zeroes a removed
 point (index.py).
 """
@@ -108,6 +111,13 @@ class SqlPurge(SqlRecords):
             self._scrub_quotes({str(row[2])}, texts=texts, rejection_ids={str(rejection_id)})
         self._scrub_faults(Scope.from_key(str(row[1])), texts)
         self._purged = True
+
+    def inactive_texts(self, scope: Scope) -> list[tuple[int, str, str]]:
+        """(seq, id, text) of the scope's inactive memories not yet purged, oldest first: what a purge
+        by description may name besides the active ones (soft-deleted, superseded, retired by a merge)."""
+        return [(int(r[0]), str(r[1]), str(r[2])) for r in self._q(
+            f"SELECT seq, id, text FROM memories WHERE scope_key = %s AND is_active = {self._FALSE}"
+            " AND text_hash <> %s ORDER BY seq", (scope.key, PURGED_HASH))]
 
     # ---- the texts a memory has held -----------------------------------------
 

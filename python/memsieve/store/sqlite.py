@@ -23,6 +23,18 @@ from memsieve.store.migrations import migrate
 from memsieve.store.sql_merges import SqlMerges
 from memsieve.store.sql_purge import SqlPurge
 from memsieve.store.sqlite_checkpoint import BACKSTOP_PAGES, Checkpointer
+
+#: Seconds the checkpoint after a purge waits for other connections' reads to end
+#: (at most the store's timeout); past it the erasure is pending, retried after
+#: every later commit without waiting, and finished by ``finish_erasure``.
+ERASURE_WAIT = 1.0
+
+#: Why an erasure is pending on SQLite (see ``SQLiteStore.finish_erasure``).
+READER_PENDING = (
+    "another connection to {path!r} holds a read transaction begun before the purge (or is writing), so "
+    "the checkpoint could not copy the erased pages over the old ones in the database file nor truncate "
+    "the WAL; the old bytes stay there until it ends: end that read (or close that connection) and call "
+    "finish_erasure(), or let any later write of this store finish it")
 from memsieve.store.sqlite_open import Rows, check_folder, run, set_wal, store_error
 
 if TYPE_CHECKING:
@@ -45,6 +57,8 @@ class SQLiteStore(SqlPurge, SqlMerges):
         self._in_tx = False
         self._closed = False
         self._checkpointer: Checkpointer | None = None
+        #: Why the bytes of the last purge may still be in the file or the WAL (None: gone).
+        self._erasure_pending: str | None = None
         if self.path != ":memory:":
             check_folder(self.path)
         try:
@@ -99,7 +113,9 @@ class SQLiteStore(SqlPurge, SqlMerges):
 
         SQLite locks the whole database, so ``scope`` (which a server store uses
         to take a per-scope lock) is not needed here. A transaction that
-        purged checkpoints after it commits.
+        purged checkpoints after it commits (waiting up to ``ERASURE_WAIT`` s
+        for other connections' reads); while an erasure is pending, every later
+        commit retries the checkpoint without waiting.
         """
         with self.lock:
             if self._in_tx:
@@ -120,7 +136,52 @@ class SQLiteStore(SqlPurge, SqlMerges):
                 self._in_tx = False
             if self._purged:
                 self._purged = False
-                self.checkpoint()
+                self._erasure_pending = READER_PENDING.format(path=self.path)
+                self.finish_erasure(wait=min(ERASURE_WAIT, self.timeout))
+            elif self._erasure_pending is not None:
+                self.finish_erasure(wait=0.0)
+
+    @property
+    def erasure_pending(self) -> str | None:
+        """Why what a purge erased may still be in the file or its WAL; None when it is gone."""
+        return self._erasure_pending
+
+    def finish_erasure(self, *, wait: float = 0.0) -> str | None:
+        """Finish a pending erasure: a TRUNCATE checkpoint, waiting up to ``wait`` s for readers.
+
+        With ``secure_delete`` on, a purge's pages hold zeros where the text
+        was; the checkpoint copies them over the old pages of the database file
+        and truncates the WAL (which held the old versions) to zero bytes.
+        Another connection's read transaction begun before the purge blocks
+        both; then the erasure stays pending and the old bytes are still in the
+        file. Cheap when nothing is pending.
+
+        Returns:
+            None when nothing of a purge is left in the file or the WAL; else why.
+
+        Raises:
+            StoreError: called inside a write transaction.
+        """
+        with self.lock:
+            if self._erasure_pending is None or self._checkpointer is None:
+                self._erasure_pending = None  # ":memory:" has no file to erase from
+                return None
+            self._q(f"PRAGMA busy_timeout = {max(0, int(wait * 1000))}")
+            try:
+                done = self.checkpoint()
+            finally:
+                self._q(f"PRAGMA busy_timeout = {int(self.timeout * 1000)}")
+            if done:
+                self._erasure_pending = None
+            return self._erasure_pending
+
+    def compact(self) -> str | None:
+        """What ``finish_erasure`` does, waiting up to the store's timeout (SQLite rewrites no table).
+
+        ``secure_delete`` already zeroes freed space inside the file, so no
+        ``VACUUM`` is needed for an erasure. Returns None, or why it is pending.
+        """
+        return self.finish_erasure(wait=self.timeout)
 
     def checkpoint(self) -> bool:
         """Copy the WAL into the file and truncate it; False if another connection's read kept some of it.
@@ -157,7 +218,17 @@ class SQLiteStore(SqlPurge, SqlMerges):
             return run(self._conn, self.path, sql.replace("%s", "?"), params)
 
     def close(self) -> None:
+        """Close the connection; a pending erasure is tried once more first.
+
+        Closing the last connection to the file also checkpoints and removes
+        the WAL (SQLite's own rule), which finishes any erasure still pending.
+        """
         with self.lock:
+            if self._erasure_pending is not None and not self._closed and not self._in_tx:
+                try:
+                    self.finish_erasure(wait=0.0)
+                except StoreError:
+                    pass  # closing must not fail on it; the last connection's close finishes it
             self._closed = True
             if self._checkpointer is not None:
                 self._checkpointer.close()

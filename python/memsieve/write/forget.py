@@ -119,19 +119,15 @@ class ForgetPath:
         return out
 
     def _retired_into(self, tx: Any, removals: list[Removal]) -> list[Removal]:
-        """The inactive members of the merges in force that kept a memory being removed."""
+        """The inactive members of the merges in force that retired into a memory being removed, at any depth."""
+        from memsieve.write.purge import retired_into
+
         kept = {self.rows[r.seq].id: r for r in removals if r.seq in self.rows}
         out = []
-        for merge in tx.merges(self.scope):
-            if merge.kept_id not in kept:
-                continue
-            for member_id in merge.member_ids:
-                row = tx.memory_row(member_id)
-                if member_id != merge.kept_id and not row.is_active:
-                    self._retired[row.seq] = tx.get(member_id)
-                    out.append(Removal(seq=row.seq, layer=kept[merge.kept_id].layer,
-                                       reason=f"merged into {merge.kept_id} by consolidation {merge.id}, "
-                                              f"which the request names"))
+        for member_id, root, why in retired_into(tx, self.scope, kept):
+            row = tx.memory_row(member_id)
+            self._retired[row.seq] = tx.get(member_id)
+            out.append(Removal(seq=row.seq, layer=kept[root].layer, reason=f"{why}, which the request names"))
         return out
 
     def _versions_of(self, seqs: list[int]) -> list[tuple[int, int]]:

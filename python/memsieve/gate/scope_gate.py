@@ -173,6 +173,8 @@ class ScopeGate:
         return self.profile.score(self, vector, text)
 
     def _note_cues(self, seqs: list[int], texts: list[str]) -> None:
+        # The profile says which cues its score reads (the kde profile: change
+        # cues); one that reads none keeps none.
         for seq, text in zip(seqs, texts):
             said = self.profile.cues_of(text)
             if said:

@@ -43,7 +43,6 @@ class KernelDensityGate(GateProfile):
     as a newer version of its nearest memory.
     """
 
-
     def current_kappa(self, gate: ScopeView) -> float:
         return gate.threshold.kappa
 

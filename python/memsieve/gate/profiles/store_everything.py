@@ -14,7 +14,6 @@ from memsieve.gate.score import GateScore
 class StoreEverythingGate(GateProfile):
     """Routes every candidate to ADD, still naming its nearest memory (tau 0, no band, kappa inf)."""
 
-
     def current_tau(self, gate: ScopeView) -> float:
         return 0.0
 

@@ -8,12 +8,14 @@ from dataclasses import dataclass
 from typing import Literal
 
 from memsieve.errors import ConfigError
+from memsieve.gate.params import AdaptiveThresholdParams, InformationParams, SageParams, ScoringParams
+from memsieve.gate.profiles import GateProfile, profile_class
 
-Profile = Literal["memsieve", "sage", "maxcos", "none"]
+#: The built-in profile names (``register_profile`` adds more); ``"memsieve"`` is ``"kde"``.
+Profile = Literal["kde", "memsieve", "sage", "maxcos", "none"]
 BandPolicy = Literal["add_link", "add", "noop"]
 VectorStorage = Literal["float32", "int8"]
 
-_PROFILES = ("memsieve", "sage", "maxcos", "none")
 _BAND_POLICIES = ("add_link", "add", "noop")
 _VECTOR_STORAGES = ("float32", "int8")
 
@@ -29,16 +31,28 @@ class GateConfig:
     These defaults are the only ones: the Rust ``ThresholdState`` takes every
     parameter explicitly (``gate.new_threshold`` passes them from here).
 
+    The keywords are flat; they fall in groups by what they configure, listed
+    below in this order, and a profile reads each group as one view: scoring
+    (``profile``, ``tau``, ``delta``, ``k``; ``config.scoring``), the
+    adaptive threshold (``kappa_c`` to ``prior_weight``; ``config.adaptive``),
+    SAGE's threshold (``sage_*``; ``config.sage``), the information term
+    (``info_*``; ``config.information``), then the band and the LLM
+    (``band_policy``, ``crud_update_min_sim``), dedup (``exact_dedup``) and
+    storage (``vectors``).
+
     Attributes:
-        profile: ``"memsieve"`` (kNN log-sum-exp, adaptive tau from the scope's
-            typical spacing), ``"sage"`` (SAGE's formulas as published),
-            ``"maxcos"`` (1 - cosine to the nearest memory, fixed tau) or
-            ``"none"`` (no gate: every candidate that is not an exact duplicate
-            is added).
+        profile: the scoring method (memsieve.gate.profiles): ``"kde"`` (the
+            default, also named ``"memsieve"``: a von Mises-Fisher kernel
+            density over the k nearest memories, an adaptive tau from the
+            scope's typical novelty, and the information term), ``"sage"``
+            (SAGE's formulas as published), ``"maxcos"`` (1 - cosine to the
+            nearest memory, fixed tau) or ``"none"`` (no gate: every candidate
+            that is not an exact duplicate is added); or a name given to
+            ``register_profile``. The default's value stays ``"memsieve"``.
         tau: a fixed threshold; ``None`` lets the profile adapt it. Required for
-            ``"maxcos"``.
+            ``"maxcos"``; SAGE reads its own.
         delta: width of the band above tau.
-        k: neighbours in memsieve's log-sum-exp.
+        k: neighbours in the kernel density's log-sum-exp (and SAGE's).
         kappa_c: kappa = kappa_c / n, n the scope's mean candidate novelty: a
             neighbour a typical novelty further away than the nearest weighs
             e^-kappa_c as much.
@@ -55,7 +69,7 @@ class GateConfig:
         sage_tau_min: SAGE's tau_min.
         sage_lambda: SAGE's lambda.
         sage_alpha: SAGE's EMA weight.
-        info_tau: the information term's threshold (memsieve profile): a
+        info_tau: the information term's threshold (kde profile): a
             candidate close in meaning to the scope (novelty < tau) whose
             informational novelty against its ``info_k`` nearest memories is
             at least this goes to the band instead of being a NOOP. Above 1
@@ -80,41 +94,45 @@ class GateConfig:
             bandwidth, not memory (docs/QUANT.md).
     """
 
-    profile: Profile = "memsieve"
+    # scoring
+    profile: Profile | str = "memsieve"
     tau: float | None = None
     delta: float = 0.05
     k: int = 10
+    # the adaptive threshold (kde)
     kappa_c: float = 4.0
     gamma: float = 0.55
     tau_min: float = 0.05
     tau_max: float = 0.5
     prior_share: float = 0.5
     prior_weight: float = 8.0
+    # SAGE's threshold
     sage_tau0: float = 0.5
     sage_tau_min: float = 0.05
     sage_lambda: float = 2.0
     sage_alpha: float = 0.9
+    # the information term (kde)
     info_tau: float = 0.15
     info_k: int = 5
     info_number_weight: float = 2.0
     info_name_weight: float = 1.5
     info_word_weight: float = 0.7
+    # the band and the LLM, dedup, storage
     band_policy: BandPolicy = "add_link"
     crud_update_min_sim: float = 0.35
     exact_dedup: bool = True
     vectors: VectorStorage = "float32"
 
     def __post_init__(self) -> None:
-        if self.profile not in _PROFILES:
-            raise ConfigError(f"unknown gate profile {self.profile!r}; use one of {', '.join(_PROFILES)}")
+        profile = profile_class(self.profile)  # ConfigError naming the known profiles
         if self.band_policy not in _BAND_POLICIES:
             raise ConfigError(
                 f"unknown band_policy {self.band_policy!r}; use one of {', '.join(_BAND_POLICIES)}"
             )
         if self.vectors not in _VECTOR_STORAGES:
             raise ConfigError(f"unknown vectors {self.vectors!r}; use one of {', '.join(_VECTOR_STORAGES)}")
-        if self.profile == "maxcos" and self.tau is None:
-            raise ConfigError("the maxcos profile needs a fixed threshold; pass tau=0.25 (cosine 0.75)")
+        if profile.needs_fixed_tau and self.tau is None:
+            raise ConfigError(f"the {self.profile} profile needs a fixed threshold; pass tau=0.25 (cosine 0.75)")
         for name in ("tau", "delta", "kappa_c", "gamma", "tau_min", "tau_max", "prior_share", "prior_weight",
                      "sage_tau0", "sage_tau_min", "sage_lambda", "sage_alpha", "crud_update_min_sim", "info_tau",
                      "info_number_weight", "info_name_weight", "info_word_weight"):
@@ -142,3 +160,33 @@ class GateConfig:
             value = getattr(self, name)
             if isinstance(value, bool) or not isinstance(value, int) or value < 1:
                 raise ConfigError(f"{name} must be an integer >= 1, got {value!r}")
+
+    # ---- the groups, as the profiles read them ---------------------------------
+
+    @property
+    def scoring(self) -> ScoringParams:
+        """tau, delta and k."""
+        return ScoringParams(tau=self.tau, delta=self.delta, k=self.k)
+
+    @property
+    def adaptive(self) -> AdaptiveThresholdParams:
+        """The adaptive threshold's parameters (the Rust ``ThresholdState``'s)."""
+        return AdaptiveThresholdParams(gamma=self.gamma, tau_min=self.tau_min, tau_max=self.tau_max,
+                                       kappa_c=self.kappa_c, prior_share=self.prior_share,
+                                       prior_weight=self.prior_weight)
+
+    @property
+    def sage(self) -> SageParams:
+        """SAGE's threshold parameters."""
+        return SageParams(tau0=self.sage_tau0, tau_min=self.sage_tau_min, lam=self.sage_lambda,
+                          alpha=self.sage_alpha)
+
+    @property
+    def information(self) -> InformationParams:
+        """The information term's parameters."""
+        return InformationParams(tau=self.info_tau, k=self.info_k, number_weight=self.info_number_weight,
+                                 name_weight=self.info_name_weight, word_weight=self.info_word_weight)
+
+    def gate_profile(self) -> GateProfile:
+        """The profile this config gates with, built once per scope gate."""
+        return profile_class(self.profile)(scoring=self.scoring, sage=self.sage, information=self.information)

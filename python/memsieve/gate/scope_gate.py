@@ -1,8 +1,11 @@
-"""A scope's gate: its vectors, its threshold and each memory's share, routed per profile.
+"""A scope's gate: its vectors, its threshold and each memory's share, scored by its profile.
 
 ``ScopeGate`` is the one owner of a scope's threshold: the Rust ``ScopeState``
-is a pure vector index, while the ``ThresholdState`` and the share each memory
-contributed to it (1 - its novelty when it was admitted) live here. The state
+is a pure vector index, while the threshold (memsieve.gate.threshold) and the
+share each memory contributed to it (1 - its novelty when it was admitted)
+live here. What differs from one scoring method to another (how tau and kappa
+are read, the per-call threshold step, the score itself) is the profile's
+(memsieve.gate.profiles), chosen once from ``GateConfig.profile``. The state
 is kept incrementally: adding or removing a memory costs O(d) plus the Rust
 bookkeeping, never a re-scan of the scope (except under the ``sage`` profile,
 whose density proxy is by definition a PCA of the whole scope and is
@@ -11,9 +14,8 @@ recomputed once per ``add`` call, as SAGE does).
 
 from __future__ import annotations
 
-import math
-from dataclasses import dataclass
 import functools
+import math
 import threading
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, TypeVar
@@ -21,64 +23,19 @@ from typing import TYPE_CHECKING, Any, TypeVar
 import numpy as np
 
 from memsieve import _core
-from memsieve.text.lexicon import ENGLISH, Lexicon
-from memsieve.gate.config import GateConfig
 from memsieve.gate.ann import ScopeIndex
-from memsieve.read.versions import VersionBars, VersionEvidence, newer_version_reason
+from memsieve.gate.config import GateConfig
+from memsieve.gate.score import GateScore
+from memsieve.gate.threshold import Threshold, adaptive_threshold
+from memsieve.text.lexicon import ENGLISH, Lexicon
 
 if TYPE_CHECKING:
     from memsieve.store.base import ChangesRow
 
-SAGE_KAPPA_CLIP = (1e-3, 50.0)
-# The information term's IDF prior for small scopes, idf_eff = (N idf + m * prior) / (N + m):
-# passed to the Rust core and used by the substitution netting below, so both read one value.
-_IDF_PRIOR, _IDF_PRIOR_WEIGHT = 3.0, 10.0
+# GateScore is scored here and handed on: the write path imports it with ScopeGate.
+__all__ = ["GateScore", "ScopeGate", "new_threshold"]
+
 _T = TypeVar("_T")
-
-@functools.lru_cache(maxsize=16384)
-def _has_digit(term: str) -> bool:
-    return any(ch.isdigit() for ch in term)
-
-
-@dataclass(frozen=True)
-class GateScore:
-    """The gate's view of one candidate: both novelties and the thresholds they meet.
-
-    Attributes:
-        novelty: the semantic novelty (cosine-distance units).
-        information: the informational novelty in [0, 1]: the IDF-weighted
-            share of the candidate's content terms that none of its nearest
-            memories holds (nan under another profile, for a vector scored
-            without its text, or in an empty scope).
-        new_terms: those terms, heaviest first.
-        changes: the change cues ("no longer", "quit", "now", ...; see
-            the scope's Lexicon) the candidate says and none of its nearest
-            memories says. Any such cue counts as new information.
-        info_tau: the information threshold the candidate was held to.
-        decided_by: which signal set the route: ``"novelty"``,
-            ``"information"`` (close in meaning but carrying new
-            information), ``"first"`` (empty scope) or ``"none"`` (no gate).
-    """
-
-    novelty: float
-    tau: float
-    delta: float
-    kappa: float
-    nearest_seq: int | None
-    nearest_cos: float
-    route: str  # "ADD" | "BAND" | "NOOP"
-    information: float = math.nan
-    new_terms: tuple[str, ...] = ()
-    decided_by: str = "novelty"
-    changes: tuple[str, ...] = ()
-    info_tau: float = math.nan
-
-    @property
-    def says_more(self) -> bool:
-        """It carries new information or says a change its nearest memories do not:
-        stored beside them, it is their newer version."""
-        evidence = VersionEvidence(said=frozenset(self.changes), information=self.information)
-        return newer_version_reason(evidence, bars=VersionBars(info_tau=self.info_tau)) is not None
 
 
 def _locked(method: Callable[..., _T]) -> Callable[..., _T]:
@@ -94,15 +51,12 @@ def _locked(method: Callable[..., _T]) -> Callable[..., _T]:
 
 
 def new_threshold(config: GateConfig) -> _core.ThresholdState:
-    """A fresh threshold with the configuration's parameters (the core has no defaults)."""
-    return _core.ThresholdState(
-        gamma=config.gamma,
-        tau_min=config.tau_min,
-        tau_max=config.tau_max,
-        kappa_c=config.kappa_c,
-        prior_share=config.prior_share,
-        prior_weight=config.prior_weight,
-    )
+    """A fresh Rust threshold with the configuration's parameters (the core has no defaults).
+
+    Every profile counts shares in one, and its bytes are the scope row's
+    ``gate_state`` whichever profile wrote the scope.
+    """
+    return adaptive_threshold(config.adaptive)
 
 
 class ScopeGate:
@@ -111,14 +65,13 @@ class ScopeGate:
     Args:
         config: the gate configuration.
         dim: embedding width.
-        threshold: the persisted threshold state, or a fresh one.
-        sage_tau: SAGE's persisted EMA threshold.
+        threshold: the persisted Rust threshold (the scope row's ``gate_state``), or a fresh one.
+        sage_tau: the scope row's ``sage_tau`` column (SAGE's EMA threshold).
         revision: the store revision this state reflects.
         index_min_size: from this many memories on, an hnswlib index answers
             nearest-neighbour queries instead of the exact scan.
         index_path: where the index is persisted (None: in memory only).
-        lexicon: the language's change cues and word rarity (memsieve.text.Lexicon;
-            it remembers its recent answers, which each candidate needs twice or more).
+        lexicon: the language the information term and change cues read.
     """
 
     def __init__(self, config: GateConfig, dim: int, *, threshold: _core.ThresholdState,
@@ -126,13 +79,16 @@ class ScopeGate:
                  index_path: str | None = None, lexicon: Lexicon = ENGLISH) -> None:
         self.config = config
         self.lexicon = lexicon
+        self.profile = config.gate_profile()
         self.dim = dim
         self.state = _core.ScopeState(dim, vectors=config.vectors)
         # The scope's own bm25 index: keyword search and the information term
         # read it, and it changes with the vectors, so one catch-up serves both.
         self.keywords = _core.KeywordIndex()
-        self.threshold = threshold
-        self.sage_tau = sage_tau
+        # What the profile reads tau and kappa from; for most profiles the Rust state itself.
+        self.threshold: Threshold = self.profile.restore_threshold(threshold, sage_tau=sage_tau)
+        # The row's sage_tau as read, saved back unchanged by a profile that keeps none.
+        self._sage_tau_read = sage_tau
         self.revision = revision
         # What each memory added to the threshold, so that removing it can undo exactly that.
         self.shares: dict[int, float] = {}
@@ -185,35 +141,24 @@ class ScopeGate:
 
     @_locked
     def begin_call(self) -> None:
-        """SAGE updates its threshold once per add() call, from the scope's density."""
-        if self.config.profile != "sage":
-            return
-        c = self.config
-        rho = _core.sage_density(self.state.vectors()) if len(self.state) >= 2 else 0.0
-        tau_star = _core.sage_tau_star(rho, tau0=c.sage_tau0, tau_min=c.sage_tau_min, lam=c.sage_lambda)
-        self.sage_tau = _core.sage_ema(self.sage_tau, tau_star, alpha=c.sage_alpha)
+        """Once per add() call, before its candidates are scored: the profile's threshold step (SAGE's EMA)."""
+        self.profile.begin_call(self)
 
     @_locked
     def end_call(self) -> None:
         self.trace.append((len(self.state), self.current_tau(), self.current_kappa()))
 
     def current_tau(self) -> float:
-        c = self.config
-        if c.profile == "none":
-            return 0.0
-        if c.profile == "sage":
-            return self.sage_tau if self.sage_tau is not None else c.sage_tau0 + c.sage_tau_min
-        if c.tau is not None:
-            return c.tau
-        return self.threshold.tau
+        return self.profile.current_tau(self)
 
     @_locked
     def current_kappa(self) -> float:
-        if self.config.profile == "sage":
-            return self.state.kappa_banerjee(clip=SAGE_KAPPA_CLIP) if len(self.state) else SAGE_KAPPA_CLIP[1]
-        if self.config.profile == "memsieve":
-            return self.threshold.kappa
-        return math.inf
+        return self.profile.current_kappa(self)
+
+    @property
+    def sage_tau(self) -> float | None:
+        """The scope row's ``sage_tau`` column as it is to be saved: SAGE's EMA threshold."""
+        return self.profile.stored_sage_tau(self.threshold, as_read=self._sage_tau_read)
 
     # ---- scoring -------------------------------------------------------------
 
@@ -221,107 +166,24 @@ class ScopeGate:
     def score(self, vector: np.ndarray, text: str | None = None) -> GateScore:
         """Score one (d,) float32 unit vector (and its text) against the scope and route it.
 
-        Under the memsieve profile a NOOP needs both signals low: a candidate
-        close in meaning to what is stored (novelty < tau) that still carries
-        new information (``information >= config.info_tau`` against its
-        ``config.info_k`` nearest memories) goes to the band instead, where it
-        is stored as a newer version of its nearest memory.
+        The profile scores (memsieve.gate.profiles). Under the default one a
+        NOOP needs both signals low: a candidate close in meaning to what is
+        stored (novelty < tau) that still carries new information
+        (``information >= config.info_tau`` against its ``config.info_k``
+        nearest memories) goes to the band instead, where it is stored as a
+        newer version of its nearest memory.
         """
-        c = self.config
-        tau = self.current_tau()
-        kappa = self.current_kappa()
-        delta = 0.0 if c.profile == "none" else c.delta
-        if c.profile == "none" or len(self.state) == 0:
-            first = self._nearest_of(vector)
-            return GateScore(novelty=math.inf if not len(self.state) else 1.0 - first[1], tau=tau, delta=delta,
-                             kappa=kappa, nearest_seq=first[0], nearest_cos=first[1], route="ADD",
-                             decided_by="none" if c.profile == "none" else "first")
-        nearest: tuple[int | None, float]
-        if self.index is not None and c.profile != "sage":
-            seqs, cos = self.index.knn(vector, c.k)
-            novelty = (_core.novelty_from_topk(np.ascontiguousarray(cos), kappa) if c.profile == "memsieve"
-                       else 1.0 - float(cos[0]))
-            neighbours, nearest = [int(x) for x in seqs], (int(seqs[0]), float(cos[0]))
-        else:
-            if c.profile == "memsieve":
-                r = self.state.score(vector, k=c.k, kappa=kappa)
-            elif c.profile == "sage":
-                r = self.state.score_sage(vector, kappa=kappa, k=c.k)
-            else:
-                r = self.state.score_maxcos(vector, k=c.k)
-            novelty, neighbours, nearest = r.novelty, list(r.top_ids), (r.nearest_id, r.nearest_cos)
-        route = _core.route(novelty, tau, delta)
-        score = GateScore(novelty=novelty, tau=tau, delta=delta, kappa=kappa, nearest_seq=nearest[0],
-                          nearest_cos=nearest[1], route=route)
-        # The information term is computed for every candidate, an ADD on
-        # meaning alone included, so that every Decision reports both signals.
-        if text is None or c.profile != "memsieve":
-            return score
-        information, new = self.keywords.info_novelty(text, neighbours[:c.info_k], w_number=c.info_number_weight,
-                                                      w_name=c.info_name_weight, w_word=c.info_word_weight,
-                                                      idf_prior=_IDF_PRIOR, prior_weight=_IDF_PRIOR_WEIGHT)
-        if information > 0 and nearest[0] is not None:
-            information = self._net_information(text, int(nearest[0]), information)
-        said = self.lexicon.cues(text).difference(*(self.cues.get(n, ()) for n in neighbours[:c.info_k]))
-        changes = tuple(sorted(said))
-        carries = information >= c.info_tau or bool(changes)
-        routed = "BAND" if route == "NOOP" and carries else route  # an ADD stays an ADD
-        return GateScore(novelty=novelty, tau=tau, delta=delta, kappa=kappa, nearest_seq=nearest[0],
-                         nearest_cos=nearest[1], route=routed, information=information, new_terms=tuple(new),
-                         decided_by="information" if routed != route else "novelty", changes=changes,
-                         info_tau=c.info_tau)
+        return self.profile.score(self, vector, text)
 
     def _note_cues(self, seqs: list[int], texts: list[str]) -> None:
+        # The profile says which cues its score reads (the kde profile: change
+        # cues); one that reads none keeps none.
         for seq, text in zip(seqs, texts):
-            said = self.lexicon.cues(text)
+            said = self.profile.cues_of(self.lexicon, text)
             if said:
                 self.cues[seq] = said
             else:
                 self.cues.pop(seq, None)
-
-    def _net_information(self, text: str, nearest: int, information: float) -> float:
-        """The information term net of word substitutions against the nearest memory.
-
-        A paraphrase swaps words ("I'm afraid of heights" -> "Heights scare
-        me"): its new plain words are paid for by the nearest memory's words it
-        dropped. A new detail keeps the stored words and adds some; a new
-        number or name counts in full either way, since a changed value is a
-        correction, not a paraphrase. Measured on the updates dev set, this
-        keeps paraphrases NOOPs at thresholds low enough to let details in.
-        """
-        c = self.config
-        weights = {"number": c.info_number_weight, "name": c.info_name_weight, "word": c.info_word_weight}
-        mine = {term: (kind, surface) for term, surface, kind in _core.tokenize_kinds(text)}
-        # A dict, not a set: the sums below then run in the memory's own token
-        # order, so the float is the same in every process (a set's order
-        # follows PYTHONHASHSEED and moved the last bit of 161 of 3,435 LoCoMo
-        # dev turns between runs).
-        theirs = dict.fromkeys(self.keywords.tokens_of(nearest))
-        n = len(self.keywords)
-        # idf_eff(t) = (n * idf(t) + m * prior) / (n + m), with its two constant
-        # parts computed once (the same float operations as term by term).
-        kidf, prior, den = self.keywords.idf, _IDF_PRIOR_WEIGHT * _IDF_PRIOR, n + _IDF_PRIOR_WEIGHT
-        total = new_values = new_words = 0.0
-        for term, (kind, surface) in mine.items():
-            weight = weights[kind] * ((n * kidf(term) + prior) / den)
-            total += weight
-            if term in theirs:
-                continue
-            if kind == "word":
-                new_words += weight * self.lexicon.rarity(surface)
-            else:
-                new_values += weight
-        if total <= 0.0:
-            return information
-        ww = c.info_word_weight
-        dropped = sum(ww * ((n * kidf(t) + prior) / den) for t in theirs if t not in mine and not _has_digit(t))
-        return min(information, (new_values + max(0.0, new_words - dropped)) / total)
-
-    def _nearest_of(self, vector: np.ndarray) -> tuple[int | None, float]:
-        if not len(self.state):
-            return None, math.nan
-        seqs, cos = self.nearest(vector, 1)
-        return int(seqs[0]), float(cos[0])
 
     @_locked
     def terms_of(self, seq: int) -> set[str]:
@@ -403,15 +265,18 @@ class ScopeGate:
     @_locked
     def sync(self, changes: "ChangesRow", *, threshold: _core.ThresholdState, sage_tau: float | None,
              revision: int) -> None:
-        """Catch up with another writer's commits: apply the changed rows, take its threshold."""
+        """Catch up with another writer's commits: apply the changed rows, take its threshold.
+
+        ``threshold`` and ``sage_tau`` are the scope row's two columns, as in the constructor.
+        """
         for seq, active, vector, share, text in zip(changes.seqs, changes.active, changes.matrix, changes.shares,
                                                     changes.texts):
             if active:
                 self._put(int(seq), np.ascontiguousarray(vector), float(share), text)
             else:
                 self._drop(int(seq))
-        self.threshold = threshold
-        self.sage_tau = sage_tau
+        self.threshold = self.profile.restore_threshold(threshold, sage_tau=sage_tau)
+        self._sage_tau_read = sage_tau
         self.revision = revision
 
     def _put(self, seq: int, vector: np.ndarray, share: float, text: str) -> None:

@@ -1,0 +1,49 @@
+"""``GateScore``: what the gate says about one candidate, under any profile."""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+from memsieve.read.versions import VersionBars, VersionEvidence, newer_version_reason
+
+
+@dataclass(frozen=True)
+class GateScore:
+    """The gate's view of one candidate: both novelties and the thresholds they meet.
+
+    Attributes:
+        novelty: the semantic novelty (cosine-distance units).
+        information: the informational novelty in [0, 1]: the IDF-weighted
+            share of the candidate's content terms that none of its nearest
+            memories holds (nan under another profile, for a vector scored
+            without its text, or in an empty scope).
+        new_terms: those terms, heaviest first.
+        changes: the change cues ("no longer", "quit", "now", ...; see
+            memsieve.text.cues) the candidate says and none of its nearest
+            memories says. Any such cue counts as new information.
+        info_tau: the information threshold the candidate was held to.
+        decided_by: which signal set the route: ``"novelty"``,
+            ``"information"`` (close in meaning but carrying new
+            information), ``"first"`` (empty scope) or ``"none"`` (no gate).
+    """
+
+    novelty: float
+    tau: float
+    delta: float
+    kappa: float
+    nearest_seq: int | None
+    nearest_cos: float
+    route: str  # "ADD" | "BAND" | "NOOP"
+    information: float = math.nan
+    new_terms: tuple[str, ...] = ()
+    decided_by: str = "novelty"
+    changes: tuple[str, ...] = ()
+    info_tau: float = math.nan
+
+    @property
+    def says_more(self) -> bool:
+        """It carries new information or says a change its nearest memories do not:
+        stored beside them, it is their newer version."""
+        evidence = VersionEvidence(said=frozenset(self.changes), information=self.information)
+        return newer_version_reason(evidence, bars=VersionBars(info_tau=self.info_tau)) is not None

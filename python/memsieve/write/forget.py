@@ -26,6 +26,7 @@ import numpy as np
 
 from memsieve.write.edits import soft_delete
 from memsieve.write.forgetting import ForgetQuery, Forgotten, choose
+from memsieve.write.retired import retired_into
 from memsieve.records import Decision, MemoryItem
 from memsieve.scope import Scope
 
@@ -120,8 +121,6 @@ class ForgetPath:
 
     def _retired_into(self, tx: Any, removals: list[Removal]) -> list[Removal]:
         """The inactive members of the merges in force that retired into a memory being removed, at any depth."""
-        from memsieve.write.purge import retired_into
-
         kept = {self.rows[r.seq].id: r for r in removals if r.seq in self.rows}
         out = []
         for member_id, root, why in retired_into(tx, self.scope, kept):

@@ -40,6 +40,7 @@ from memsieve.records import MemoryItem
 from memsieve.scope import Scope
 from memsieve.write.forget import ForgetPath
 from memsieve.write.forgetting import ForgetQuery, coverage
+from memsieve.write.retired import retired_into
 
 #: Share of the request's subject terms (weighted by rarity) an inactive memory must hold to be named.
 MIN_INACTIVE_COVERAGE = 0.5
@@ -82,33 +83,6 @@ def erasure(store: Any, memory_ids: Iterable[str] = ()) -> Erasure:
 
 
 # ---- what a purge reaches ----------------------------------------------------------
-
-
-def retired_into(reader: Any, scope: Scope, kept_ids: Iterable[str]) -> list[tuple[str, str, str]]:
-    """(member id, root id, reason) of every inactive memory a merge in force retired into one of
-    ``kept_ids``, or into a memory so retired, at any depth; each member once, nearest rounds first.
-    Members purged already are passed through, not listed."""
-    by_kept: dict[str, list[Any]] = {}
-    for merge in reader.merges(scope):
-        by_kept.setdefault(merge.kept_id, []).append(merge)
-    roots = list(dict.fromkeys(kept_ids))
-    seen = set(roots)
-    frontier = [(kept, kept) for kept in roots]
-    out = []
-    while frontier:
-        kept, root = frontier.pop(0)
-        for merge in by_kept.get(kept, []):
-            for member in merge.member_ids:
-                if member == merge.kept_id or member in seen:
-                    continue
-                row = reader.memory_row(member)
-                if row.is_active:
-                    continue  # active again: a memory of its own now
-                seen.add(member)
-                frontier.append((member, root))  # a tombstone too: what was retired into it may hold text
-                if row.text:
-                    out.append((member, root, f"merged into {kept} by consolidation {merge.id}"))
-    return out
 
 
 def inactive_named(reader: Any, gate: Any, scope: Scope, query: ForgetQuery, *,

@@ -8,6 +8,7 @@ import gzip
 import json
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 from memsieve.errors import MemsieveError
@@ -283,3 +284,32 @@ def test_real_dev_half_two_questions(tmp_path, embedder):
     base = summary["arms"]["add-all"]
     assert base["stored"] > 400 and base["evidence_turns"] >= 1
     assert 0.0 <= base["micro"]["recall_any@10"] <= 1.0
+
+
+def test_vector_cache_checkpoints_a_long_embedding_and_resumes(tmp_path, monkeypatch):
+    """An embedding run that dies keeps the checkpointed vectors; the next run embeds only the rest."""
+    from conftest import TableEmbedder
+
+    from memsieve.eval import vectors
+
+    monkeypatch.setattr(vectors, "CHECKPOINT_TEXTS", 256)
+    texts = [f"note number {i}" for i in range(700)]
+    cache = tmp_path / "v.npz"
+
+    class Dies(TableEmbedder):
+        def embed(self, batch):
+            if self.calls == 2:
+                raise RuntimeError("killed")
+            return super().embed(batch)
+
+    with pytest.raises(RuntimeError):
+        vectors.embed_texts(texts, embedder_factory=Dies, embedding_cache=str(cache), progress=False)
+    keys, _vecs = vectors.load_table(cache, name="table")
+    assert len(keys) == 512  # two batches of 256 were checkpointed before the third failed
+    fresh = TableEmbedder()
+    table, info = vectors.embed_texts(texts, embedder_factory=lambda: fresh, embedding_cache=str(cache),
+                                      progress=False)
+    assert info["embedded"] == 700 - 512 and info["reused"] == 512
+    assert np.allclose(table.embed(["note number 3"]), TableEmbedder().embed(["note number 3"]))
+    again = vectors.embed_texts(texts, embedder_factory=TableEmbedder, embedding_cache=str(cache), progress=False)[1]
+    assert again["embedded"] == 0 and again["source"].startswith("reused")

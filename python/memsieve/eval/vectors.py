@@ -21,6 +21,10 @@ from memsieve.embedding.protocol import check_texts, validate_embeddings
 from memsieve.eval.locomo import Dataset
 
 
+#: With a cache file, the vectors embedded so far are written to it every this many texts.
+CHECKPOINT_TEXTS = 4096
+
+
 def text_key(text: str) -> bytes:
     """SHA-256 of the UTF-8 text: the cache key."""
     return hashlib.sha256(text.encode("utf-8")).digest()
@@ -175,12 +179,18 @@ def embed_texts(texts: Sequence[str], *, embedder_factory: Callable[[], Any] | N
         from tqdm import tqdm
 
         vectors = np.empty((len(todo), cached.dim), dtype=np.float32)
+        new_keys = [k for k, _t in todo]
         step = 256
         with tqdm(total=len(todo), desc="embed distinct texts", unit="text", disable=not progress) as bar:
             for i in range(0, len(todo), step):
                 vectors[i:i + step] = cached.embed([t for _k, t in todo[i:i + step]])
                 bar.update(len(todo[i:i + step]))
-        new_keys = [k for k, _t in todo]
+                done = min(i + step, len(todo))
+                if embedding_cache and done < len(todo) and done % CHECKPOINT_TEXTS == 0:
+                    # A long embedding run that dies keeps what it did: the next run starts from here.
+                    prior_keys, prior = reused if reused is not None else ([], vectors[:0])
+                    save_table(embedding_cache, keys=prior_keys + new_keys[:done],
+                               vectors=np.concatenate([prior, vectors[:done]]), name=cached.name)
         if reused is not None:
             all_keys, all_vectors = reused[0] + new_keys, np.concatenate([reused[1], vectors])
             source = f"extended {embedding_cache} (reused {len(distinct) - len(todo)}, embedded {len(todo)})"

@@ -100,13 +100,14 @@ def narrative(summary: dict[str, Any]) -> list[str]:
 
 def _overall_rows(arms: dict[str, Any], avg: str, ks: list[int]) -> tuple[list[str], list[list[str]]]:
     k = primary_key(ks)
-    header = (["arm", "stored", "stored %", "evidence kept %"] + [f"answer@{x}" for x in ks]
+    header = (["arm", "stored", "stored %", "evidence own %", "evidence kept %"] + [f"answer@{x}" for x in ks]
               + [f"undated@{k}"] + [f"any@{x}" for x in ks] + [f"all@{x}" for x in ks]
               + [f"any text@{k}", f"all text@{k}", f"session@{k}", f"NDCG@{max(ks)}", "ingest s", "search ms"])
     rows = []
     for arm, e in arms.items():
         m = e[avg]
-        rows.append([arm, f"{e['stored']:.0f}", pct(e["stored_fraction"]), pct(e.get("evidence_kept_fraction"))]
+        own = e["evidence_stored"] / e["evidence_turns"] if e["evidence_turns"] else None
+        rows.append([arm, f"{e['stored']:.0f}", pct(e["stored_fraction"]), pct(own), pct(e.get("evidence_kept_fraction"))]
                     + [pct(m.get(f"answer_recall@{x}")) for x in ks] + [pct(m.get(f"answer_recall_undated@{k}"))]
                     + [pct(m.get(f"recall_any@{x}")) for x in ks] + [pct(m.get(f"recall_all@{x}")) for x in ks]
                     + [pct(m.get(f"recall_any_text@{k}")), pct(m.get(f"recall_all_text@{k}")),
@@ -129,7 +130,9 @@ def markdown(summary: dict[str, Any]) -> str:
             f"`Memory.search` (default mode, now `{meta['search_default']}`) in its own scope. Percentages. "
             f"`any`/`all`: some / every has_answer turn is in the top k by provenance (a hit's sources, NOOPs "
             f"folded into it included); `text`: the same by the hit's text containing the turn's; `session`: a hit "
-            f"from an answer session; NDCG binary on has_answer provenance. {DATED_NOTE} Abstention questions "
+            f"from an answer session; NDCG binary on has_answer provenance; `evidence own`: has_answer turns stored "
+            f"as memories of their own, `kept`: those plus the ones folded into another memory. {DATED_NOTE} "
+            f"Abstention questions "
             f"(`_abs`) are out of answer recall; questions without has_answer turns are out of turn recall.", ""]
     out += ["## What the numbers say", ""] + [f"- {s}" for s in narrative(summary)] + [""]
     out += ["## Overall", ""]

@@ -18,6 +18,7 @@ from memsieve.errors import ConfigError
 BENCHMARKS: dict[str, str] = {
     "locomo": "memsieve.eval.runner",
     "updates": "memsieve.eval.updates",
+    "longmemeval": "memsieve.eval.longmemeval",
 }
 
 # The third-party modules of the ``eval`` extra (pyproject.toml), by import name.

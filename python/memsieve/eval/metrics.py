@@ -108,7 +108,8 @@ def _mean(values: Iterable[float]) -> float | None:
 
 
 def aggregate(rows: Sequence[Mapping[str, object]], metric_keys: Sequence[str],
-              *, answer_categories: Iterable[int] = (1, 2, 3, 4)) -> dict[str, dict]:
+              *, answer_categories: Iterable[int | str] | None = (1, 2, 3, 4),
+              group: str = "category") -> dict[str, dict]:
     """Micro (per question), macro (mean of category means) and per-category means.
 
     A metric whose value is None for a question (no answer tokens, no evidence)
@@ -118,30 +119,37 @@ def aggregate(rows: Sequence[Mapping[str, object]], metric_keys: Sequence[str],
     silent zero.
 
     Args:
-        rows: one mapping per question with ``"category"`` and every key of ``metric_keys``.
+        rows: one mapping per question with ``group`` and every key of ``metric_keys``.
         metric_keys: which metrics to average.
-        answer_categories: categories allowed into answer-metric means.
+        answer_categories: categories allowed into answer-metric means (None: all).
+        group: the row key that names a question's category: ``"category"``
+            (LoCoMo's integers) or any other key whose values are strings
+            (LongMemEval's ``question_type``).
 
     Returns:
         {"micro": {key: mean, "n_<key>": count}, "macro": {key: mean},
          "per_category": {"<cat>": {key: mean, "n": questions}}}
     """
-    allowed = set(answer_categories)
-    cats = sorted({int(r["category"]) for r in rows})  # type: ignore[call-overload]
+    def cat(r: Mapping[str, object]) -> int | str:
+        value = r[group]
+        return int(value) if group == "category" else str(value)  # type: ignore[call-overload]
+
+    allowed = None if answer_categories is None else set(answer_categories)
+    cats = sorted({cat(r) for r in rows})  # type: ignore[type-var]
     micro: dict[str, float | int | None] = {}
     macro: dict[str, float | None] = {}
     per_cat: dict[str, dict[str, float | int | None]] = {str(c): {"n": 0} for c in cats}
     for r in rows:
-        per_cat[str(r["category"])]["n"] += 1  # type: ignore[operator]
+        per_cat[str(cat(r))]["n"] += 1  # type: ignore[operator]
     for key in metric_keys:
         is_answer = key.startswith("answer_recall")
         usable = [r for r in rows if r.get(key) is not None
-                  and (not is_answer or int(r["category"]) in allowed)]  # type: ignore[call-overload]
+                  and (not is_answer or allowed is None or cat(r) in allowed)]
         micro[key] = _mean(float(r[key]) for r in usable)  # type: ignore[arg-type]
         micro[f"n_{key}"] = len(usable)
         cat_means = []
         for c in cats:
-            vals = [float(r[key]) for r in usable if int(r["category"]) == c]  # type: ignore[arg-type, call-overload]
+            vals = [float(r[key]) for r in usable if cat(r) == c]  # type: ignore[arg-type]
             m = _mean(vals)
             per_cat[str(c)][key] = m
             if m is not None:

@@ -42,7 +42,7 @@ from memsieve.eval.longmemeval_data import LmeDataset, LmeQuestion, load_longmem
 from memsieve.eval.metrics import aggregate, answer_recall, percentile
 from memsieve.eval.runinfo import code_version
 from memsieve.eval.vectors import VectorTable, embed_texts
-from memsieve.render import render_line
+from memsieve.read.render import render_line
 
 #: Characters of a folded-into memory's text kept in a dropped-evidence record.
 FOLDED_TEXT_CHARS = 160

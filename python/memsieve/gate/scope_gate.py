@@ -94,6 +94,8 @@ class ScopeGate:
         self.shares: dict[int, float] = {}
         # The change cues of the memories that say any (most say none).
         self.cues: dict[int, frozenset[str]] = {}
+        # The (number, thing counted) pairs of the memories that count anything.
+        self.counts: dict[int, frozenset[tuple[str, str]]] = {}
         self.trace: list[tuple[int, float, float]] = []
         # Memory ids of seqs the write path has met, so naming a candidate's
         # nearest memory needs no query: a seq's id never changes (rows are
@@ -176,14 +178,20 @@ class ScopeGate:
         return self.profile.score(self, vector, text)
 
     def _note_cues(self, seqs: list[int], texts: list[str]) -> None:
-        # The profile says which cues its score reads (the kde profile: change
-        # cues); one that reads none keeps none.
+        # The profile says which cues and counts its score reads (the kde
+        # profile: change cues, numbers with what they count); one that reads
+        # none keeps none.
         for seq, text in zip(seqs, texts):
             said = self.profile.cues_of(self.lexicon, text)
             if said:
                 self.cues[seq] = said
             else:
                 self.cues.pop(seq, None)
+            counted = self.profile.counts_of(text)
+            if counted:
+                self.counts[seq] = counted
+            else:
+                self.counts.pop(seq, None)
 
     @_locked
     def terms_of(self, seq: int) -> set[str]:
@@ -304,6 +312,7 @@ class ScopeGate:
         self.state.remove(seq)
         self.keywords.remove(seq)
         self.cues.pop(seq, None)
+        self.counts.pop(seq, None)
         self.ids.pop(seq, None)
         self.shares.pop(seq, None)
         if self.index is not None:

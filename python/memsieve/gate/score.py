@@ -23,6 +23,9 @@ class GateScore:
             memsieve.text.cues) the candidate says and none of its nearest
             memories says. Any such cue counts as new information.
         info_tau: the information threshold the candidate was held to.
+        new_values: the numbers, dates, names and counted things the
+            candidate says and its nearest memory, the one a NOOP would fold
+            it into, does not (the kde profile; see ``unsaid_values``).
         decided_by: which signal set the route: ``"novelty"``,
             ``"information"`` (close in meaning but carrying new
             information), ``"first"`` (empty scope) or ``"none"`` (no gate).
@@ -40,10 +43,12 @@ class GateScore:
     decided_by: str = "novelty"
     changes: tuple[str, ...] = ()
     info_tau: float = math.nan
+    new_values: tuple[str, ...] = ()
 
     @property
     def says_more(self) -> bool:
         """It carries new information or says a change its nearest memories do not:
         stored beside them, it is their newer version."""
-        evidence = VersionEvidence(said=frozenset(self.changes), information=self.information)
+        evidence = VersionEvidence(said=frozenset(self.changes), information=self.information,
+                                   new_values=self.new_values)
         return newer_version_reason(evidence, bars=VersionBars(info_tau=self.info_tau)) is not None

@@ -245,7 +245,10 @@ def _why_band(s: GateScore, info_tau: float) -> str:
         if s.information >= info_tau:
             return (f"{close} but it carries new information "
                     f"({s.information:.2f} >= {info_tau:.2f}: {', '.join(repr(t) for t in s.new_terms[:5])})")
-        return f"{close} but it says a change its nearest memories do not ({_changes(s)})"
+        if s.changes:
+            return f"{close} but it says a change its nearest memories do not ({_changes(s)})"
+        return (f"{close} but its nearest memory, which a NOOP would fold it into, does not say "
+                f"{', '.join(repr(v) for v in s.new_values[:5])}")
     said = f"novelty {s.novelty:.3f} is in the band [{s.tau:.3f}, {s.tau + s.delta:.3f})"
     if s.changes:
         said += f" and it says a change ({_changes(s)})"

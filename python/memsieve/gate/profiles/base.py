@@ -32,6 +32,7 @@ class ScopeView(Protocol):
     state: _core.ScopeState
     keywords: _core.KeywordIndex
     cues: dict[int, frozenset[str]]
+    counts: dict[int, frozenset[tuple[str, str]]]
     threshold: Threshold
     lexicon: Lexicon
     index: ScopeIndex | None
@@ -93,6 +94,10 @@ class GateProfile(ABC):
 
     def cues_of(self, lexicon: Lexicon, text: str) -> frozenset[str]:
         """The change cues a memory's text says, kept by the gate for the profile's scores (none by default)."""
+        return frozenset()
+
+    def counts_of(self, text: str) -> frozenset[tuple[str, str]]:
+        """The (number, thing counted) pairs a memory's text says, kept like its cues (none by default)."""
         return frozenset()
 
     # ---- scoring -------------------------------------------------------------

@@ -15,6 +15,7 @@ import numpy as np
 from memsieve import _core
 from memsieve.gate.profiles.base import GateProfile, ScopeView
 from memsieve.gate.score import GateScore
+from memsieve.read.versions import VersionBars, VersionEvidence, newer_version_reason
 from memsieve.text.lexicon import Lexicon
 
 # The information term's IDF prior for small scopes, idf_eff = (N idf + m * prior) / (N + m):
@@ -43,6 +44,9 @@ class KernelDensityGate(GateProfile):
     def cues_of(self, lexicon: Lexicon, text: str) -> frozenset[str]:
         return lexicon.cues(text)
 
+    def counts_of(self, text: str) -> frozenset[tuple[str, str]]:
+        return counted_pairs(_core.tokenize_kinds(text))
+
     def scan(self, state: _core.ScopeState, vector: np.ndarray, kappa: float) -> _core.ScoreResult:
         return state.score(vector, k=self.scoring.k, kappa=kappa)
 
@@ -61,14 +65,19 @@ class KernelDensityGate(GateProfile):
                                                 rarity=gate.lexicon.rarity)
         said = gate.lexicon.cues(text).difference(*(gate.cues.get(n, ()) for n in neighbours[:c.k]))
         changes = tuple(sorted(said))
-        carries = information >= c.tau or bool(changes)
+        # A NOOP folds the text into its nearest memory alone, and a reader sees
+        # that memory, not the folded source: a value that memory does not say
+        # would be lost, whatever the other neighbours say.
+        unsaid = () if score.nearest_seq is None else unsaid_values(gate, text, int(score.nearest_seq))
+        evidence = VersionEvidence(said=frozenset(changes), information=information, new_values=unsaid)
+        carries = newer_version_reason(evidence, bars=VersionBars(info_tau=c.tau)) is not None
         route = score.route
         routed = "BAND" if route == "NOOP" and carries else route  # an ADD stays an ADD
         return GateScore(novelty=score.novelty, tau=score.tau, delta=score.delta, kappa=score.kappa,
                          nearest_seq=score.nearest_seq, nearest_cos=score.nearest_cos, route=routed,
                          information=information, new_terms=tuple(new),
                          decided_by="information" if routed != route else "novelty", changes=changes,
-                         info_tau=c.tau)
+                         info_tau=c.tau, new_values=unsaid)
 
     def _net_information(self, keywords: _core.KeywordIndex, text: str, nearest: int, information: float, *,
                          rarity: Callable[[str], float]) -> float:
@@ -108,3 +117,36 @@ class KernelDensityGate(GateProfile):
         ww = c.word_weight
         dropped = sum(ww * ((n * kidf(t) + prior) / den) for t in theirs if t not in mine and not _has_digit(t))
         return min(information, (new_values + max(0.0, new_words - dropped)) / total)
+
+
+def counted_pairs(tokens: list[tuple[str, str, str]]) -> frozenset[tuple[str, str]]:
+    """(number, thing counted) of every number followed by a plain word, from ``_core.tokenize_kinds``."""
+    return frozenset((term, tokens[i + 1][0]) for i, (term, _, kind) in enumerate(tokens[:-1])
+                     if kind == "number" and tokens[i + 1][2] == "word")
+
+
+def unsaid_values(gate: ScopeView, text: str, nearest: int) -> tuple[str, ...]:
+    """The numbers, dates, names and counted things of ``text`` that memory ``nearest`` does not say.
+
+    A value counts when its term is missing from the memory ("four different
+    ones" against "three different ones": 4), and a number when the thing it
+    counts is held but counted with another number ("2 cats" against "2 dogs
+    and 3 cats").
+
+    Returns:
+        The values as the text spells them, each once, in text order.
+    """
+    held = set(gate.keywords.tokens_of(nearest))
+    counted = gate.counts.get(nearest, frozenset())
+    mine = _core.tokenize_kinds(text)
+    out: list[str] = []
+    for i, (term, surface, kind) in enumerate(mine):
+        if kind == "word":
+            continue
+        if term not in held:
+            out.append(surface)
+        elif kind == "number" and i + 1 < len(mine):
+            noun, noun_surface, noun_kind = mine[i + 1]
+            if noun_kind == "word" and noun in held and (term, noun) not in counted:
+                out.append(f"{surface} {noun_surface}")
+    return tuple(dict.fromkeys(out))

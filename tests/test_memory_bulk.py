@@ -6,7 +6,6 @@ batches on parallel workers)."""
 from __future__ import annotations
 
 import math
-from pathlib import Path
 
 import pytest
 
@@ -14,7 +13,7 @@ from memsieve import ConfigError, GateConfig, InvalidInputError, InvalidTextErro
 from memsieve.embedding import CachedEmbedder, OnnxEmbedder
 from memsieve.write.ingest import conversations
 
-LOCOMO = Path(__file__).resolve().parents[1].parent / "shared" / "data" / "locomo" / "locomo_dev.json"
+from conftest import shared_data
 
 
 def _key(d):
@@ -26,8 +25,7 @@ def _key(d):
 
 @pytest.fixture(scope="module")
 def turns():
-    assert LOCOMO.is_file(), f"the LoCoMo dev split is missing at {LOCOMO}; put ../shared/data/locomo beside the repo"
-    convs = conversations(LOCOMO)
+    convs = conversations(shared_data("data/locomo/locomo_dev.json", what="the LoCoMo dev split"))
     cached = CachedEmbedder(OnnxEmbedder(workers=1))
     for _, ts in convs:  # one text per call, as add() embeds: what the sequential run reads back
         for t in ts:

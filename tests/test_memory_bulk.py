@@ -33,6 +33,7 @@ def turns():
     return convs, cached
 
 
+@pytest.mark.slow
 def test_add_many_decides_every_locomo_turn_as_sequential_add_does(tmp_path, turns):
     convs, cached = turns
     # The bulk run embeds for itself (its cache starts empty, and is there only
@@ -80,6 +81,7 @@ def test_items_carry_their_own_dates_sources_roles_and_metadata(tmp_path, embedd
     m.close()
 
 
+@pytest.mark.slow
 def test_cli_ingest_goes_through_add_many_with_the_same_decisions_at_any_batch_size(tmp_path, capsys, turns):
     import json
 

@@ -95,6 +95,7 @@ for ds in m.add_many([t.text for t in ts[:400]], user_id=cid):
 """
 
 
+@pytest.mark.slow
 def test_the_information_term_is_the_same_float_in_every_process(tmp_path):
     """The netting sums run in a fixed order, not a set's hash-seed order, so
     a decision's floats do not depend on PYTHONHASHSEED (400 LoCoMo dev turns)."""

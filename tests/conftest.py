@@ -1,8 +1,16 @@
-"""Shared fixtures: one real ONNX embedder per session, fresh stores per test."""
+"""Shared fixtures: one real ONNX embedder per session, fresh stores per test.
+
+Also the test tiers: a test that needs PostgreSQL gets the ``postgres`` and
+``slow`` markers, one that needs the llama.cpp server ``llm`` and ``slow``
+(see :func:`pytest_collection_modifyitems`), so ``pytest -m "not slow"``
+runs the fast tier with neither server. Tests that take seconds on their own
+carry ``@pytest.mark.slow`` by hand.
+"""
 
 from __future__ import annotations
 
 import hashlib
+import os
 import sys
 from pathlib import Path
 
@@ -10,6 +18,42 @@ import numpy as np
 import pytest
 
 sys.path.insert(0, str(Path(__file__).parent))
+
+#: Where the data shared between the project's repositories lives: ../shared
+#: beside the repository, or MEMSIEVE_SHARED.
+SHARED_ROOT = Path(os.environ.get("MEMSIEVE_SHARED") or Path(__file__).resolve().parents[1].parent / "shared")
+
+#: Fixtures that start a real server, and the marker each gives its tests.
+_SERVER_FIXTURES = {"pg_server": "postgres", "pg_url": "postgres", "llama_server": "llm"}
+
+
+def shared_data(relative: str, *, what: str) -> Path:
+    """The path of a file under the shared data root; skips the test when it is absent.
+
+    Args:
+        relative: the file's path under the root (``data/locomo/locomo_dev.json``).
+        what: what the file is, for the skip message (``the LoCoMo dev split``).
+    """
+    path = SHARED_ROOT / relative
+    if not path.is_file():
+        pytest.skip(f"needs {what} at ../shared/{relative} (looked at {path}); put ../shared beside the "
+                    "repository or point MEMSIEVE_SHARED at a copy")
+    return path
+
+
+def pytest_collection_modifyitems(config, items):
+    """Mark every test that needs PostgreSQL or the LLM server as such, and slow."""
+    for item in items:
+        needs = {_SERVER_FIXTURES[f] for f in getattr(item, "fixturenames", ()) if f in _SERVER_FIXTURES}
+        # Store-parametrized fixtures (mem, target, kind, ...) ask for pg_url only
+        # inside their body, so the parameter says it: a "postgres" param.
+        callspec = getattr(item, "callspec", None)
+        if callspec is not None and any(isinstance(v, str) and v == "postgres" for v in callspec.params.values()):
+            needs.add("postgres")
+        for marker in sorted(needs):
+            item.add_marker(marker)
+        if needs:
+            item.add_marker("slow")
 
 
 @pytest.fixture(scope="session")

@@ -19,6 +19,7 @@ def sample_with_a_repeat() -> dict:
     return sample
 
 
+@pytest.mark.slow
 def test_the_consolidate_arm_merges_and_keeps_the_evidence(tmp_path):
     data = write_synthetic(tmp_path, [sample_with_a_repeat()])
     out = tmp_path / "out"

@@ -2,11 +2,14 @@
 
 from __future__ import annotations
 
+import pytest
+
 from memsieve import Memory
 from memsieve.eval.metrics import content_tokens
 from memsieve.eval.updates_data import VERSION_KINDS, load_items
 
 
+@pytest.mark.slow
 def test_newest_versions_stay_first_after_consolidation(embedder):
     items = [i for i in load_items(split="dev") if i.kind in VERSION_KINDS]
 

@@ -76,6 +76,7 @@ def test_parallel_path_matches_reference(data):
     assert abs(_core._read_floor(m, parallel=True) - m.astype(np.float64).sum()) <= 1e-6 * scale
 
 
+@pytest.mark.slow
 def test_parallel_path_equals_single_thread(data, tmp_path):
     seed, threads, m, qs = data
     np.save(tmp_path / "m.npy", m)

@@ -166,6 +166,7 @@ def ref_pca(x, k):
     return mean, comps
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("d", DIMS)
 def test_pca(rng, d):
     # Distinct variances per axis, in a random basis, so the components are well defined.
@@ -185,6 +186,7 @@ def test_pca(rng, d):
     close(pca.transform(x), want / np.linalg.norm(want, axis=1, keepdims=True), rng, "transform normalized")
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("d", DIMS)
 @pytest.mark.parametrize("n", [1, 2, 200, 5000])
 def test_sage_density(rng, n, d):

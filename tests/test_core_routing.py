@@ -95,6 +95,7 @@ def test_duplicate_is_never_added_under_memsieve(n, d, kappa, k, seed, tau, delt
     assert _core.route(res.novelty, tau, delta) != "ADD"
 
 
+@pytest.mark.slow
 def test_sage_routes_a_duplicate_to_add_at_large_n():
     # A clustered scope, as SAGE runs it: Banerjee's kappa hits its cap of 50,
     # tau follows the EMA of tau* from the PCA density, delta is 0.05.

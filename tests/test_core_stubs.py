@@ -3,7 +3,10 @@
 import subprocess
 import sys
 
+import pytest
 
+
+@pytest.mark.slow
 def test_stubtest_passes():
     proc = subprocess.run(
         [sys.executable, "-m", "mypy.stubtest", "memsieve._core"],

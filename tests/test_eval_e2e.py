@@ -5,10 +5,13 @@ from __future__ import annotations
 
 import json
 
+import pytest
+
 from memsieve.eval.runner import EvalOptions, main_locomo, run_locomo
 from test_eval_locomo import synthetic_sample, write_synthetic
 
 
+@pytest.mark.slow
 def test_run_writes_every_output_file(tmp_path):
     data = write_synthetic(tmp_path, [synthetic_sample("conv-x")])
     out = tmp_path / "out"

@@ -214,6 +214,7 @@ def pg_world(pg_server):
 _settings = dict(deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
 
 
+@pytest.mark.slow
 @settings(max_examples=400, **_settings)
 @given(data=st.data())
 def test_any_call_gives_a_result_or_a_typed_error_and_an_error_writes_nothing(hash_world, data):

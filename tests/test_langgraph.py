@@ -209,8 +209,8 @@ def test_bad_input_is_typed_and_a_batch_runs_all_or_nothing(store, mem):
         store.put(ns, "k", {"text": "fine"}, ttl=5)
     with pytest.raises(InvalidInputError, match="fields"):
         MemsieveStore(mem, fields="text")  # type: ignore[arg-type]
-    with pytest.raises(InvalidInputError, match="Memory"):
-        MemsieveStore("mem.db")  # type: ignore[arg-type]
+    with pytest.raises(InvalidInputError, match="Memory or the path or URL"):
+        MemsieveStore(42)  # type: ignore[arg-type]
     assert [m.text for m in mem.get_all(user_id="people/ana")] == [LISBON]
 
 
@@ -307,3 +307,50 @@ def test_on_postgres(pg_url, embedder):
         assert store.list_namespaces(prefix=("memories",)) == [("memories", "ana"), ("memories", "bo")]
         hits = store.search(("memories",), query="the city Ana moved to", filter={"year": {"$lte": 2024}})
         assert [h.key for h in hits] == ["home", "music"]
+
+
+# ---- opening from a path or URL ------------------------------------------------
+
+
+def test_a_store_opened_from_a_path_owns_its_memory(tmp_path):
+    from memsieve import ClosedError
+
+    for target in (str(tmp_path / "by-str.db"), tmp_path / "by-path.db"):
+        with MemsieveStore(target) as store:
+            store.put(("people", "ana"), "home", {"text": LISBON})
+            assert store.get(("people", "ana"), "home").value == {"text": LISBON}
+        with pytest.raises(ClosedError):
+            store.memory.get_all(user_id="people/ana")
+        store.close()  # a second close is harmless
+        with Memory(target) as again:
+            assert [m.text for m in again.get_all(user_id="people/ana")] == [LISBON]
+
+
+def test_closing_a_store_leaves_a_memory_passed_in_open(mem):
+    with MemsieveStore(mem) as store:
+        store.put(("people", "ana"), "home", {"text": LISBON})
+    assert [m.text for m in mem.get_all(user_id="people/ana")] == [LISBON]
+
+
+def test_from_conn_string_passes_memory_options_and_closes_after_the_block(tmp_path, embedder):
+    from memsieve import ClosedError, GateConfig
+
+    path = tmp_path / "cs.db"
+    with MemsieveStore.from_conn_string(str(path), fields=["note"], embedder=embedder,
+                                        gate=GateConfig(profile="none")) as store:
+        assert store.memory.embedder is embedder and store.fields == ("note",)
+        store.put(("people", "ana"), "a", {"note": LISBON})
+        store.put(("people", "ana"), "b", {"note": LISBON + "!"})  # the gate is off: a near repeat is stored too
+        assert sorted(i.key for i in store.search(("people", "ana"))) == ["a", "b"]
+    with pytest.raises(ClosedError):
+        store.memory.get_all(user_id="people/ana")
+    with Memory(path, embedder=embedder) as again:
+        assert len(again.get_all(user_id="people/ana")) == 2
+
+
+def test_from_conn_string_refuses_bad_fields_before_opening_a_database(tmp_path):
+    path = tmp_path / "never.db"
+    with pytest.raises(InvalidInputError, match="fields"):
+        with MemsieveStore.from_conn_string(path, fields="note"):  # type: ignore[arg-type]
+            pass
+    assert not path.exists()

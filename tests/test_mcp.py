@@ -168,6 +168,7 @@ async def round_trip(session: ClientSession) -> None:
     assert [m["text"] for m in (await call(session, "list_memories"))["memories"]] == [LISBON]
 
 
+@pytest.mark.slow
 def test_round_trip_over_stdio(tmp_path):
     async def main():
         async with stdio_session(tmp_path / "m.db", "--user", "ana") as session:
@@ -178,6 +179,7 @@ def test_round_trip_over_stdio(tmp_path):
         assert [m.text for m in mem.get_all(user_id="ana")] == [LISBON]
 
 
+@pytest.mark.slow
 def test_round_trip_over_http(tmp_path):
     async def main(url):
         async with http_session(url) as session:
@@ -191,6 +193,7 @@ def test_round_trip_over_http(tmp_path):
         assert [m.text for m in mem.get_all(user_id="ana")] == [LISBON]
 
 
+@pytest.mark.slow
 def test_bad_arguments_are_tool_errors_and_the_server_keeps_serving(tmp_path, embedder):
     with Memory(tmp_path / "probe.db", embedder=embedder) as probe:  # memsieve's own messages, to compare
         messages = {}
@@ -226,6 +229,7 @@ def test_bad_arguments_are_tool_errors_and_the_server_keeps_serving(tmp_path, em
     anyio.run(main)
 
 
+@pytest.mark.slow
 def test_two_stdio_servers_share_one_database(tmp_path):
     db = tmp_path / "shared.db"
 
@@ -255,6 +259,7 @@ def test_two_stdio_servers_share_one_database(tmp_path):
     anyio.run(main)
 
 
+@pytest.mark.slow
 def test_two_http_clients_on_one_server(tmp_path):
     async def main(url):
         async with http_session(url) as a, http_session(url) as b:
@@ -272,6 +277,7 @@ def test_two_http_clients_on_one_server(tmp_path):
         anyio.run(main, url)
 
 
+@pytest.mark.slow
 def test_the_sdk_is_imported_only_by_the_mcp_command(tmp_path):
     code = ("import sys, memsieve, memsieve.cli\n"
             "from memsieve.cli import main\n"
@@ -283,6 +289,7 @@ def test_the_sdk_is_imported_only_by_the_mcp_command(tmp_path):
     assert proc.stdout.strip().splitlines()[-1] == "[]"
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("port", ["0", "70000"])
 def test_a_bad_port_is_one_error_line(tmp_path, port):
     proc = subprocess.run([SCRIPT, "mcp", "--http", port, "--db", str(tmp_path / "p.db")],

@@ -6,7 +6,6 @@ batches on parallel workers)."""
 from __future__ import annotations
 
 import math
-from pathlib import Path
 
 import pytest
 
@@ -14,7 +13,7 @@ from memsieve import ConfigError, GateConfig, InvalidInputError, InvalidTextErro
 from memsieve.embedding import CachedEmbedder, OnnxEmbedder
 from memsieve.write.ingest import conversations
 
-LOCOMO = Path(__file__).resolve().parents[1].parent / "shared" / "data" / "locomo" / "locomo_dev.json"
+from conftest import shared_data
 
 
 def _key(d):
@@ -26,8 +25,7 @@ def _key(d):
 
 @pytest.fixture(scope="module")
 def turns():
-    assert LOCOMO.is_file(), f"the LoCoMo dev split is missing at {LOCOMO}; put ../shared/data/locomo beside the repo"
-    convs = conversations(LOCOMO)
+    convs = conversations(shared_data("data/locomo/locomo_dev.json", what="the LoCoMo dev split"))
     cached = CachedEmbedder(OnnxEmbedder(workers=1))
     for _, ts in convs:  # one text per call, as add() embeds: what the sequential run reads back
         for t in ts:
@@ -35,6 +33,7 @@ def turns():
     return convs, cached
 
 
+@pytest.mark.slow
 def test_add_many_decides_every_locomo_turn_as_sequential_add_does(tmp_path, turns):
     convs, cached = turns
     # The bulk run embeds for itself (its cache starts empty, and is there only
@@ -82,6 +81,7 @@ def test_items_carry_their_own_dates_sources_roles_and_metadata(tmp_path, embedd
     m.close()
 
 
+@pytest.mark.slow
 def test_cli_ingest_goes_through_add_many_with_the_same_decisions_at_any_batch_size(tmp_path, capsys, turns):
     import json
 

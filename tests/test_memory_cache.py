@@ -20,6 +20,7 @@ def _rss_mib() -> float:
         return int(f.read().split()[1]) * resource.getpagesize() / 2**20
 
 
+@pytest.mark.slow
 def test_touching_10000_scopes_stays_within_the_bound(tmp_path):
     bound = 2 * 2**20
     m = Memory(tmp_path / "many.db", embedder=TableEmbedder(dim=384), max_cache_bytes=bound)

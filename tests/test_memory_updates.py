@@ -95,16 +95,17 @@ for ds in m.add_many([t.text for t in ts[:400]], user_id=cid):
 """
 
 
+@pytest.mark.slow
 def test_the_information_term_is_the_same_float_in_every_process(tmp_path):
     """The netting sums run in a fixed order, not a set's hash-seed order, so
     a decision's floats do not depend on PYTHONHASHSEED (400 LoCoMo dev turns)."""
     import os
     import subprocess
     import sys
-    from pathlib import Path
 
-    locomo = Path(__file__).resolve().parents[1].parent / "shared" / "data" / "locomo" / "locomo_dev.json"
-    assert locomo.is_file(), f"the LoCoMo dev split is missing at {locomo}; put ../shared/data/locomo beside the repo"
+    from conftest import shared_data
+
+    locomo = shared_data("data/locomo/locomo_dev.json", what="the LoCoMo dev split")
     outs = []
     for seed in ("1", "2", "3"):
         env = {**os.environ, "PYTHONHASHSEED": seed, "HF_HUB_OFFLINE": "1"}

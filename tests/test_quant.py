@@ -108,6 +108,7 @@ def test_bad_storage_is_a_typed_error_and_leaves_nothing() -> None:
     assert len(b) == 1 and b.quant_bytes > 0 and b.nearest(q, 5)[0].tolist() == [1]
 
 
+@pytest.mark.slow
 def test_results_do_not_depend_on_threads(tmp_path) -> None:
     m = clustered(30_000, seed=6)
     qs = np.vstack([m[3], unit_rows(3, seed=7)])

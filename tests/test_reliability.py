@@ -12,6 +12,7 @@ import time
 from pathlib import Path
 
 import numpy as np
+import pytest
 
 
 from memsieve import Memory, Scope
@@ -28,6 +29,7 @@ WRITER = textwrap.dedent("""
 """)
 
 
+@pytest.mark.slow
 def test_sigkill_mid_ingest_leaves_a_consistent_store(tmp_path):
     db = tmp_path / "crash.db"
     script = tmp_path / "writer.py"

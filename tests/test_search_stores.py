@@ -11,24 +11,22 @@ in the same order).
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import pytest
 
 from memsieve import GateConfig, Memory
 from memsieve.eval.arms import search_modes
 from memsieve.eval.locomo import load_locomo
 
-LOCOMO = Path(__file__).resolve().parents[1].parent / "shared" / "data" / "locomo" / "locomo_dev.json"
+from conftest import shared_data
+
 CONVERSATION = "conv-30"  # the smallest dev conversation: 369 turns, 105 questions
 QUESTIONS = 40
 
 
 @pytest.fixture(scope="module")
 def conversation():
-    # No skip: CI has ../shared beside the repo, so a missing file is a broken setup.
-    assert LOCOMO.is_file(), f"the LoCoMo dev split is missing at {LOCOMO}; put ../shared/data/locomo beside the repo"
-    (conv,) = load_locomo(LOCOMO, conversations=[CONVERSATION]).conversations
+    locomo = shared_data("data/locomo/locomo_dev.json", what="the LoCoMo dev split")
+    (conv,) = load_locomo(locomo, conversations=[CONVERSATION]).conversations
     return conv
 
 

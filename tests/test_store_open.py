@@ -88,9 +88,8 @@ def test_an_interrupted_migration_is_finished_by_the_next_opener(tmp_path):
 
     path = str(tmp_path / "half.db")
     con = sqlite3.connect(path, isolation_level=None)
-    for statement in MIGRATIONS[0].split(";"):
-        if statement.strip():
-            con.execute(statement)
+    for statement in MIGRATIONS[0].statements:
+        con.execute(statement)
     con.execute("PRAGMA user_version = 1")
     assert migrate(con) == len(MIGRATIONS)
     assert migrate(con) == len(MIGRATIONS)  # a second run finds nothing to do

@@ -26,6 +26,7 @@ def _mypy(*targets: str) -> tuple[str, int]:
     return out + err, status
 
 
+@pytest.mark.slow
 def test_mypy_finds_both_stores_satisfy_the_protocols():
     # sqlite.py and postgres.py end with a function that returns the store as a
     # (Store, WriteTx) pair, so any drift in a name, a parameter or a return

@@ -42,8 +42,10 @@ from __future__ import annotations
 
 import asyncio
 import json
+import os
 import threading
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
@@ -108,22 +110,81 @@ def scope_namespace(scope: Scope) -> tuple[str, ...] | None:
 class MemsieveStore(BaseStore):
     """A LangGraph ``BaseStore`` whose writes go through memsieve's write gate.
 
+    ``MemsieveStore("memories.db")`` (a path or a ``postgresql://`` URL)
+    opens a ``Memory`` with the default options and closes it on
+    :meth:`close` or at the end of a ``with`` block;
+    :meth:`from_conn_string` does the same with options, as LangGraph's
+    ``PostgresStore.from_conn_string`` does.
+
     Args:
-        memory: the ``memsieve.Memory`` to read and write (the caller closes it).
+        memory: the ``memsieve.Memory`` to read and write (the caller closes
+            it), or the path or URL of the database to open one on.
         fields: dotted paths of the value whose texts, joined by newlines,
             are gated and searched; ``"$"`` is the whole value as JSON. None
             (the default) takes the first of TEXT_FIELDS the value holds as a
             string. ``put(..., index=[...])`` names the fields for one item.
     """
 
-    def __init__(self, memory: Memory, *, fields: Sequence[str] | None = None) -> None:
+    def __init__(self, memory: Memory | str | os.PathLike[str], *, fields: Sequence[str] | None = None) -> None:
+        checked = None if fields is None else _check_fields(fields)  # before a file is opened for nothing
+        self._owns_memory = isinstance(memory, (str, os.PathLike))
+        if self._owns_memory:
+            memory = Memory(memory)  # type: ignore[arg-type]
         if not isinstance(memory, Memory):
-            raise InvalidInputError(f"MemsieveStore needs a memsieve.Memory, got {type(memory).__name__}")
+            raise InvalidInputError(
+                f"MemsieveStore needs a memsieve.Memory or the path or URL of a database, got "
+                f"{type(memory).__name__}; pass Memory(...) or a path such as 'memories.db'")
         self.memory = memory
-        self.fields = None if fields is None else _check_fields(fields)
+        self.fields = checked
         self.last_decisions: list[PutDecision] = []
         # One writer at a time: a put reads the key's memories, then replaces them.
         self._write_lock = threading.Lock()
+
+    @classmethod
+    @contextmanager
+    def from_conn_string(cls, conn_string: str | os.PathLike[str], *, fields: Sequence[str] | None = None,
+                         **memory_options: Any) -> Iterator["MemsieveStore"]:
+        """A store on a new ``Memory`` for the block, closed after it (as ``PostgresStore.from_conn_string``).
+
+        ::
+
+            with MemsieveStore.from_conn_string("memories.db", embedder=my_embedder) as store:
+                graph = builder.compile(store=store)
+
+        Args:
+            conn_string: a SQLite path or a ``postgresql://`` URL.
+            fields: as for the constructor.
+            **memory_options: keyword options of ``memsieve.Memory`` (``embedder``,
+                ``gate``, ``llm``, ...).
+
+        Yields:
+            The store; its Memory is closed when the block ends.
+        """
+        if fields is not None:
+            _check_fields(fields)
+        memory = Memory(conn_string, **memory_options)
+        try:
+            store = cls(memory, fields=fields)
+        except BaseException:
+            memory.close()
+            raise
+        store._owns_memory = True
+        try:
+            yield store
+        finally:
+            store.close()
+
+    def close(self) -> None:
+        """Close the Memory if this store opened it; a Memory passed in stays open for its caller."""
+        if self._owns_memory:
+            self._owns_memory = False  # a second close (close() inside a with block) finds nothing to do
+            self.memory.close()
+
+    def __enter__(self) -> "MemsieveStore":
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
 
     # ---- BaseStore -----------------------------------------------------------
 

@@ -23,6 +23,7 @@ from memsieve.read.rerank import DEFAULT_RERANK_DEPTH, check_reranker
 from memsieve.read.search import DEFAULT_VERSION_COS, SearchMode, Searcher
 from memsieve.records import Decision, HistoryEntry, MemoryItem, Rejection, SearchResult
 from memsieve.scope import Scope, check_owner, warn_unreachable_scopes
+from memsieve.scoped import ScopedMemory
 from memsieve.stats import scope_stats
 from memsieve.store import open_store
 from memsieve.store.base import check_durability
@@ -60,10 +61,12 @@ class Memory:
     Args:
         path: SQLite file (created if missing), ``":memory:"``, a
             ``postgresql://`` URL, or None for ``default_path()``.
-        embedder: anything with ``dim`` and ``embed(texts) -> (n, dim) float32``;
-            None loads the packaged ONNX MiniLM lazily on first use.
-        llm: an ``memsieve.llm.LLMConfig`` for fact extraction and the band's CRUD
-            step, or None (the band then follows ``gate.band_policy``).
+        embedder: anything with ``dim`` and ``embed(texts) -> (n, dim) float32``
+            (``memsieve.parts.Embedder``); None loads the packaged ONNX MiniLM
+            lazily on first use.
+        llm: an ``memsieve.llm.LLMConfig`` (a client is built on first use) or
+            a ready client (``memsieve.parts.LLM``) for fact extraction and the
+            band's CRUD step, or None (the band then follows ``gate.band_policy``).
         gate: the gate configuration; None for the defaults.
         max_text_chars: longest accepted candidate text.
         index_min_size: scopes with at least this many memories use an hnswlib
@@ -169,6 +172,18 @@ class Memory:
     def gates(self) -> ScopeGates:
         """The cache of every scope's gate state (bounded by ``max_cache_bytes``)."""
         return self._gates
+
+    def scope(self, *, user_id: str | None = None, agent_id: str | None = None,
+              run_id: str | None = None) -> ScopedMemory:
+        """This memory with one scope bound: ``ana = mem.scope(user_id="ana"); ana.add("...")``.
+
+        The handle's methods are this class's without ``user_id``, ``agent_id``
+        and ``run_id``, and decide exactly as the keyword calls do.
+
+        Raises:
+            ScopeError: no id is given or one is malformed; checked here, once.
+        """
+        return ScopedMemory(self, Scope.of(user_id, agent_id, run_id))
 
     # ---- writing (memsieve.write.writer) -------------------------------------
 
@@ -436,8 +451,11 @@ class Memory:
         self.get(memory_id, user_id=user_id, agent_id=agent_id, run_id=run_id)
         return self.store.history(memory_id)
 
-    def links(self, memory_id: str) -> list[tuple[str, str, float | None]]:
-        """(other memory id, kind, cosine) of every link touching this memory."""
+    def links(self, memory_id: str, *, user_id: str | None = None, agent_id: str | None = None,
+              run_id: str | None = None) -> list[tuple[str, str, float | None]]:
+        """(other memory id, kind, cosine) of every link touching this memory; with a scope, as in ``get``."""
+        if Scope.optional(user_id, agent_id, run_id) is not None:
+            self.get(memory_id, user_id=user_id, agent_id=agent_id, run_id=run_id)
         return self.store.links(check_record_id(memory_id))
 
     def rejections(self, *, user_id: str | None = None, agent_id: str | None = None, run_id: str | None = None,

@@ -121,13 +121,15 @@ def test_the_async_handle_returns_what_the_sync_one_does(tmp_path, embedder):
     with Memory(tmp_path / "s.db", embedder=embedder) as sync:
         want = canon(scenario(lambda name, *a, **k: getattr(sync.scope(user_id="ana"), name)(*a, **k)), {})
     amem = AsyncMemory(tmp_path / "a.db", embedder=embedder)
-    ana = amem.scope(user_id="ana")
+    ana = asyncio.run(amem.scope(user_id="ana"))
     assert isinstance(ana, AsyncScopedMemory) and ana.scope == Scope.of("ana")
     got = canon(scenario(lambda name, *a, **k: asyncio.run(getattr(ana, name)(*a, **k))), {})
     assert got == want
     asyncio.run(amem.close())
     with pytest.raises(ClosedError):
         asyncio.run(ana.get_all())
+    with pytest.raises(ClosedError):
+        asyncio.run(amem.scope(user_id="ana"))
 
 
 def test_the_async_handle_has_the_sync_handles_signatures():
@@ -191,7 +193,7 @@ def test_a_bad_scope_fails_when_the_handle_is_made(tmp_path, ids):
             mem.scope(**ids)
         amem = AsyncMemory.wrap(mem)
         with pytest.raises(ScopeError):
-            amem.scope(**ids)
+            asyncio.run(amem.scope(**ids))
         assert snapshot(path) == before
 
 

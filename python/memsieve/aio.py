@@ -9,13 +9,14 @@ already serializes writes per scope and shares its store connection under a
 lock (see memsieve.gate.cache). Errors are the same ``MemsieveError`` types,
 raised from the ``await``.
 
-``AsyncMemory.scope(user_id=...)`` gives an ``AsyncScopedMemory``: the
+``await AsyncMemory.scope(user_id=...)`` gives an ``AsyncScopedMemory``: the
 coroutine forms of a ``ScopedMemory``'s methods, on the same pool.
 
 Example:
     >>> async with AsyncMemory("mem.db") as mem:   # doctest: +SKIP
     ...     decisions = await mem.add("I moved to Lisbon", user_id="ana")
-    ...     hits = await mem.scope(user_id="ana").search("where does ana live")
+    ...     ana = await mem.scope(user_id="ana")
+    ...     hits = await ana.search("where does ana live")
 """
 
 from __future__ import annotations
@@ -137,13 +138,19 @@ class AsyncMemory:
     gate_trace = _coroutine(Memory.gate_trace)
     embed = _coroutine(Memory.embed)
 
-    def scope(self, *, user_id: str | None = None, agent_id: str | None = None,
-              run_id: str | None = None) -> "AsyncScopedMemory":
-        """This memory with one scope bound, as coroutines (see ``Memory.scope``).
+    async def scope(self, *, user_id: str | None = None, agent_id: str | None = None,
+                    run_id: str | None = None) -> "AsyncScopedMemory":
+        """This memory with one scope bound, as coroutines: ``ana = await amem.scope(user_id="ana")``.
+
+        A coroutine like every other method here, though it only checks the
+        ids (on the event loop: there is nothing to wait for); see ``Memory.scope``.
 
         Raises:
             ScopeError: no id is given or one is malformed; checked here, once.
+            ClosedError: this AsyncMemory is closed.
         """
+        if self._closed:
+            raise ClosedError("this AsyncMemory")
         return AsyncScopedMemory(self.memory.scope(user_id=user_id, agent_id=agent_id, run_id=run_id),
                                  run=self._run)
 
@@ -168,7 +175,7 @@ class AsyncMemory:
 class AsyncScopedMemory:
     """A ``ScopedMemory`` whose methods are coroutines, run on its ``AsyncMemory``'s pool.
 
-    Made by ``AsyncMemory.scope(user_id=..., ...)``; closing that AsyncMemory
+    Made by ``await AsyncMemory.scope(user_id=..., ...)``; closing that AsyncMemory
     makes every call here raise ClosedError.
 
     Args:

@@ -5,9 +5,10 @@ from memsieve.gate.config import GateConfig
 from memsieve.consolidation import ConsolidationReport, MergeConflictError
 from memsieve.read.fusion import Fusion
 from memsieve.memory import Memory
-from memsieve.aio import AsyncMemory
+from memsieve.aio import AsyncMemory, AsyncScopedMemory
 from memsieve.records import Decision, HistoryEntry, MemoryItem, Rejection, SearchResult
 from memsieve.scope import Scope
+from memsieve.scoped import ScopedMemory
 from memsieve.write.purge import Erasure
 from memsieve.errors import (
     ClosedError,
@@ -29,6 +30,7 @@ from memsieve.errors import (
 
 __all__ = [
     "AsyncMemory",
+    "AsyncScopedMemory",
     "ConsolidationReport",
     "MergeConflictError",
     "Decision",
@@ -40,6 +42,7 @@ __all__ = [
     "MemoryItem",
     "Rejection",
     "Scope",
+    "ScopedMemory",
     "SearchResult",
     "ClosedError",
     "ConfigError",

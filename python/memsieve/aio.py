@@ -9,10 +9,14 @@ already serializes writes per scope and shares its store connection under a
 lock (see memsieve.gate.cache). Errors are the same ``MemsieveError`` types,
 raised from the ``await``.
 
+``await AsyncMemory.scope(user_id=...)`` gives an ``AsyncScopedMemory``: the
+coroutine forms of a ``ScopedMemory``'s methods, on the same pool.
+
 Example:
     >>> async with AsyncMemory("mem.db") as mem:   # doctest: +SKIP
     ...     decisions = await mem.add("I moved to Lisbon", user_id="ana")
-    ...     hits = await mem.search("where does ana live", user_id="ana")
+    ...     ana = await mem.scope(user_id="ana")
+    ...     hits = await ana.search("where does ana live")
 """
 
 from __future__ import annotations
@@ -21,12 +25,14 @@ import asyncio
 import functools
 import inspect
 import os
-from collections.abc import Callable, Coroutine
+from collections.abc import Awaitable, Callable, Coroutine
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any, Concatenate, ParamSpec, TypeVar
 
 from memsieve.errors import ClosedError, ConfigError
 from memsieve.memory import Memory
+from memsieve.scope import Scope
+from memsieve.scoped import ScopedMemory
 
 P = ParamSpec("P")
 R = TypeVar("R")
@@ -36,25 +42,26 @@ R = TypeVar("R")
 DEFAULT_MAX_WORKERS = 4
 
 
-def _coroutine(method: Callable[Concatenate[Memory, P], R]
-               ) -> Callable[Concatenate["AsyncMemory", P], Coroutine[Any, Any, R]]:
-    """The coroutine form of a ``Memory`` method, run on the AsyncMemory's pool.
+def _coroutine(method: Callable[Concatenate[Any, P], R], *, wrapped: str = "memory"
+               ) -> Callable[Concatenate[Any, P], Coroutine[Any, Any, R]]:
+    """The coroutine form of a ``Memory`` (or ``ScopedMemory``) method, run on the pool.
 
-    The method is looked up by name on the wrapped instance at call time, so a
-    subclass of ``Memory`` gets its own override.
+    The method is looked up by name on the wrapped instance (the attribute
+    ``wrapped`` of the async object) at call time, so a subclass of ``Memory``
+    gets its own override.
     """
     name = method.__name__
 
     @functools.wraps(method)
-    async def call(self: "AsyncMemory", *args: P.args, **kwargs: P.kwargs) -> R:
-        bound = getattr(self.memory, name)
+    async def call(self: Any, *args: P.args, **kwargs: P.kwargs) -> R:
+        bound = getattr(getattr(self, wrapped), name)
         return await self._run(functools.partial(bound, *args, **kwargs))
 
     # What help() and inspect show: the sync parameters, an awaitable result.
     sig = inspect.signature(method)
     call.__signature__ = sig.replace(  # type: ignore[attr-defined]
         return_annotation=f"Awaitable[{_annotation(sig.return_annotation)}]")
-    call.__doc__ = f"``await`` form of ``Memory.{name}``, run on the pool.\n\n{inspect.getdoc(method) or ''}"
+    call.__doc__ = f"``await`` form of ``{method.__qualname__}``, run on the pool.\n\n{inspect.getdoc(method) or ''}"
     return call
 
 
@@ -134,6 +141,22 @@ class AsyncMemory:
     gate_trace = _coroutine(Memory.gate_trace)
     embed = _coroutine(Memory.embed)
 
+    async def scope(self, *, user_id: str | None = None, agent_id: str | None = None,
+                    run_id: str | None = None) -> "AsyncScopedMemory":
+        """This memory with one scope bound, as coroutines: ``ana = await amem.scope(user_id="ana")``.
+
+        A coroutine like every other method here, though it only checks the
+        ids (on the event loop: there is nothing to wait for); see ``Memory.scope``.
+
+        Raises:
+            ScopeError: no id is given or one is malformed; checked here, once.
+            ClosedError: this AsyncMemory is closed.
+        """
+        if self._closed:
+            raise ClosedError("this AsyncMemory")
+        return AsyncScopedMemory(self.memory.scope(user_id=user_id, agent_id=agent_id, run_id=run_id),
+                                 run=self._run)
+
     async def close(self) -> None:
         """Stop taking calls, wait for those already submitted, then close the ``Memory``.
 
@@ -150,3 +173,48 @@ class AsyncMemory:
 
     async def __aexit__(self, *exc: object) -> None:
         await self.close()
+
+
+class AsyncScopedMemory:
+    """A ``ScopedMemory`` whose methods are coroutines, run on its ``AsyncMemory``'s pool.
+
+    Made by ``await AsyncMemory.scope(user_id=..., ...)``; closing that AsyncMemory
+    makes every call here raise ClosedError.
+
+    Args:
+        handle: the synchronous handle whose methods are wrapped.
+        run: runs a call on the AsyncMemory's pool (refusing it once closed).
+    """
+
+    def __init__(self, handle: ScopedMemory, *, run: Callable[[Callable[[], Any]], Awaitable[Any]]) -> None:
+        self.handle = handle
+        self._run = run
+
+    @property
+    def scope(self) -> Scope:
+        """The bound scope (its ids normalized)."""
+        return self.handle.scope
+
+    def __repr__(self) -> str:
+        return f"Async{self.handle!r}"
+
+    add = _coroutine(ScopedMemory.add, wrapped="handle")
+    add_many = _coroutine(ScopedMemory.add_many, wrapped="handle")
+    search = _coroutine(ScopedMemory.search, wrapped="handle")
+    context = _coroutine(ScopedMemory.context, wrapped="handle")
+    get = _coroutine(ScopedMemory.get, wrapped="handle")
+    get_all = _coroutine(ScopedMemory.get_all, wrapped="handle")
+    update = _coroutine(ScopedMemory.update, wrapped="handle")
+    delete = _coroutine(ScopedMemory.delete, wrapped="handle")
+    history = _coroutine(ScopedMemory.history, wrapped="handle")
+    links = _coroutine(ScopedMemory.links, wrapped="handle")
+    restore = _coroutine(ScopedMemory.restore, wrapped="handle")
+    consolidate = _coroutine(ScopedMemory.consolidate, wrapped="handle")
+    unconsolidate = _coroutine(ScopedMemory.unconsolidate, wrapped="handle")
+    merges = _coroutine(ScopedMemory.merges, wrapped="handle")
+    rejections = _coroutine(ScopedMemory.rejections, wrapped="handle")
+    faults = _coroutine(ScopedMemory.faults, wrapped="handle")
+    forget = _coroutine(ScopedMemory.forget, wrapped="handle")
+    purge = _coroutine(ScopedMemory.purge, wrapped="handle")
+    stats = _coroutine(ScopedMemory.stats, wrapped="handle")
+    gate_trace = _coroutine(ScopedMemory.gate_trace, wrapped="handle")

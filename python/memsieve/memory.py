@@ -2,37 +2,39 @@
 
 from __future__ import annotations
 
-import math
 import os
 import threading
 from collections.abc import Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from memsieve.gate.config import GateConfig
 from memsieve.consolidation import ConsolidationReport, Consolidator, Schedule
 from memsieve.errors import ClosedError, ConfigError, EmbedderError, NotFoundError
-from memsieve.inputs import (MAX_TEXT_CHARS, candidate_texts, check_count, check_embedder, check_limit,
-                             check_flag, check_metadata, check_optional_str, check_path, check_record_id, check_router,
-                             check_sources, check_text, iso_time, now_iso)
-from memsieve.records import Decision, HistoryEntry, MemoryItem, Rejection, SearchResult
-from memsieve.scope import Scope, check_owner, warn_unreachable_scopes
-from memsieve.write import candidates as bulk, edits
-from memsieve.write.forget import ForgetPath, Removal, forget_asked
-from memsieve.write.forgetting import parse_request
-from memsieve.write import purge as purging
+from memsieve.gate.cache import DEFAULT_MAX_CACHE_BYTES, ScopeGates
+from memsieve.gate.config import GateConfig
+from memsieve.inputs import (MAX_TEXT_CHARS, candidate_texts, check_count, check_embedder, check_flag, check_limit,
+                             check_metadata, check_optional_str, check_path, check_record_id, check_router,
+                             check_sources, check_text, iso_time)
+from memsieve.parts import LLM, Reranker, Router
 from memsieve.read.fusion import Fusion
 from memsieve.read.render import DEFAULT_DATE_FORMAT, DateFormat, Order, render_results
 from memsieve.read.rerank import DEFAULT_RERANK_DEPTH, check_reranker
-from memsieve.stats import scope_stats
-from memsieve.gate.cache import DEFAULT_MAX_CACHE_BYTES, ScopeGates
 from memsieve.read.search import DEFAULT_VERSION_COS, SearchMode, Searcher
+from memsieve.records import Decision, HistoryEntry, MemoryItem, Rejection, SearchResult
+from memsieve.scope import Scope, check_owner, warn_unreachable_scopes
+from memsieve.scoped import ScopedMemory
+from memsieve.stats import scope_stats
 from memsieve.store import open_store
 from memsieve.store.base import check_durability
+from memsieve.write import candidates as bulk
 from memsieve.text.lexicon import ENGLISH, Lexicon, check_lexicon
-from memsieve.write.path import Candidate, WritePath
+from memsieve.write.purge import Erasure, erasure as erasure_of
+from memsieve.write.writer import Writer
 
+if TYPE_CHECKING:
+    from memsieve.embedding.protocol import Embedder
+    from memsieve.llm import LLMConfig
 
 def default_path() -> str:
     """``$MEMSIEVE_DB``, else ``$XDG_DATA_HOME/memsieve/memsieve.db`` (``~/.local/share`` by default)."""
@@ -62,10 +64,12 @@ class Memory:
     Args:
         path: SQLite file (created if missing), ``":memory:"``, a
             ``postgresql://`` URL, or None for ``default_path()``.
-        embedder: anything with ``dim`` and ``embed(texts) -> (n, dim) float32``;
-            None loads the packaged ONNX MiniLM lazily on first use.
-        llm: an ``memsieve.llm.LLMConfig`` for fact extraction and the band's CRUD
-            step, or None (the band then follows ``gate.band_policy``).
+        embedder: anything with ``dim`` and ``embed(texts) -> (n, dim) float32``
+            (``memsieve.parts.Embedder``); None loads the packaged ONNX MiniLM
+            lazily on first use.
+        llm: an ``memsieve.llm.LLMConfig`` (a client is built on first use) or
+            a ready client (``memsieve.parts.LLM``) for fact extraction and the
+            band's CRUD step, or None (the band then follows ``gate.band_policy``).
         gate: the gate configuration; None for the defaults.
         max_text_chars: longest accepted candidate text.
         index_min_size: scopes with at least this many memories use an hnswlib
@@ -92,15 +96,16 @@ class Memory:
         durability: ``"normal"`` (a killed process loses nothing committed;
             a power loss can undo the last commits) or ``"full"`` (an fsync per
             commit on SQLite; see memsieve.store.base.DURABILITY).
-        lexicon: the language memories are written in (memsieve.text.Lexicon):
-            the change cues and word rarity the gate reads, the cues and
-            subjects freshness reads, the phrasings of a request to forget.
+        lexicon: the language memories are written in (``memsieve.text.lexicon.Lexicon``;
+            English by default): the change cues and word rarity the gate
+            reads, the cues and subjects freshness reads, the phrasings of a
+            request to forget.
     """
 
-    def __init__(self, path: str | os.PathLike[str] | None = None, *, embedder: Any = None, llm: Any = None,
-                 gate: GateConfig | None = None, max_text_chars: int = MAX_TEXT_CHARS,
-                 index_min_size: int = 20_000, router: Any = None,
-                 max_cache_bytes: int = DEFAULT_MAX_CACHE_BYTES, reranker: Any = None,
+    def __init__(self, path: str | os.PathLike[str] | None = None, *, embedder: Embedder | None = None,
+                 llm: LLMConfig | LLM | None = None, gate: GateConfig | None = None,
+                 max_text_chars: int = MAX_TEXT_CHARS, index_min_size: int = 20_000, router: Router | None = None,
+                 max_cache_bytes: int = DEFAULT_MAX_CACHE_BYTES, reranker: Reranker | None = None,
                  rerank_depth: int = DEFAULT_RERANK_DEPTH, fusion: Fusion | None = None,
                  version_cos: float = DEFAULT_VERSION_COS, consolidate_every: int | None = None,
                  durability: str = "normal", lexicon: Lexicon = ENGLISH) -> None:
@@ -108,18 +113,16 @@ class Memory:
         if not isinstance(self.gate_config, GateConfig):
             raise ConfigError(f"gate must be a GateConfig, got {type(gate).__name__}")
         reranker = check_reranker(reranker)
-        self.lexicon = check_lexicon(lexicon)
         if fusion is not None and not isinstance(fusion, Fusion):
             raise ConfigError(f"fusion must be a memsieve.read.fusion.Fusion, got {type(fusion).__name__}")
         depth = check_limit(rerank_depth, where="rerank_depth")
-        self._schedule = Schedule(consolidate_every)
+        schedule = Schedule(consolidate_every)
         self._embedder = check_embedder(embedder)
         self._embedder_lock = threading.Lock()
         self.max_text_chars = check_count(max_text_chars, name="max_text_chars")
         self._closed = False
+        self.lexicon = check_lexicon(lexicon)
         self.router = check_router(router)
-        self._llm_config = llm
-        self._llm: Any = None
         durability = check_durability(durability)
         self.store = open_store(_default_store() if path is None else check_path(path), durability=durability)
         try:
@@ -133,11 +136,14 @@ class Memory:
                                   rerank_depth=depth or DEFAULT_RERANK_DEPTH, fusion=fusion,
                                   version_cos=_unit_interval(version_cos, where="version_cos"),
                                   lexicon=self.lexicon)
+        self._consolidator = Consolidator(self.store, self._gates, self.gate_config, self.embed)
+        self._writer = Writer(self.store, self._gates, self.gate_config, embed=self.embed,
+                              consolidator=self._consolidator, schedule=schedule, llm=llm, lexicon=self.lexicon)
 
     # ---- parts loaded lazily -------------------------------------------------
 
     @property
-    def embedder(self) -> Any:
+    def embedder(self) -> Embedder:
         with self._embedder_lock:
             if self._embedder is None:
                 from memsieve.embedding import default_embedder
@@ -146,14 +152,9 @@ class Memory:
             return self._embedder
 
     @property
-    def llm(self) -> Any:
-        if self._llm_config is None:
-            return None
-        if self._llm is None:
-            from memsieve.llm import LLMClient
-
-            self._llm = LLMClient(self._llm_config)
-        return self._llm
+    def llm(self) -> LLM | None:
+        """The LLM client (built on first use from ``llm=LLMConfig(...)``), or None without one."""
+        return self._writer.llm
 
     def embed(self, texts: Sequence[str]) -> np.ndarray:
         """Embed texts with the configured embedder and validate the output.
@@ -181,7 +182,19 @@ class Memory:
         """The cache of every scope's gate state (bounded by ``max_cache_bytes``)."""
         return self._gates
 
-    # ---- writing -------------------------------------------------------------
+    def scope(self, *, user_id: str | None = None, agent_id: str | None = None,
+              run_id: str | None = None) -> ScopedMemory:
+        """This memory with one scope bound: ``ana = mem.scope(user_id="ana"); ana.add("...")``.
+
+        The handle's methods are this class's without ``user_id``, ``agent_id``
+        and ``run_id``, and decide exactly as the keyword calls do.
+
+        Raises:
+            ScopeError: no id is given or one is malformed; checked here, once.
+        """
+        return ScopedMemory(self, Scope.of(user_id, agent_id, run_id))
+
+    # ---- writing (memsieve.write.writer) -------------------------------------
 
     def add(self, messages_or_text: Any, *, user_id: str | None = None, agent_id: str | None = None,
             run_id: str | None = None, metadata: dict[str, Any] | None = None, infer: bool = False,
@@ -209,24 +222,9 @@ class Memory:
         scope = Scope.of(user_id, agent_id, run_id)
         infer = check_flag(infer, where="infer")
         pairs = candidate_texts(messages_or_text, max_chars=self.max_text_chars)
-        meta = check_metadata(metadata)
-        sources = check_sources(source)
-        valid = iso_time(valid_from, where="valid_from")
-        forgotten: list[Decision] = []
-        if infer:
-            if self.llm is None:
-                raise ConfigError("infer=True needs an LLM; pass Memory(llm=LLMConfig(base_url=..., model=...))")
-            requests = [text for text, role in pairs
-                        if role in (None, "user") and self.lexicon.is_forget_request(text)]
-            pairs = [(text, role) for text, role in pairs if text not in requests]
-            forgotten = [d for r in requests for d in self._forget_asked(scope, r)]
-            facts = self.llm.extract_facts("\n".join(f"{role}: {t}" if role else t for t, role in pairs)) if pairs else []
-            pairs = [(check_text(f, where="extracted fact", max_chars=self.max_text_chars), None) for f in facts]
-            if not pairs:
-                return forgotten
-        vectors = self.embed([t for t, _ in pairs])
-        cands = [bulk.candidate(text, role, valid, sources, meta, vec) for (text, role), vec in zip(pairs, vectors)]
-        return forgotten + self._write(scope, [cands])[0]
+        return self._writer.add(scope, pairs, metadata=check_metadata(metadata), sources=check_sources(source),
+                                valid_from=iso_time(valid_from, where="valid_from"), infer=infer,
+                                max_chars=self.max_text_chars)
 
     def add_many(self, items: Sequence[Any], *, user_id: str | None = None, agent_id: str | None = None,
                  run_id: str | None = None, metadata: dict[str, Any] | None = None, batch_size: int = 64,
@@ -261,51 +259,7 @@ class Memory:
         parsed = bulk.bulk_items(items, metadata=check_metadata(metadata), max_chars=self.max_text_chars)
         if progress is not None and not callable(progress):
             raise ConfigError(f"progress must be a callable taking a count, got {type(progress).__name__}")
-        out: list[list[Decision]] = []
-        for start in range(0, len(parsed), size):
-            chunk = parsed[start:start + size]
-            vectors = self.embed([text for text, *_ in chunk])
-            out += self._write(scope, [[bulk.candidate(*item, vec)] for item, vec in zip(chunk, vectors)])
-            if progress is not None:
-                progress(len(out))
-        return out
-
-    def _forget_asked(self, scope: Scope, request: str) -> list[Decision]:
-        """A request to forget met with ``infer=True`` (see memsieve.write.forget.forget_asked)."""
-        dim = self._gates.scope_dim(scope)
-        if dim is None:
-            return []
-        query = parse_request(request, lexicon=self.lexicon)
-        vector = self.embed([query.subject])[0]
-        with self._gates.write(scope, dim=dim) as (tx, gate):
-            return forget_asked(tx, gate, scope, request, query, vector, client=self.llm,
-                                min_sim=self.gate_config.crud_update_min_sim, now=now_iso())
-
-    def _write(self, scope: Scope, calls: list[list[Candidate]]) -> list[list[Decision]]:
-        """Decide ``calls`` (each the candidates of one ``add()``) in one transaction."""
-        dim = calls[0][0].vector.shape[0]
-        crud, guard = self._crud_step()
-        out = []
-        with self._gates.write(scope, dim=dim) as (tx, gate):
-            for cands in calls:
-                gate.begin_call()
-                path = WritePath(tx, scope, gate, self.gate_config, crud=crud, guard=guard,
-                                 embed_one=lambda t: self.embed([t])[0], now=now_iso())
-                out.append([path.apply(c) for c in cands])
-                gate.end_call()
-        added = sum(d.event == "ADD" or d.added_id is not None for decisions in out for d in decisions)
-        if self._schedule.note(scope, added):
-            self._consolidator().run(scope)
-        return out
-
-    def _crud_step(self) -> tuple[Any, Any]:
-        if self.llm is None:
-            return None, None
-        from memsieve.llm import guard_destructive
-        from memsieve.llm.crud import decide_crud
-
-        client = self.llm
-        return (lambda text, neighbours: decide_crud(client, text, neighbours)), guard_destructive
+        return self._writer.add_many(scope, parsed, batch_size=size, progress=progress)
 
     def update(self, memory_id: str, text: str, *, reason: str = "updated by the user", user_id: str | None = None,
                agent_id: str | None = None, run_id: str | None = None) -> MemoryItem:
@@ -316,11 +270,7 @@ class Memory:
         """
         item = self.get(memory_id, user_id=user_id, agent_id=agent_id, run_id=run_id)
         text = check_text(text, where="text", max_chars=self.max_text_chars)
-        reason = check_text(reason, where="reason")
-        vec = self.embed([text])[0]
-        scope = Scope(item.user_id, item.agent_id, item.run_id)
-        with self._gates.write(scope, dim=vec.shape[0]) as (tx, gate):
-            edits.update_text(tx, gate, scope, memory_id, text=text, vector=vec, reason=reason, now=now_iso())
+        self._writer.update(item, memory_id, text=text, reason=check_text(reason, where="reason"))
         return self.get(memory_id)
 
     def delete(self, memory_id: str, *, reason: str = "deleted by the user", user_id: str | None = None,
@@ -330,18 +280,8 @@ class Memory:
         With a scope, a memory of any other scope is reported as missing (see ``get``).
         """
         item = self.get(memory_id, user_id=user_id, agent_id=agent_id, run_id=run_id)
-        reason = check_text(reason, where="reason")
-        scope = Scope(item.user_id, item.agent_id, item.run_id)
-        if not item.is_active:
-            return item
-        dim = self._gates.scope_dim(scope)
-        assert dim is not None, "a scope with a memory has a width"
-        with self._gates.write(scope, dim=dim) as (tx, gate):
-            stored = tx.memory_row(memory_id)
-            if stored.is_active:
-                edits.soft_delete(tx, gate, scope, seq=stored.seq, memory_id=memory_id, text=stored.text,
-                                  layer="user", reason=reason, now=now_iso())
-        return self.get(memory_id)
+        self._writer.delete(item, memory_id, reason=check_text(reason, where="reason"))
+        return self.get(memory_id) if item.is_active else item
 
     def forget(self, what: str, *, user_id: str | None = None, agent_id: str | None = None,
                run_id: str | None = None, purge: bool = False, dry_run: bool = False) -> list[MemoryItem]:
@@ -353,16 +293,13 @@ class Memory:
         spares the newest version). Without ``purge`` each memory is
         soft-deleted with a history row saying why; with ``purge`` its text and
         embedding are erased from the memory, its versions, its history, the
-        rejections folded into it and the indexes, leaving a tombstone; a purge
-        also names the scope's inactive memories that match (soft-deleted,
-        superseded, retired) and reaches what merges retired into any of them
-        (memsieve.write.purge). Whether the bytes have left the files:
-        ``finish_erasure()``.
+        rejections folded into it and the indexes, leaving a tombstone, and the
+        database file keeps no copy (SQLite; PostgreSQL after its VACUUM).
 
         Args:
             what: the request, or just what to forget.
             purge: erase instead of soft-deleting.
-            dry_run: only list what would be removed (with ``purge``: what a purge would erase).
+            dry_run: only list what would be removed.
 
         Returns:
             The memories removed (or that would be), as they are afterwards.
@@ -370,28 +307,10 @@ class Memory:
         scope = Scope.of(user_id, agent_id, run_id)
         what = check_text(what, where="what", max_chars=self.max_text_chars)
         purge, dry_run = check_flag(purge, where="purge"), check_flag(dry_run, where="dry_run")
-        dim = self._gates.scope_dim(scope)
-        if dim is None:
-            return []
-        query = parse_request(what, lexicon=self.lexicon)
-        vector = self.embed([query.subject])[0]
-        if purge:
-            return purging.forget_purge(self._gates, self.store, scope, query, vector, dim=dim, dry_run=dry_run,
-                                        now=now_iso())
-        if dry_run:
-            gate = self._gates.for_read(scope, dim=dim)
-            if gate is None:
-                return []
-            path = ForgetPath(self.store, gate, scope)
-            return [path.rows[f.seq] for f in path.named(query, vector)]
-        with self._gates.write(scope, dim=dim) as (tx, gate):
-            path = ForgetPath(tx, gate, scope)
-            removals = [Removal(seq=f.seq, layer="forget", reason=f.reason) for f in path.named(query, vector)]
-            done = path.remove(tx, removals, purge=purge, now=now_iso())
-        return [self.store.get(d.memory_id) for d in done if d.memory_id is not None]
+        return self._writer.forget(scope, what, purge=purge, dry_run=dry_run)
 
     def purge(self, memory_id: str, *, user_id: str | None = None, agent_id: str | None = None,
-              run_id: str | None = None, reason: str = "purged by the user") -> purging.Erasure:
+              run_id: str | None = None, reason: str = "purged by the user") -> Erasure:
         """Erase one memory's text and embedding everywhere, active or not, and every memory merges retired
         into it (memsieve.write.purge), leaving tombstones; scope-checked as in ``get``.
 
@@ -400,26 +319,25 @@ class Memory:
             may still be in the files (see ``finish_erasure`` and ``compact``).
         """
         item = self.get(memory_id, user_id=user_id, agent_id=agent_id, run_id=run_id)
-        return purging.purge_by_id(self._gates, self.store, item, reason=check_text(reason, where="reason"),
-                                   now=now_iso())
+        return self._writer.purge(item, reason=check_text(reason, where="reason"))
 
-    def finish_erasure(self, *, wait: float = 0.0) -> purging.Erasure:
+    def finish_erasure(self, *, wait: float = 0.0) -> Erasure:
         """Finish what purges left pending, if the store can cheaply, and say what still is.
 
         SQLite: the TRUNCATE checkpoint, waiting up to ``wait`` seconds for other
         connections' reads. PostgreSQL: only reports; ``compact()`` finishes.
         """
-        if isinstance(wait, bool) or not isinstance(wait, (int, float)) or not 0 <= wait < math.inf:
+        if isinstance(wait, bool) or not isinstance(wait, (int, float)) or not 0 <= wait < float("inf"):
             raise ConfigError(f"wait must be a number of seconds >= 0, got {wait!r}")
         self.store.finish_erasure(wait=float(wait))
-        return purging.erasure(self.store)
+        return erasure_of(self.store)
 
-    def compact(self) -> purging.Erasure:
+    def compact(self) -> Erasure:
         """Rewrite the store so no byte of a purged text stays (PostgreSQL: ``VACUUM FULL`` of the tables a
         purge erases from, locking each ACCESS EXCLUSIVE while it is rewritten: reads and writes of it wait;
         then ``CHECKPOINT``). SQLite: ``finish_erasure`` waiting up to the store's timeout."""
         self.store.compact()
-        return purging.erasure(self.store)
+        return erasure_of(self.store)
 
     def restore(self, rejection_id: str, *, user_id: str | None = None, agent_id: str | None = None,
                 run_id: str | None = None) -> MemoryItem:
@@ -429,24 +347,9 @@ class Memory:
         NotFoundError with the message of an unknown id.
         """
         wanted = Scope.optional(user_id, agent_id, run_id)
-        rejection, scope_key, valid_from = self.store.rejection(check_record_id(rejection_id, kind="rejection"))
-        check_owner(Scope.from_key(scope_key), wanted, missing=NotFoundError.no_rejection(rejection_id))
-        if rejection.restored_memory_id:
-            return self.get(rejection.restored_memory_id)
-        if not rejection.text:
-            raise NotFoundError(f"rejection {rejection_id!r} was purged and holds no text to restore; "
-                                "add the text anew if it should be kept")
-        scope = Scope.from_key(scope_key)
-        vec = self.embed([rejection.text])[0]
-        with self._gates.write(scope, dim=vec.shape[0]) as (tx, gate):
-            memory_id = edits.restore_rejection(tx, gate, scope, rejection, vector=vec, valid_from=valid_from,
-                                                now=now_iso())
-        return self.get(memory_id)
+        return self.get(self._writer.restore(check_record_id(rejection_id, kind="rejection"), wanted=wanted))
 
     # ---- consolidation (memsieve.consolidation) ------------------------------
-
-    def _consolidator(self) -> Consolidator:
-        return Consolidator(self.store, self._gates, self.gate_config, self.embed)
 
     def consolidate(self, *, user_id: str | None = None, agent_id: str | None = None, run_id: str | None = None,
                     dry_run: bool = False, min_sim: float | None = None, llm: Any = None,
@@ -471,7 +374,7 @@ class Memory:
             if not isinstance(llm, LLMConfig):
                 raise ConfigError(f"llm must be an LLMConfig or LLMClient, got {type(llm).__name__}")
             llm = LLMClient(llm)
-        return self._consolidator().run(scope, dry_run=check_flag(dry_run, where="dry_run"), min_sim=min_sim, llm=llm,
+        return self._consolidator.run(scope, dry_run=check_flag(dry_run, where="dry_run"), min_sim=min_sim, llm=llm,
                                         progress=progress)
 
     def unconsolidate(self, merge_id: str, *, user_id: str | None = None, agent_id: str | None = None,
@@ -482,7 +385,7 @@ class Memory:
             NotFoundError: no merge has this id (in the scope given, if any).
             MergeConflictError: it was undone already, or a member changed since.
         """
-        revived = self._consolidator().undo(merge_id, wanted=Scope.optional(user_id, agent_id, run_id))
+        revived = self._consolidator.undo(merge_id, wanted=Scope.optional(user_id, agent_id, run_id))
         return [self.store.get(i) for i in revived]
 
     def merges(self, *, user_id: str | None = None, agent_id: str | None = None, run_id: str | None = None,
@@ -587,8 +490,11 @@ class Memory:
         self.get(memory_id, user_id=user_id, agent_id=agent_id, run_id=run_id)
         return self.store.history(memory_id)
 
-    def links(self, memory_id: str) -> list[tuple[str, str, float | None]]:
-        """(other memory id, kind, cosine) of every link touching this memory."""
+    def links(self, memory_id: str, *, user_id: str | None = None, agent_id: str | None = None,
+              run_id: str | None = None) -> list[tuple[str, str, float | None]]:
+        """(other memory id, kind, cosine) of every link touching this memory; with a scope, as in ``get``."""
+        if Scope.optional(user_id, agent_id, run_id) is not None:
+            self.get(memory_id, user_id=user_id, agent_id=agent_id, run_id=run_id)
         return self.store.links(check_record_id(memory_id))
 
     def rejections(self, *, user_id: str | None = None, agent_id: str | None = None, run_id: str | None = None,
@@ -607,7 +513,8 @@ class Memory:
         """Counts per event and layer, store size, and the gate's current tau and kappa."""
         scope = Scope.of(user_id, agent_id, run_id)
         gate = self._gates.peek(scope) or self._gates.for_read(scope)
-        return scope_stats(self.store, gate, self.gate_config, scope, embedder=self._embedder, llm=self._llm)
+        return scope_stats(self.store, gate, self.gate_config, scope, embedder=self._embedder,
+                           llm=self._writer.loaded_llm)
 
     def gate_trace(self, *, user_id: str | None = None, agent_id: str | None = None,
                    run_id: str | None = None) -> list[tuple[int, float, float]]:

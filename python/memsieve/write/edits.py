@@ -3,7 +3,8 @@
 Each function runs with the transaction and the scope's gate that
 ``ScopeGates.write`` yields, writes its history row and its counter, and keeps
 the gate in step, so that the store, the gate and the history never disagree.
-``Memory`` validates the input and opens the transaction; the rows change here.
+``Memory`` validates the input, ``Writer`` (memsieve.write.writer) opens the
+transaction; the rows change here.
 """
 
 from __future__ import annotations

@@ -1,0 +1,83 @@
+"""The pluggable parts of a ``Memory``: what each must provide, as Protocols.
+
+``Memory(embedder=..., llm=..., router=..., reranker=...)`` takes any object
+with the methods below; these Protocols say which, for type checkers and
+readers. Runtime checks stay where they were (memsieve.inputs.check_embedder,
+check_router, memsieve.read.rerank.check_reranker; an ``LLMConfig`` is checked
+by ``LLMClient``), so a part is accepted or refused exactly as before.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
+
+import numpy as np
+
+from memsieve.read.rerank import Reranker
+
+if TYPE_CHECKING:
+    from memsieve.embedding.protocol import Embedder
+    from memsieve.llm.client import Completion, LLMConfig
+
+__all__ = ["LLM", "Embedder", "Reranker", "RouteChoice", "Router", "is_llm_client"]
+
+
+@runtime_checkable
+class LLM(Protocol):
+    """What the write path asks of an LLM client (``memsieve.llm.LLMClient`` is one).
+
+    Fact extraction (``add(infer=True)``) calls ``extract_facts``; the band's
+    CRUD step and requests to forget call ``complete`` with prompts written
+    in ``config.prompt_style``; ``Memory.stats`` reads ``usage_dict`` when the
+    client has one.
+    """
+
+    @property
+    def config(self) -> LLMConfig: ...
+
+    def complete(self, messages: list[dict[str, Any]], *, schema: dict[str, Any] | None,
+                 name: str) -> Completion:
+        """One chat request whose reply is parsed as a JSON object."""
+        ...
+
+    def extract_facts(self, text: str) -> list[str]:
+        """The facts worth remembering in ``text``, in the model's order."""
+        ...
+
+
+class RouteChoice(Protocol):
+    """A router's answer for one query (``memsieve.router.RouteDecision`` is one)."""
+
+    @property
+    def backend(self) -> str:
+        """The search mode to use: "dense", "keyword" or "hybrid"."""
+        ...
+
+
+@runtime_checkable
+class Router(Protocol):
+    """What ``search(mode="auto")`` asks of a router (``memsieve.router.QueryRouter`` is one).
+
+    Named by its answer's shape, not its class: memsieve.router builds on
+    ``Memory``, so naming its classes here would tie the two in a circle.
+    """
+
+    def decide(self, query: str, vector: np.ndarray) -> RouteChoice:
+        """The backend for this query (an (d,) float32 unit vector is its embedding)."""
+        ...
+
+
+def is_llm_client(llm: object) -> bool:
+    """Whether ``llm`` is a ready client (used as is) rather than a config to build one from."""
+    return callable(getattr(llm, "extract_facts", None)) and callable(getattr(llm, "complete", None))
+
+
+
+def __getattr__(name: str) -> Any:
+    # The embedding package loads onnxruntime's helpers; the Protocol is read
+    # from it only when asked for, so importing memsieve loads no embedder.
+    if name == "Embedder":
+        from memsieve.embedding.protocol import Embedder
+
+        return Embedder
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -1,0 +1,223 @@
+"""``Writer``: every write of a ``Memory``, each inside its scope's write lock.
+
+``Memory`` checks the caller's input and hands it here. The writer embeds,
+opens the scope's write transaction (``ScopeGates.write``: the store's
+transaction and the scope's gate state, under the scope's lock) and lets the
+stage that owns the rows change them: ``WritePath`` decides each candidate of
+an ``add``, ``edits`` updates, deletes and restores, ``ForgetPath`` removes
+what a request to forget names. Every candidate ends as one Decision and
+every branch leaves its record (history row, rejection or fault).
+
+The writer also owns the LLM client (built lazily from an ``LLMConfig``): only
+writes call it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+import numpy as np
+
+from memsieve.consolidation import Consolidator, Schedule
+from memsieve.errors import ConfigError, NotFoundError
+from memsieve.gate.cache import ScopeGates
+from memsieve.gate.config import GateConfig
+from memsieve.inputs import now_iso
+from memsieve.parts import LLM, is_llm_client
+from memsieve.records import Decision, MemoryItem
+from memsieve.scope import Scope, check_owner
+from memsieve.write import candidates as bulk, edits
+from memsieve.write.forget import ForgetPath, Removal, forget_asked
+from memsieve.text.lexicon import ENGLISH, Lexicon
+from memsieve.write import purge as purging
+from memsieve.write.forgetting import parse_request
+from memsieve.write.infer import Pair, infer_candidates
+from memsieve.write.path import Candidate, WritePath
+
+#: One item of ``add_many`` as memsieve.write.candidates.bulk_items reads it.
+BulkItem = tuple[str, str | None, str | None, list[str], dict[str, Any]]
+
+
+class Writer:
+    """Carries out the writes of one ``Memory``.
+
+    Args:
+        store: the Memory's store (read outside transactions: dry runs, rejections).
+        gates: the Memory's ``ScopeGates``, whose ``write`` opens a scope's transaction.
+        config: the gate configuration.
+        embed: embeds texts to (n, d) float32 unit rows (``Memory.embed``).
+        consolidator: runs the scheduled consolidations.
+        schedule: says when a scope is due one (``consolidate_every``).
+        llm: an ``LLMConfig``, a ready client (``memsieve.parts.LLM``), or None.
+        lexicon: the language requests to forget are read in.
+    """
+
+    def __init__(self, store: Any, gates: ScopeGates, config: GateConfig, *,
+                 embed: Callable[[list[str]], np.ndarray], consolidator: Consolidator, schedule: Schedule,
+                 llm: Any = None, lexicon: Lexicon = ENGLISH) -> None:
+        self.store = store
+        self.lexicon = lexicon
+        self.gates = gates
+        self.config = config
+        self.embed = embed
+        self.consolidator = consolidator
+        self.schedule = schedule
+        self._llm_given = llm
+        self._llm: LLM | None = llm if is_llm_client(llm) else None
+
+    # ---- the LLM client --------------------------------------------------------
+
+    @property
+    def llm(self) -> LLM | None:
+        """The LLM client, built on first use from the ``LLMConfig`` (None without one)."""
+        if self._llm_given is None:
+            return None
+        if self._llm is None:
+            from memsieve.llm import LLMClient
+
+            self._llm = LLMClient(self._llm_given)  # refuses anything but an LLMConfig
+        return self._llm
+
+    @property
+    def loaded_llm(self) -> LLM | None:
+        """The LLM client if one is built already; reading it never builds one."""
+        return self._llm
+
+    # ---- add -------------------------------------------------------------------
+
+    def add(self, scope: Scope, pairs: list[Pair], *, metadata: dict[str, Any], sources: list[str],
+            valid_from: str | None, infer: bool, max_chars: int) -> list[Decision]:
+        """The decisions of one ``add`` call whose input is checked (see ``Memory.add``)."""
+        forgotten: list[Decision] = []
+        if infer:
+            client = self.llm
+            if client is None:
+                raise ConfigError("infer=True needs an LLM; pass Memory(llm=LLMConfig(base_url=..., model=...))")
+            forgotten, pairs = infer_candidates(pairs, client=client, max_chars=max_chars, lexicon=self.lexicon,
+                                                forget_asked=lambda request: self.forget_asked(scope, request))
+            if not pairs:
+                return forgotten
+        vectors = self.embed([t for t, _ in pairs])
+        cands = [bulk.candidate(text, role, valid_from, sources, metadata, vec)
+                 for (text, role), vec in zip(pairs, vectors)]
+        return forgotten + self._decide(scope, [cands])[0]
+
+    def add_many(self, scope: Scope, items: list[BulkItem], *, batch_size: int,
+                 progress: Callable[[int], Any] | None) -> list[list[Decision]]:
+        """One ``add`` per item, ``batch_size`` items per embedding call and transaction."""
+        out: list[list[Decision]] = []
+        for start in range(0, len(items), batch_size):
+            chunk = items[start:start + batch_size]
+            vectors = self.embed([text for text, *_ in chunk])
+            out += self._decide(scope, [[bulk.candidate(*item, vec)] for item, vec in zip(chunk, vectors)])
+            if progress is not None:
+                progress(len(out))
+        return out
+
+    def _decide(self, scope: Scope, calls: list[list[Candidate]]) -> list[list[Decision]]:
+        """Decide ``calls`` (each the candidates of one ``add()``) in one transaction."""
+        dim = calls[0][0].vector.shape[0]
+        crud, guard = self._crud_step()
+        out = []
+        with self.gates.write(scope, dim=dim) as (tx, gate):
+            for cands in calls:
+                gate.begin_call()
+                path = WritePath(tx, scope, gate, self.config, crud=crud, guard=guard,
+                                 embed_one=lambda t: self.embed([t])[0], now=now_iso())
+                out.append([path.apply(c) for c in cands])
+                gate.end_call()
+        added = sum(d.event == "ADD" or d.added_id is not None for decisions in out for d in decisions)
+        if self.schedule.note(scope, added):
+            self.consolidator.run(scope)
+        return out
+
+    def _crud_step(self) -> tuple[Any, Any]:
+        """The band's LLM step and its guard, or (None, None) for the deterministic band policy."""
+        client = self.llm
+        if client is None:
+            return None, None
+        from memsieve.llm import guard_destructive
+        from memsieve.llm.crud import decide_crud
+
+        return (lambda text, neighbours: decide_crud(client, text, neighbours)), guard_destructive  # type: ignore[arg-type]
+
+    # ---- forgetting ------------------------------------------------------------
+
+    def forget_asked(self, scope: Scope, request: str) -> list[Decision]:
+        """A request to forget met with ``infer=True`` (see memsieve.write.forget.forget_asked)."""
+        dim = self.gates.scope_dim(scope)
+        if dim is None:
+            return []
+        query = parse_request(request, lexicon=self.lexicon)
+        vector = self.embed([query.subject])[0]
+        with self.gates.write(scope, dim=dim) as (tx, gate):
+            return forget_asked(tx, gate, scope, request, query, vector, client=self.llm,
+                                min_sim=self.config.crud_update_min_sim, now=now_iso())
+
+    def forget(self, scope: Scope, what: str, *, purge: bool, dry_run: bool) -> list[MemoryItem]:
+        """Remove (or, dry, only list) what ``what`` names in the scope (see ``Memory.forget``)."""
+        dim = self.gates.scope_dim(scope)
+        if dim is None:
+            return []
+        query = parse_request(what, lexicon=self.lexicon)
+        vector = self.embed([query.subject])[0]
+        if purge:  # every copy, inactive memories and retired members included (memsieve.write.purge)
+            return purging.forget_purge(self.gates, self.store, scope, query, vector, dim=dim, dry_run=dry_run,
+                                        now=now_iso())
+        if dry_run:
+            gate = self.gates.for_read(scope, dim=dim)
+            if gate is None:
+                return []
+            path = ForgetPath(self.store, gate, scope)
+            return [path.rows[f.seq] for f in path.named(query, vector)]
+        with self.gates.write(scope, dim=dim) as (tx, gate):
+            path = ForgetPath(tx, gate, scope)
+            removals = [Removal(seq=f.seq, layer="forget", reason=f.reason) for f in path.named(query, vector)]
+            done = path.remove(tx, removals, purge=purge, now=now_iso())
+        return [self.store.get(d.memory_id) for d in done if d.memory_id is not None]
+
+    def purge(self, item: MemoryItem, *, reason: str) -> purging.Erasure:
+        """Erase one memory (checked to be the caller's) and what merges retired into it."""
+        return purging.purge_by_id(self.gates, self.store, item, reason=reason, now=now_iso())
+
+    # ---- the user's edits ----------------------------------------------------------
+
+    def update(self, item: MemoryItem, memory_id: str, *, text: str, reason: str) -> None:
+        """Replace the text of ``item`` (found by ``memory_id``); the old text goes to its history."""
+        vec = self.embed([text])[0]
+        scope = Scope(item.user_id, item.agent_id, item.run_id)
+        with self.gates.write(scope, dim=vec.shape[0]) as (tx, gate):
+            edits.update_text(tx, gate, scope, memory_id, text=text, vector=vec, reason=reason, now=now_iso())
+
+    def delete(self, item: MemoryItem, memory_id: str, *, reason: str) -> None:
+        """Soft-delete ``item`` unless it is inactive already (or became so meanwhile)."""
+        if not item.is_active:
+            return
+        scope = Scope(item.user_id, item.agent_id, item.run_id)
+        dim = self.gates.scope_dim(scope)
+        assert dim is not None, "a scope with a memory has a width"
+        with self.gates.write(scope, dim=dim) as (tx, gate):
+            stored = tx.memory_row(memory_id)
+            if stored.is_active:
+                edits.soft_delete(tx, gate, scope, seq=stored.seq, memory_id=memory_id, text=stored.text,
+                                  layer="user", reason=reason, now=now_iso())
+
+    def restore(self, rejection_id: str, *, wanted: Scope | None) -> str:
+        """Store a rejected candidate as a memory, bypassing the gate; return the memory's id.
+
+        Raises:
+            NotFoundError: no such rejection (in ``wanted``), or it was purged.
+        """
+        rejection, scope_key, valid_from = self.store.rejection(rejection_id)
+        scope = Scope.from_key(scope_key)
+        check_owner(scope, wanted, missing=NotFoundError.no_rejection(rejection_id))
+        if rejection.restored_memory_id:
+            return rejection.restored_memory_id
+        if not rejection.text:
+            raise NotFoundError(f"rejection {rejection_id!r} was purged and holds no text to restore; "
+                                "add the text anew if it should be kept")
+        vec = self.embed([rejection.text])[0]
+        with self.gates.write(scope, dim=vec.shape[0]) as (tx, gate):
+            return edits.restore_rejection(tx, gate, scope, rejection, vector=vec, valid_from=valid_from,
+                                           now=now_iso())

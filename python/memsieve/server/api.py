@@ -429,7 +429,9 @@ ENDPOINTS: tuple[Endpoint, ...] = (
              {"status": {"type": "string", "enum": ["ready"]}}, public=True, errors=(503,)),
     Endpoint("GET", "/metrics", None, "metrics", "Prometheus metrics, text exposition format (an admin key).",
              admin=True, text=True, errors=(403,)),
-    Endpoint("GET", "/openapi.json", openapi, "openapi", "This document (OpenAPI 3.1).", errors=()),
+    Endpoint("GET", "/openapi.json", openapi, "openapi", "This document (OpenAPI 3.1).",
+             {"openapi": {"type": "string"}, "info": {"type": "object"}, "paths": {"type": "object"},
+              "components": {"type": "object"}, "security": {"type": "array"}}, errors=()),
 )
 
 _STATUS_TEXT = {400: "bad input: malformed JSON, a wrong type, an unknown field, a bad scope id",

@@ -243,8 +243,8 @@ def _endpoint(ep: api.Endpoint, state: State) -> Any:
 async def _http_error(request: Request, exc: Exception) -> Response:
     assert isinstance(exc, HTTPException)
     if exc.status_code == 405:
-        err: MemsieveError = MethodNotAllowedError(f"{request.method} is not allowed on {request.url.path}; the "
-                                                   "methods of each path are in /openapi.json")
+        err: MemsieveError = MethodNotAllowedError(f"method {request.method} is not allowed on {request.url.path}; "
+                                                   "the methods of each path are in /openapi.json")
         headers = dict(exc.headers or {})
     else:
         err = RouteNotFoundError(f"no route {request.url.path!r}; the routes are listed in /openapi.json")

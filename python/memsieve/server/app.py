@@ -142,7 +142,7 @@ class FrontDoor:
         method, path = scope["method"], scope["path"]
         endpoint, path_known = self.state.route_of(method, path)
         route = endpoint.path if endpoint is not None else ("(method not allowed)" if path_known else "(unknown)")
-        seen = {"status": 500, "key": "-"}
+        seen: dict[str, Any] = {"status": 500, "key": "-"}
         rid_header = (b"x-request-id", request_id.encode())
 
         async def send_with_id(message: Any) -> None:

@@ -17,7 +17,7 @@ from collections.abc import Callable
 from importlib import resources
 from typing import Any
 
-from memsieve.errors import MemsieveError, StoreError
+from memsieve.errors import ConfigError, MemsieveError, StoreError
 
 # Commands that store what they are given may create their database; every other one
 # (reads, restore, forget, consolidate, unconsolidate, mcp) must find an existing one,
@@ -317,6 +317,49 @@ def cmd_mcp(ns: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_serve(ns: argparse.Namespace) -> int:
+    """``memsieve serve`` (the REST service) and ``memsieve serve keygen``; the server is imported only here."""
+    if ns.serve_command == "keygen":
+        from memsieve.server.keys import add_key
+
+        grant = {"user_id": ns.user_id, "agent_id": ns.agent_id, "run_id": ns.run_id, "exact": ns.exact,
+                 "admin": ns.admin}
+        key, entry = add_key(ns.keys, name=ns.name, **grant)
+        print(f"memsieve: added key {entry['name']!r} to {ns.keys}; it is shown only this once", file=sys.stderr)
+        print(key)
+        return 0
+    from memsieve.server.run import serve
+
+    if ns.keys is None:
+        raise ConfigError("memsieve serve needs --keys KEYS.json (the API keys it accepts); make one with "
+                          "`memsieve serve keygen --keys KEYS.json --user ID`")
+    target = _db_target(ns)
+    if not ns.create:
+        _check_exists(target, command="mcp")
+    return serve(target, keys_path=ns.keys, host=ns.host, port=ns.port, workers=ns.workers,
+                 max_body_bytes=ns.max_body_bytes, create=ns.create)
+
+
+def _serve_parser(sub: Any) -> None:
+    p = sub.add_parser("serve", help='serve memories over HTTP as a JSON REST API, with API keys '
+                                     '(needs pip install "memsieve[server]")')
+    p.add_argument("--db", help="SQLite file or postgresql:// URL (default: $MEMSIEVE_DB or ~/.local/share/memsieve/memsieve.db)")
+    p.add_argument("--create", action="store_true", help="create the SQLite file if it does not exist")
+    p.add_argument("--host", default="127.0.0.1", help="address to listen on (default 127.0.0.1)")
+    p.add_argument("--port", type=int, default=8420, help="TCP port (default 8420; 0 picks a free one)")
+    p.add_argument("--keys", help="the keys file (JSON, SHA-256 digests; see memsieve serve keygen)")
+    p.add_argument("--workers", type=int, default=1, help="worker processes sharing the port (default 1)")
+    p.add_argument("--max-body-bytes", type=int, default=None, help="request body limit (default 1048576, 1 MiB)")
+    p.set_defaults(func=cmd_serve, serve_command=None)
+    keys_sub = p.add_subparsers(dest="serve_command")
+    k = keys_sub.add_parser("keygen", help="add a new API key to the keys file and print it once")
+    k.add_argument("--keys", required=True, help="the keys file (created, mode 0600, if missing)")
+    k.add_argument("--name", help="the key's name in the file and in the logs (default: key-<digest prefix>)")
+    k.add_argument("--admin", action="store_true", help="grant every scope, and /metrics")
+    k.add_argument("--exact", action="store_true", help="with --user alone: grant only the scope (user, -, -)")
+    _scope_args(k)
+
+
 def cmd_eval(ns: argparse.Namespace) -> int:
     return run_eval(list(ns.args))
 
@@ -410,6 +453,8 @@ def build_parser() -> argparse.ArgumentParser:
                    help="let every client name any scope (read and erase every user's memories); without it "
                         "the server serves only --user/--agent/--run")
     _scope_args(p); p.set_defaults(func=cmd_mcp)  # noqa: E702
+
+    _serve_parser(sub)
 
     # A placeholder, so `memsieve --help` lists eval; main() hands "eval ..." to run_eval before parsing.
     p = sub.add_parser("eval", help='evaluate on a benchmark (needs pip install "memsieve[eval]"); '

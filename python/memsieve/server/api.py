@@ -1,0 +1,483 @@
+"""The REST API's routes: each one's handler and its OpenAPI operation, side by side, in one table.
+
+``ENDPOINTS`` is the only list of routes. The app (memsieve.server.app) mounts
+exactly these, the OpenAPI document (``openapi_document``) is built from
+exactly these, and a request's body and query string are checked against the
+very schemas the document publishes (memsieve.server.schema). A route cannot
+be served undocumented, nor documented and missing.
+
+Scope: every route that reads or writes memories names its scope with
+``user_id``/``agent_id``/``run_id``, in the JSON body of a POST or PATCH and in
+the query string of a GET or DELETE. The key must grant that scope (403
+otherwise, before anything is read). Routes by id pass the scope on to
+``Memory``'s scoped calls, so a memory of any other scope is answered exactly as
+an unknown id (404). Only an admin key may leave the scope out of a call by id.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+from memsieve import Scope
+from memsieve.errors import InvalidInputError, ScopeError, StoreError
+from memsieve.read.render import result_date
+from memsieve.server.keys import KeyEntry
+
+SCOPE_IDS = ("user_id", "agent_id", "run_id")
+
+#: The body size limit unless ``--max-body-bytes`` says otherwise.
+DEFAULT_MAX_BODY_BYTES = 1 << 20
+
+
+# ---- schemas (published in the document, and checked on every request) --------------------------------------
+
+def _str(description: str, **more: Any) -> dict[str, Any]:
+    return {"type": "string", "description": description, **more}
+
+
+def _opt_str(description: str) -> dict[str, Any]:
+    return {"type": ["string", "null"], "description": description}
+
+
+def _bool(description: str) -> dict[str, Any]:
+    return {"type": "boolean", "description": description}
+
+
+def _int(description: str, **more: Any) -> dict[str, Any]:
+    return {"type": "integer", "description": description, **more}
+
+
+SCOPE_PROPS: dict[str, Any] = {
+    "user_id": _opt_str("user id of the scope"),
+    "agent_id": _opt_str("agent id of the scope"),
+    "run_id": _opt_str("run id of the scope"),
+}
+METADATA = {"type": "object", "description": "JSON metadata stored with the memory"}
+FILTERS = {"type": "object", "description": 'metadata equality filters, e.g. {"topic": "travel"}'}
+LIMIT = _int("how many, at most", minimum=1)
+MESSAGE = {"type": "object", "additionalProperties": False, "required": ["content"],
+           "properties": {"role": _opt_str("user, assistant or system"), "content": _str("the message text")}}
+SOURCE = {"anyOf": [{"type": "string"}, {"type": "array", "items": {"type": "string"}}, {"type": "null"}],
+          "description": "where the text came from: an id, or a list of ids"}
+SEARCH_MODE = {"type": "string", "enum": ["hybrid", "dense", "keyword", "auto"],
+               "description": "hybrid (default), dense, keyword, or auto (the server needs a router)"}
+
+
+def body(required: list[str] | None = None, **props: Any) -> dict[str, Any]:
+    """A request body schema: an object of exactly these fields plus the scope ids."""
+    schema: dict[str, Any] = {"type": "object", "additionalProperties": False,
+                              "properties": {**props, **SCOPE_PROPS}}
+    if required:
+        schema["required"] = required
+    return schema
+
+
+def query_params(**props: Any) -> list[dict[str, Any]]:
+    """The query parameters of a GET or DELETE: these plus the scope ids."""
+    return [{"name": name, "in": "query", "required": False, "schema": schema}
+            for name, schema in {**props, **SCOPE_PROPS}.items()]
+
+
+def _nullable_num(description: str) -> dict[str, Any]:
+    return {"type": ["number", "null"], "description": description + " (null when not a finite number)"}
+
+
+_MEMORY_FIELDS = {
+    "id": {"type": "string"}, "text": {"type": "string"}, "user_id": {"type": ["string", "null"]},
+    "agent_id": {"type": ["string", "null"]}, "run_id": {"type": ["string", "null"]}, "metadata": {"type": "object"},
+    "source": {"type": ["string", "null"]}, "sources": {"type": "array", "items": {"type": "string"}},
+    "seen_count": {"type": "integer"}, "is_active": {"type": "boolean"}, "created_at": {"type": "string"},
+    "updated_at": {"type": ["string", "null"]}, "last_seen_at": {"type": ["string", "null"]},
+    "valid_from": {"type": ["string", "null"]}, "valid_to": {"type": ["string", "null"]},
+    "expired_at": {"type": ["string", "null"]},
+}
+
+COMPONENTS: dict[str, Any] = {
+    "Error": {"type": "object", "required": ["error"], "properties": {"error": {
+        "type": "object", "required": ["type", "message"],
+        "properties": {"type": _str("the error class, e.g. ScopeError, NotFoundError, ForbiddenError"),
+                       "message": _str("what was wrong, naming the value, and the fix")}}}},
+    "Decision": {"type": "object", "required": ["event", "memory_id", "text", "layer", "reason"], "properties": {
+        "event": {"type": "string", "enum": ["ADD", "UPDATE", "DELETE", "NOOP"]},
+        "memory_id": {"type": ["string", "null"], "description": "the memory added or changed; for a NOOP the "
+                                                                 "memory it was folded into"},
+        "text": {"type": "string"}, "layer": {"type": "string"}, "reason": {"type": "string"},
+        "novelty": _nullable_num("the gate's score"), "tau": _nullable_num("the scope's threshold"),
+        "delta": _nullable_num("the band width"), "kappa": _nullable_num("the kernel concentration"),
+        "nearest_id": {"type": ["string", "null"]}, "nearest_cos": _nullable_num("cosine to the nearest memory"),
+        "information": _nullable_num("informational novelty in [0, 1]"),
+        "new_terms": {"type": "array", "items": {"type": "string"}},
+        "rejection_id": {"type": ["string", "null"], "description": "a NOOP's rejection: POST "
+                                                                    "/v1/rejections/{id}/restore stores it after all"},
+        "linked_to": {"type": ["string", "null"]}, "link_kind": {"type": ["string", "null"]},
+        "added_id": {"type": ["string", "null"]}, "fault": {"type": ["string", "null"]}}},
+    "Memory": {"type": "object", "required": list(_MEMORY_FIELDS), "properties": _MEMORY_FIELDS},
+    "SearchResult": {"type": "object", "required": ["id", "text", "score", "date"], "properties": {
+        "id": {"type": "string"}, "text": {"type": "string"}, "score": _nullable_num("higher is better"),
+        "date": {"type": ["string", "null"], "description": "the day the fact began to hold (valid_from)"},
+        "source": {"type": ["string", "null"]}, "sources": {"type": "array", "items": {"type": "string"}},
+        "metadata": {"type": "object"}, "valid_from": {"type": ["string", "null"]},
+        "created_at": {"type": "string"}, "superseded_by": {"type": ["string", "null"]}}},
+    "HistoryEntry": {"type": "object", "required": ["memory_id", "event", "layer", "reason", "created_at"],
+                     "properties": {"memory_id": {"type": "string"}, "event": {"type": "string"},
+                                    "old_text": {"type": ["string", "null"]}, "new_text": {"type": ["string", "null"]},
+                                    "layer": {"type": "string"}, "reason": {"type": "string"},
+                                    "created_at": {"type": "string"}, "extra": {"type": "object"}}},
+    "Rejection": {"type": "object", "required": ["id", "text", "layer", "reason", "created_at"], "properties": {
+        "id": {"type": "string"}, "text": {"type": "string"}, "user_id": {"type": ["string", "null"]},
+        "agent_id": {"type": ["string", "null"]}, "run_id": {"type": ["string", "null"]},
+        "sources": {"type": "array", "items": {"type": "string"}}, "metadata": {"type": "object"},
+        "layer": {"type": "string"}, "reason": {"type": "string"}, "created_at": {"type": "string"},
+        "novelty": _nullable_num("the gate's score"), "tau": _nullable_num("threshold"),
+        "delta": _nullable_num("band"), "kappa": _nullable_num("kappa"), "nearest_id": {"type": ["string", "null"]},
+        "nearest_cos": _nullable_num("cosine"), "restored_memory_id": {"type": ["string", "null"]},
+        "restored_at": {"type": ["string", "null"]}, "information": _nullable_num("informational novelty")}},
+    "Erasure": {"type": "object", "required": ["memory_ids", "pending", "why"], "properties": {
+        "memory_ids": {"type": "array", "items": {"type": "string"}}, "pending": {"type": "boolean"},
+        "why": {"type": ["string", "null"]}}},
+    "Merge": {"type": "object", "required": ["id", "kind", "kept_id", "member_ids", "reason"], "properties": {
+        "id": {"type": ["string", "null"]}, "kind": {"type": "string"}, "kept_id": {"type": "string"},
+        "member_ids": {"type": "array", "items": {"type": "string"}}, "reason": {"type": "string"},
+        "text": {"type": "string"}, "status": {"type": "string"}, "created_at": {"type": "string"},
+        "undone_at": {"type": ["string", "null"]}}},
+    "Consolidation": {"type": "object", "required": ["scope", "dry_run", "merges"], "properties": {
+        "scope": {"type": "object"}, "dry_run": {"type": "boolean"}, "min_sim": {"type": "number"},
+        "active_before": {"type": "integer"}, "active_after": {"type": "integer"}, "pairs": {"type": "integer"},
+        "merges": {"type": "array", "items": {"$ref": "#/components/schemas/Merge"}},
+        "refused": {"type": "array", "items": {"$ref": "#/components/schemas/Merge"}}}},
+}
+
+
+def _ref(name: str) -> dict[str, str]:
+    return {"$ref": f"#/components/schemas/{name}"}
+
+
+def _list_of(name: str) -> dict[str, Any]:
+    return {"type": "array", "items": _ref(name)}
+
+
+# ---- the call a handler gets ----------------------------------------------------------------------------------
+
+@dataclass
+class Call:
+    """One request as a handler sees it: checked arguments, the key, the memory and the metrics."""
+
+    memory: Any  # memsieve.AsyncMemory
+    key: KeyEntry | None
+    args: dict[str, Any]  # the JSON body (POST, PATCH) or the query string (GET, DELETE), checked
+    path: dict[str, str]
+    metrics: Any
+    readiness: Callable[[], Awaitable[None]] | None = None
+    document: dict[str, Any] | None = None
+
+    def scope(self, *, by_id: bool = False) -> dict[str, Any]:
+        """The scope the request names, after checking the key grants it.
+
+        ``by_id``: a call by id, where an admin key may name no scope at all
+        (then ``{}``: the memory is found in whichever scope holds it).
+
+        Raises:
+            ScopeError: no scope named (400), or a malformed id.
+            ForbiddenError: the key does not grant the scope (403).
+        """
+        ids = {k: self.args.get(k) for k in SCOPE_IDS}
+        if all(v is None for v in ids.values()):
+            if by_id and self.key is not None and self.key.admin:
+                return {}
+            raise ScopeError("no scope given; name user_id, agent_id and/or run_id (in the JSON body, or in the "
+                             "query string of a GET or DELETE)")
+        Scope.optional(**ids)  # a malformed id is bad input (400), whatever the key
+        assert self.key is not None
+        self.key.check(ids)
+        return ids
+
+    def pick(self, *names: str) -> dict[str, Any]:
+        """The named arguments the request gave (an omitted one keeps Memory's default)."""
+        return {n: self.args[n] for n in names if n in self.args}
+
+
+def _dicts(rows: list[Any]) -> list[dict[str, Any]]:
+    return [r.to_dict() for r in rows]
+
+
+def _merge_row(row: Any) -> dict[str, Any]:
+    return {"id": row.id, "kind": row.kind, "kept_id": row.kept_id, "member_ids": list(row.member_ids),
+            "reason": row.reason, "created_at": row.created_at, "undone_at": row.undone_at}
+
+
+# ---- handlers -------------------------------------------------------------------------------------------------
+
+async def add_memory(call: Call) -> dict[str, Any]:
+    has_text, has_messages = "text" in call.args, "messages" in call.args
+    if has_text == has_messages:
+        raise InvalidInputError("send exactly one of 'text' (a string) or 'messages' (a list of "
+                                '{"role": ..., "content": ...}), got ' + ("both" if has_text else "neither"))
+    what = call.args["text"] if has_text else call.args["messages"]
+    decisions = await call.memory.add(what, **call.pick("infer", "metadata", "valid_from", "source"), **call.scope())
+    call.metrics.decided([d.event for d in decisions])
+    return {"decisions": _dicts(decisions)}
+
+
+async def add_batch(call: Call) -> dict[str, Any]:
+    lists = await call.memory.add_many(call.args["items"], **call.pick("metadata", "batch_size"), **call.scope())
+    call.metrics.decided([d.event for ds in lists for d in ds])
+    return {"decisions": [_dicts(ds) for ds in lists]}
+
+
+async def list_memories(call: Call) -> dict[str, Any]:
+    items = await call.memory.get_all(**call.pick("include_inactive", "limit"), **call.scope())
+    return {"memories": _dicts(items)}
+
+
+async def get_memory(call: Call) -> dict[str, Any]:
+    item = await call.memory.get(call.path["id"], **call.scope(by_id=True))
+    return {"memory": item.to_dict()}
+
+
+async def update_memory(call: Call) -> dict[str, Any]:
+    item = await call.memory.update(call.path["id"], call.args["text"], **call.pick("reason"),
+                                    **call.scope(by_id=True))
+    return {"memory": item.to_dict()}
+
+
+async def delete_memory(call: Call) -> dict[str, Any]:
+    item = await call.memory.delete(call.path["id"], **call.pick("reason"), **call.scope(by_id=True))
+    return {"memory": item.to_dict()}
+
+
+async def memory_history(call: Call) -> dict[str, Any]:
+    rows = await call.memory.history(call.path["id"], **call.scope(by_id=True))
+    return {"history": _dicts(rows)}
+
+
+async def purge_memory(call: Call) -> dict[str, Any]:
+    done = await call.memory.purge(call.path["id"], **call.pick("reason"), **call.scope(by_id=True))
+    return {"erasure": done.to_dict()}
+
+
+async def search(call: Call) -> dict[str, Any]:
+    hits = await call.memory.search(call.args["query"], **call.pick("limit", "filters", "as_of", "mode",
+                                                                     "current_only"), **call.scope())
+    return {"results": [dict(h.to_dict(), date=result_date(h)) for h in hits]}
+
+
+async def context(call: Call) -> dict[str, Any]:
+    text = await call.memory.context(call.args["query"], **call.pick(
+        "limit", "filters", "as_of", "mode", "order", "dated", "date_format", "current_only"), **call.scope())
+    return {"context": text, "lines": text.split("\n") if text else []}
+
+
+async def list_rejections(call: Call) -> dict[str, Any]:
+    rows = await call.memory.rejections(**call.pick("since", "layer", "limit"), **call.scope())
+    return {"rejections": _dicts(rows)}
+
+
+async def restore_rejection(call: Call) -> dict[str, Any]:
+    item = await call.memory.restore(call.path["id"], **call.scope(by_id=True))
+    return {"memory": item.to_dict()}
+
+
+async def forget(call: Call) -> dict[str, Any]:
+    purge, dry_run = call.args.get("purge", False), call.args.get("dry_run", False)
+    removed = await call.memory.forget(call.args["what"], purge=purge, dry_run=dry_run, **call.scope())
+    return {"removed": _dicts(removed), "purged": purge and not dry_run, "dry_run": dry_run}
+
+
+async def consolidate(call: Call) -> dict[str, Any]:
+    report = await call.memory.consolidate(**call.pick("dry_run", "min_sim"), **call.scope())
+    return {"consolidation": report.to_dict()}
+
+
+async def list_merges(call: Call) -> dict[str, Any]:
+    rows = await call.memory.merges(**call.pick("include_undone"), **call.scope())
+    return {"merges": [_merge_row(r) for r in rows]}
+
+
+async def undo_merge(call: Call) -> dict[str, Any]:
+    revived = await call.memory.unconsolidate(call.path["id"], **call.scope(by_id=True))
+    return {"memories": _dicts(revived)}
+
+
+async def stats(call: Call) -> dict[str, Any]:
+    return {"stats": await call.memory.stats(**call.scope())}
+
+
+async def healthz(call: Call) -> dict[str, Any]:
+    return {"status": "ok"}
+
+
+async def readyz(call: Call) -> dict[str, Any]:
+    if call.readiness is None:
+        raise StoreError("the store is not open yet; retry in a moment")
+    await call.readiness()
+    return {"status": "ready"}
+
+
+async def openapi(call: Call) -> dict[str, Any]:
+    assert call.document is not None
+    return call.document
+
+
+# ---- the table ------------------------------------------------------------------------------------------------
+
+@dataclass(frozen=True)
+class Endpoint:
+    """One route: method, path template, handler and its OpenAPI operation's parts.
+
+    Attributes:
+        returns: the 200 body's fields and their schemas (the body is an object of exactly these).
+        body: the request body's schema (POST/PATCH), None for none.
+        query: the query parameters (GET/DELETE).
+        public: answered without a key (/healthz, /readyz).
+        admin: needs an admin key.
+        text: the 200 body is text (``/metrics``), not JSON.
+        errors: the statuses it may answer besides 200, 401 and 500.
+    """
+
+    method: str
+    path: str
+    handler: Callable[[Call], Awaitable[Any]] | None
+    operation_id: str
+    summary: str
+    returns: dict[str, Any] = field(default_factory=dict)
+    body: dict[str, Any] | None = None
+    query: list[dict[str, Any]] = field(default_factory=list)
+    public: bool = False
+    admin: bool = False
+    text: bool = False
+    errors: tuple[int, ...] = (400, 403)
+
+
+_ID = (400, 403, 404)
+_DECISIONS = {"decisions": _list_of("Decision")}
+_MEMORY = {"memory": _ref("Memory")}
+_SEARCH_ARGS = dict(query=_str("the question or text to match"), limit=LIMIT, filters=FILTERS,
+                    as_of=_opt_str("an ISO time: search what the store knew and what held then"), mode=SEARCH_MODE,
+                    current_only=_bool("leave out older versions of a fact whose newer version is listed"))
+
+ENDPOINTS: tuple[Endpoint, ...] = (
+    Endpoint("POST", "/v1/memories", add_memory, "addMemory",
+             "Remember text or chat messages; the write gate decides each candidate (ADD, UPDATE, DELETE or NOOP) "
+             "and says why.", _DECISIONS,
+             body(text=_str("what to remember (or send messages)"),
+                  messages={"type": "array", "items": MESSAGE, "minItems": 1,
+                            "description": "chat messages, one candidate each (or send text)"},
+                  infer=_bool("extract facts with the server's LLM first"), metadata=METADATA,
+                  valid_from=_opt_str("ISO time the fact began to hold (default: now)"), source=SOURCE)),
+    Endpoint("POST", "/v1/memories/batch", add_batch, "addMemories",
+             "Bulk add: one add per item, decided exactly as one call each, embedded and committed in chunks.",
+             {"decisions": {"type": "array", "items": _list_of("Decision"), "description": "one list per item"}},
+             body(["items"], items={"type": "array", "minItems": 1, "items": {"type": ["string", "object"]},
+                                    "description": "texts, or objects with content (or text) and optionally role, "
+                                                   "valid_from, source, metadata"},
+                  metadata=METADATA, batch_size=_int("items per embedding call and transaction", minimum=1,
+                                                     maximum=4096))),
+    Endpoint("GET", "/v1/memories", list_memories, "listMemories", "The scope's memories (active ones unless "
+             "include_inactive).", {"memories": _list_of("Memory")},
+             query=query_params(limit=LIMIT, include_inactive=_bool("list deleted and merged memories too"))),
+    Endpoint("GET", "/v1/memories/{id}", get_memory, "getMemory", "One memory by id, active or deleted.", _MEMORY,
+             query=query_params(), errors=_ID),
+    Endpoint("PATCH", "/v1/memories/{id}", update_memory, "updateMemory",
+             "Replace a memory's text; the old text stays in its history.", _MEMORY,
+             body(["text"], text=_str("the new text"), reason=_str("recorded in the history")), errors=_ID),
+    Endpoint("DELETE", "/v1/memories/{id}", delete_memory, "deleteMemory",
+             "Soft-delete a memory: it leaves search and stays readable by id.", _MEMORY,
+             query=query_params(reason=_str("recorded in the history")), errors=_ID),
+    Endpoint("GET", "/v1/memories/{id}/history", memory_history, "memoryHistory",
+             "Every change of a memory, oldest first.", {"history": _list_of("HistoryEntry")},
+             query=query_params(), errors=_ID),
+    Endpoint("POST", "/v1/memories/{id}/purge", purge_memory, "purgeMemory",
+             "Erase a memory's text and embedding everywhere (and what merges retired into it), keeping a "
+             "tombstone.", {"erasure": _ref("Erasure")}, body(reason=_str("recorded in the history")), errors=_ID),
+    Endpoint("POST", "/v1/search", search, "search", "Search the scope, best first; each result has its date.",
+             {"results": _list_of("SearchResult")}, body(["query"], **_SEARCH_ARGS)),
+    Endpoint("POST", "/v1/context", context, "context",
+             "Search, then render the results as prompt lines, one dated line per memory.",
+             {"context": _str("the lines joined by newlines"), "lines": {"type": "array", "items": {"type": "string"}}},
+             body(["query"], **_SEARCH_ARGS, order={"type": "string", "enum": ["relevance", "time"]},
+                  dated=_bool("prefix each line with its date"),
+                  date_format={"type": "string", "enum": ["iso", "long"]})),
+    Endpoint("GET", "/v1/rejections", list_rejections, "listRejections",
+             "What the write gate did not store, and why.", {"rejections": _list_of("Rejection")},
+             query=query_params(since=_str("ISO time: only later ones"), layer=_str("exact, novelty, band or llm"),
+                                limit=LIMIT)),
+    Endpoint("POST", "/v1/rejections/{id}/restore", restore_rejection, "restoreRejection",
+             "Store a rejected candidate as a memory after all.", _MEMORY, body(), errors=_ID),
+    Endpoint("POST", "/v1/forget", forget, "forget",
+             "Remove the memories a request names (soft delete, or purge).",
+             {"removed": _list_of("Memory"), "purged": {"type": "boolean"}, "dry_run": {"type": "boolean"}},
+             body(["what"], what=_str('the request, e.g. "forget my old address"'),
+                  purge=_bool("erase text and embedding, keeping a tombstone"),
+                  dry_run=_bool("only list what would be removed"))),
+    Endpoint("POST", "/v1/consolidate", consolidate, "consolidate",
+             "Merge the scope's duplicates and close its older versions, undoably.",
+             {"consolidation": _ref("Consolidation")},
+             body(dry_run=_bool("only list the clusters"),
+                  min_sim={"type": "number", "minimum": -1, "maximum": 1, "description": "cosine members need"})),
+    Endpoint("GET", "/v1/merges", list_merges, "listMerges", "The scope's merges, oldest first.",
+             {"merges": _list_of("Merge")}, query=query_params(include_undone=_bool("list undone merges too"))),
+    Endpoint("POST", "/v1/merges/{id}/undo", undo_merge, "undoMerge",
+             "Undo one merge: its members are active again as they were.", {"memories": _list_of("Memory")},
+             body(), errors=(400, 403, 404, 409)),
+    Endpoint("GET", "/v1/stats", stats, "stats", "Counts per event and layer, store size, tau and kappa.",
+             {"stats": {"type": "object"}}, query=query_params()),
+    Endpoint("GET", "/healthz", healthz, "healthz", "Liveness: the process answers.",
+             {"status": {"type": "string", "enum": ["ok"]}}, public=True, errors=()),
+    Endpoint("GET", "/readyz", readyz, "readyz", "Readiness: the store answers (503 when it does not).",
+             {"status": {"type": "string", "enum": ["ready"]}}, public=True, errors=(503,)),
+    Endpoint("GET", "/metrics", None, "metrics", "Prometheus metrics, text exposition format (an admin key).",
+             admin=True, text=True, errors=(403,)),
+    Endpoint("GET", "/openapi.json", openapi, "openapi", "This document (OpenAPI 3.1).",
+             {"openapi": {"type": "string"}, "info": {"type": "object"}, "paths": {"type": "object"},
+              "components": {"type": "object"}, "security": {"type": "array"}}, errors=()),
+)
+
+_STATUS_TEXT = {400: "bad input: malformed JSON, a wrong type, an unknown field, a bad scope id",
+                401: "no API key, or one the keys file does not list", 403: "the key does not grant this scope",
+                404: "no such id in this scope (another scope's id answers the same)",
+                409: "a merge conflict: undone already, or a member changed since",
+                413: "the body is over the server's limit", 500: "the server failed (the log has the request id)",
+                503: "the store does not answer, or the server is stopping"}
+
+
+def _operation(ep: Endpoint) -> dict[str, Any]:
+    op: dict[str, Any] = {"operationId": ep.operation_id, "summary": ep.summary}
+    params = [{"name": "id", "in": "path", "required": True, "schema": {"type": "string"}}] if "{id}" in ep.path else []
+    if params or ep.query:
+        op["parameters"] = params + ep.query
+    if ep.body is not None:
+        op["requestBody"] = {"required": bool(ep.body.get("required")), "content": {"application/json": {"schema": ep.body}}}
+    if ep.text:
+        ok = {"description": "OK", "content": {"text/plain": {"schema": {"type": "string"}}}}
+    else:
+        ok = {"description": "OK", "content": {"application/json": {"schema": {
+            "type": "object", "required": list(ep.returns), "properties": ep.returns}}}}
+    statuses = list(ep.errors) + ([] if ep.public else [401]) + ([413] if ep.body is not None else []) + [500]
+    op["responses"] = {"200": ok, **{str(s): {"description": _STATUS_TEXT[s], "content": {
+        "application/json": {"schema": _ref("Error")}}} for s in sorted(set(statuses))}}
+    if ep.public:
+        op["security"] = []
+    return op
+
+
+def openapi_document(*, version: str, max_body_bytes: int = DEFAULT_MAX_BODY_BYTES) -> dict[str, Any]:
+    """The OpenAPI 3.1 document of ENDPOINTS."""
+    paths: dict[str, dict[str, Any]] = {}
+    for ep in ENDPOINTS:
+        paths.setdefault(ep.path, {})[ep.method.lower()] = _operation(ep)
+    return {
+        "openapi": "3.1.0",
+        "info": {"title": "memsieve", "version": version,
+                 "description": "Long-term memory for LLM agents over HTTP. Every route but /healthz and /readyz "
+                                "needs 'Authorization: Bearer KEY'. The scope (user_id, agent_id, run_id) goes in "
+                                "the JSON body of a POST or PATCH, and in the query string of a GET or DELETE. "
+                                f"Request bodies are at most {max_body_bytes} bytes."},
+        "paths": paths,
+        "components": {"schemas": COMPONENTS,
+                       "securitySchemes": {"bearer": {"type": "http", "scheme": "bearer",
+                                                      "description": "an API key from `memsieve serve keygen`"}}},
+        "security": [{"bearer": []}],
+    }
+

@@ -1,0 +1,280 @@
+"""The ASGI app of ``memsieve serve``: a front door (request id, log line, metrics, key, body limit)
+around a Starlette router of memsieve.server.api's ENDPOINTS.
+
+Order of a request: the request id is taken from ``X-Request-Id`` (if it is a
+sane token) or made; the key is checked (401 before anything else, except on
+/healthz and /readyz); the body is read up to the limit (413 past it, told by
+Content-Length when sent, else counted); then the route's handler runs on the
+checked arguments. Every answer carries ``X-Request-Id``, and every request
+leaves one log line on stderr (``request_id=... method=... path=... status=...
+ms=... key=NAME``; never a body, a key or a query string). Nothing is sent
+anywhere but the answer.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import re
+import sys
+import time
+import traceback
+import uuid
+from collections.abc import AsyncIterator
+from dataclasses import dataclass
+from typing import Any
+
+from starlette.applications import Starlette
+from starlette.exceptions import HTTPException
+from starlette.requests import Request
+from starlette.responses import Response
+from starlette.routing import Route, compile_path
+
+from memsieve.errors import MemsieveError, StoreError
+from memsieve.server import api
+from memsieve.server.errors import (
+    BodyTooLargeError,
+    MethodNotAllowedError,
+    RouteNotFoundError,
+    error_body,
+    internal_error_body,
+    status_of,
+)
+from memsieve.server.keys import KeyRing
+from memsieve.server.metrics import CONTENT_TYPE, Metrics
+from memsieve.server.schema import finite, parse_body, parse_query
+
+_REQUEST_ID = re.compile(r"[A-Za-z0-9._:-]{1,128}")
+_BODY_METHODS = ("POST", "PATCH", "PUT")
+#: A probe scope for /readyz: reading it touches the store and matches nothing a client stored (probably).
+READY_PROBE = {"user_id": "memsieve:readyz"}
+
+
+@dataclass
+class ServeConfig:
+    """What one server process serves.
+
+    Attributes:
+        db: SQLite path or postgresql:// URL.
+        keys_path: the keys file (memsieve.server.keys).
+        max_body_bytes: the request body limit (413 past it).
+        create: create the SQLite file if it does not exist.
+    """
+
+    db: str
+    keys_path: str
+    max_body_bytes: int = api.DEFAULT_MAX_BODY_BYTES
+    create: bool = False
+
+
+def log(line: str) -> None:
+    """One line on stderr, flushed (the service's only output besides its answers)."""
+    sys.stderr.write(line + "\n")
+    sys.stderr.flush()
+
+
+def json_bytes(obj: Any) -> bytes:
+    return json.dumps(finite(obj), ensure_ascii=False, allow_nan=False, separators=(",", ":")).encode("utf-8")
+
+
+class State:
+    """What every request of this process shares: the memory, the keys, the metrics and the document."""
+
+    def __init__(self, config: ServeConfig, keyring: KeyRing) -> None:
+        from memsieve import __version__
+
+        self.config = config
+        self.keyring = keyring
+        self.metrics = Metrics()
+        self.metrics.keys = len(keyring)
+        self.memory: Any = None  # an AsyncMemory once the lifespan has opened it
+        self.document = api.openapi_document(version=__version__, max_body_bytes=config.max_body_bytes)
+        self.patterns = [(ep, compile_path(ep.path)[0]) for ep in api.ENDPOINTS]
+
+    def route_of(self, method: str, path: str) -> tuple[api.Endpoint | None, bool]:
+        """(the endpoint of this method and path, whether some endpoint has this path)."""
+        path_known = False
+        for ep, regex in self.patterns:
+            if regex.match(path):
+                path_known = True
+                if ep.method == method:
+                    return ep, True
+        return None, path_known
+
+    def reload_keys(self) -> None:
+        """SIGHUP: reread the keys file; a bad file keeps the keys in force."""
+        failed = self.keyring.reload()
+        self.metrics.reloaded(failed is None, len(self.keyring))
+        if failed is None:
+            log(f"memsieve serve: reloaded {len(self.keyring)} key(s) from {self.keyring.path}")
+        else:
+            log(f"memsieve serve: kept the {len(self.keyring)} key(s) in force, the reload failed: {failed}")
+
+    async def ready(self) -> None:
+        if self.memory is None:
+            raise StoreError("the store is not open yet; retry in a moment")
+        await self.memory.get_all(limit=1, **READY_PROBE)
+
+
+async def _send_json(send: Any, status: int, payload: Any, headers: list[tuple[bytes, bytes]]) -> None:
+    data = json_bytes(payload)
+    await send({"type": "http.response.start", "status": status,
+                "headers": [(b"content-type", b"application/json"), (b"content-length", str(len(data)).encode()),
+                            *headers]})
+    await send({"type": "http.response.body", "body": data})
+
+
+class FrontDoor:
+    """ASGI middleware: request id, auth, body limit, the log line and the metrics of every request."""
+
+    def __init__(self, app: Any, state: State) -> None:
+        self.app = app
+        self.state = state
+
+    async def __call__(self, scope: Any, receive: Any, send: Any) -> None:
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+        started = time.perf_counter()
+        headers = {k.decode("latin-1").lower(): v.decode("latin-1") for k, v in scope.get("headers", ())}
+        given = headers.get("x-request-id", "")
+        request_id = given if _REQUEST_ID.fullmatch(given) else uuid.uuid4().hex
+        method, path = scope["method"], scope["path"]
+        endpoint, path_known = self.state.route_of(method, path)
+        route = endpoint.path if endpoint is not None else ("(method not allowed)" if path_known else "(unknown)")
+        seen: dict[str, Any] = {"status": 500, "key": "-"}
+        rid_header = (b"x-request-id", request_id.encode())
+
+        async def send_with_id(message: Any) -> None:
+            if message["type"] == "http.response.start":
+                seen["status"] = message["status"]
+                message = dict(message, headers=[*message.get("headers", []), rid_header])
+            await send(message)
+
+        try:
+            try:
+                key = None
+                if endpoint is None or not endpoint.public:
+                    key = self.state.keyring.authenticate(headers.get("authorization"))
+                    seen["key"] = key.name
+                raw = await self._read_body(receive, headers) if method in _BODY_METHODS else b""
+            except MemsieveError as exc:
+                extra = [(b"www-authenticate", b"Bearer")] if status_of(exc) == 401 else []
+                if isinstance(exc, BodyTooLargeError):
+                    extra.append((b"connection", b"close"))
+                await _send_json(send_with_id, status_of(exc), error_body(exc), extra)
+                return
+            scope["memsieve"] = {"key": key, "body": raw, "request_id": request_id}
+            await self.app(scope, _replay(raw), send_with_id)
+        finally:
+            elapsed = time.perf_counter() - started
+            self.state.metrics.observe(method, route, seen["status"], elapsed)
+            log(f"memsieve serve: request_id={request_id} method={method} path={path} status={seen['status']} "
+                f"ms={elapsed * 1000:.1f} key={seen['key']}")
+
+    async def _read_body(self, receive: Any, headers: dict[str, str]) -> bytes:
+        limit = self.state.config.max_body_bytes
+        declared = headers.get("content-length")
+        too_large = BodyTooLargeError(f"the body is over the limit of {limit} bytes; send less (split a batch into "
+                                      "several requests) or start the server with a larger --max-body-bytes")
+        if declared is not None and declared.isdigit() and int(declared) > limit:
+            raise too_large
+        chunks, size = [], 0
+        while True:
+            message = await receive()
+            if message["type"] == "http.disconnect":
+                break
+            chunk = message.get("body", b"")
+            size += len(chunk)
+            if size > limit:
+                raise too_large
+            chunks.append(chunk)
+            if not message.get("more_body", False):
+                break
+        return b"".join(chunks)
+
+
+def _replay(raw: bytes) -> Any:
+    sent = False
+
+    async def receive() -> Any:
+        nonlocal sent
+        if not sent:
+            sent = True
+            return {"type": "http.request", "body": raw, "more_body": False}
+        return {"type": "http.disconnect"}
+
+    return receive
+
+
+def _endpoint(ep: api.Endpoint, state: State) -> Any:
+    """The Starlette endpoint of one route: check the arguments, call the handler, answer JSON."""
+
+    async def endpoint(request: Request) -> Response:
+        front = request.scope.get("memsieve", {})
+        request_id = front.get("request_id", "-")
+        try:
+            key = front.get("key")
+            if ep.admin:
+                assert key is not None
+                key.require_admin(ep.path)
+            if ep.text:  # /metrics
+                return Response(state.metrics.render(), media_type=CONTENT_TYPE)
+            if ep.method in _BODY_METHODS:
+                args = parse_body(front.get("body", b""), ep.body)
+                parse_query(request.scope.get("query_string", b""), [])
+            else:
+                args = parse_query(request.scope.get("query_string", b""), ep.query)
+            call = api.Call(memory=state.memory, key=key, args=args, path=dict(request.path_params),
+                            metrics=state.metrics, readiness=state.ready, document=state.document)
+            assert ep.handler is not None
+            payload = await ep.handler(call)
+            return Response(json_bytes(payload), media_type="application/json")
+        except MemsieveError as exc:
+            return Response(json_bytes(error_body(exc)), status_code=status_of(exc), media_type="application/json")
+        except Exception:
+            log(f"memsieve serve: request_id={request_id} failed:\n" + traceback.format_exc().rstrip())
+            return Response(json_bytes(internal_error_body(request_id)), status_code=500,
+                            media_type="application/json")
+
+    return endpoint
+
+
+async def _http_error(request: Request, exc: Exception) -> Response:
+    assert isinstance(exc, HTTPException)
+    if exc.status_code == 405:
+        err: MemsieveError = MethodNotAllowedError(f"method {request.method} is not allowed on {request.url.path}; "
+                                                   "the methods of each path are in /openapi.json")
+        headers = dict(exc.headers or {})
+    else:
+        err = RouteNotFoundError(f"no route {request.url.path!r}; the routes are listed in /openapi.json")
+        headers = {}
+    return Response(json_bytes(error_body(err)), status_code=status_of(err), media_type="application/json",
+                    headers=headers)
+
+
+def build_app(config: ServeConfig, memory: Any, *, keyring: KeyRing | None = None) -> FrontDoor:
+    """The service's ASGI app: ``memory`` (a memsieve.Memory) served by ``config``'s rules.
+
+    The app's lifespan closes the memory on shutdown, after the calls in
+    flight have finished. ``app.state.reload_keys`` rereads the keys file
+    (memsieve.server.run calls it on SIGHUP).
+
+    Raises:
+        ConfigError: the keys file is missing or invalid.
+    """
+    from memsieve import AsyncMemory
+
+    state = State(config, keyring or KeyRing(config.keys_path))
+    state.memory = AsyncMemory.wrap(memory)
+
+    @contextlib.asynccontextmanager
+    async def lifespan(app: Starlette) -> AsyncIterator[None]:
+        try:
+            yield
+        finally:
+            await state.memory.close()  # waits for the calls in flight, then closes the store
+
+    routes = [Route(ep.path, _endpoint(ep, state), methods=[ep.method]) for ep in api.ENDPOINTS]
+    app = Starlette(routes=routes, lifespan=lifespan, exception_handlers={HTTPException: _http_error})
+    return FrontDoor(app, state)

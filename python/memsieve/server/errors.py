@@ -1,0 +1,93 @@
+"""The errors of the REST service, and the HTTP status of every memsieve error.
+
+The service answers every failure as ``{"error": {"type": NAME, "message": TEXT}}``:
+``type`` is the exception's class name (``ScopeError``, ``NotFoundError``, ...)
+and ``message`` its one-line text. ``status_of`` is the one mapping from an
+exception to its status; nothing else in the service picks a status for an
+error.
+"""
+
+from __future__ import annotations
+
+from memsieve.consolidation import MergeConflictError
+from memsieve.errors import (
+    ClosedError,
+    ConfigError,
+    DtypeError,
+    EmbedderError,
+    InvalidInputError,
+    InvalidVectorError,
+    LLMError,
+    MemsieveError,
+    NotFoundError,
+    ScopeError,
+    ShapeError,
+    StoreError,
+)
+
+
+class UnauthorizedError(MemsieveError):
+    """The request carries no API key, or one the keys file does not list (401)."""
+
+
+class ForbiddenError(MemsieveError):
+    """The key is valid but does not grant the scope (or the admin right) the request needs (403)."""
+
+
+class BodyTooLargeError(InvalidInputError):
+    """The request body is over the server's limit (413)."""
+
+
+class RouteNotFoundError(MemsieveError, LookupError):
+    """No route has this path (404)."""
+
+
+class MethodNotAllowedError(MemsieveError):
+    """The path exists, but not with this method (405)."""
+
+
+#: (class, status), most specific first: the first class an error is an instance of decides.
+STATUSES: tuple[tuple[type[BaseException], int], ...] = (
+    (BodyTooLargeError, 413),
+    (UnauthorizedError, 401),
+    (ForbiddenError, 403),
+    (RouteNotFoundError, 404),
+    (MethodNotAllowedError, 405),
+    (NotFoundError, 404),
+    (MergeConflictError, 409),
+    (ScopeError, 400),
+    (InvalidInputError, 400),   # InvalidTextError and every other malformed argument
+    (ConfigError, 400),          # an option this server cannot honour (mode='auto' without a router, infer without an LLM)
+    (DtypeError, 400),
+    (ShapeError, 400),
+    (InvalidVectorError, 400),
+    (LLMError, 502),             # the configured LLM endpoint failed
+    (ClosedError, 503),          # the server is shutting down
+    (StoreError, 503),           # the database did not answer
+    (EmbedderError, 500),
+)
+
+
+def status_of(exc: BaseException) -> int:
+    """The HTTP status for ``exc``: 500 for anything not in STATUSES (an unexpected failure)."""
+    for cls, status in STATUSES:
+        if isinstance(exc, cls):
+            return status
+    return 500
+
+
+def one_line(text: object) -> str:
+    """``text`` on one line (a driver's message may carry line breaks)."""
+    return " ".join(str(text).split())
+
+
+def error_body(exc: BaseException) -> dict[str, dict[str, str]]:
+    """The JSON body of a MemsieveError: its class name and message."""
+    return {"error": {"type": type(exc).__name__, "message": one_line(exc)}}
+
+
+def internal_error_body(request_id: str) -> dict[str, dict[str, str]]:
+    """The body of an unexpected failure: no traceback, the request id to find it in the server's log."""
+    return {"error": {"type": "InternalError",
+                      "message": f"the server failed on request {request_id}; its log on stderr has the traceback "
+                                 "under that request id"}}

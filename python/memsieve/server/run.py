@@ -1,0 +1,230 @@
+"""Running ``memsieve serve``: the listening socket, the worker processes, and the signals.
+
+One process binds the socket. With ``--workers 1`` it serves on it itself;
+with N > 1 it becomes a small supervisor that starts N worker processes
+(``python -m memsieve.server.worker``), each inheriting the socket, so the
+kernel spreads connections among them (no sticky sessions: every worker has its
+own ``Memory`` on the same store, and PostgreSQL's per-scope advisory locks and
+revision counters keep them consistent; SQLite's WAL and locks do on one host).
+
+Signals:
+    SIGHUP: every worker rereads the keys file (a bad file keeps the keys in force).
+    SIGTERM, SIGINT: stop accepting, finish the requests in flight (writes included),
+        close the store, exit 0. The supervisor forwards the signal and waits.
+
+A worker that dies is restarted after a second; one that fails to start
+(exit 2: a bad database or keys file) stops the service with exit 2.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import signal
+import socket
+import subprocess
+import sys
+import time
+from dataclasses import asdict
+from typing import Any
+
+from memsieve.errors import ConfigError, MemsieveError
+from memsieve.server.app import ServeConfig, build_app, log
+from memsieve.server.keys import KeyRing
+
+#: Exit code of a process that reported a MemsieveError (as the CLI's).
+REPORTED = 2
+MAX_WORKERS = 64
+
+
+def check_options(*, host: Any, port: Any, workers: Any, max_body_bytes: Any) -> None:
+    """Refuse malformed serve options before anything is opened.
+
+    Raises:
+        ConfigError: naming the option and what it takes.
+    """
+    if not isinstance(host, str) or not host:
+        raise ConfigError(f"--host takes an address such as 127.0.0.1, got {host!r}")
+    if isinstance(port, bool) or not isinstance(port, int) or not 0 <= port <= 65535:
+        raise ConfigError(f"--port takes a TCP port in 0..65535 (0: any free one), got {port!r}")
+    if isinstance(workers, bool) or not isinstance(workers, int) or not 1 <= workers <= MAX_WORKERS:
+        raise ConfigError(f"--workers takes a number of processes in 1..{MAX_WORKERS}, got {workers!r}")
+    if isinstance(max_body_bytes, bool) or not isinstance(max_body_bytes, int) or max_body_bytes < 1024:
+        raise ConfigError(f"--max-body-bytes takes a number of bytes >= 1024, got {max_body_bytes!r}")
+
+
+def bind(host: str, port: int) -> socket.socket:
+    """A listening TCP socket on host:port, inheritable by worker processes.
+
+    Raises:
+        ConfigError: the address cannot be bound (in use, or not local).
+    """
+    family = socket.AF_INET6 if ":" in host else socket.AF_INET
+    sock = socket.socket(family, socket.SOCK_STREAM)
+    try:
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        sock.bind((host, port))
+        sock.listen(2048)
+    except OSError as exc:
+        sock.close()
+        raise ConfigError(f"cannot listen on {host}:{port} ({exc.strerror or exc}); pass another --port, or "
+                          "stop what holds it") from None
+    sock.set_inheritable(True)
+    return sock
+
+
+def _open_memory(config: ServeConfig) -> Any:
+    from memsieve import Memory
+    from memsieve.errors import StoreError
+
+    target = config.db
+    if not config.create and target != ":memory:" and not target.startswith(("postgresql://", "postgres://")) \
+            and not os.path.exists(target):
+        raise StoreError(f"no database at {target!r}; pass --db with the path of an existing database, or --create "
+                         "to start a new one")
+    return Memory(target)
+
+
+def run_worker(config: ServeConfig, sock: socket.socket) -> int:
+    """Serve ``config`` on ``sock`` in this process until SIGTERM or SIGINT; 0 after a clean stop.
+
+    The store is opened and the embedder loaded before the first connection is
+    accepted, so a bad database is one line on stderr (exit 2), and the first
+    add is not slow.
+    """
+    import asyncio
+
+    import uvicorn
+
+    keyring = KeyRing(config.keys_path)
+    holder: dict[str, Any] = {}
+
+    def on_hup(signum: int, frame: Any) -> None:
+        front = holder.get("app")
+        if front is not None:
+            front.state.reload_keys()
+        else:  # still starting: reread now; the app is built on this keyring
+            keyring.reload()
+
+    signal.signal(signal.SIGHUP, on_hup)
+    memory = _open_memory(config)
+    try:
+        memory.embed(["warm up"])  # load the embedder now, not on the first request
+        front = build_app(config, memory, keyring=keyring)
+    except BaseException:
+        memory.close()
+        raise
+    holder["app"] = front
+    server = uvicorn.Server(uvicorn.Config(front, lifespan="on", log_level="warning", access_log=False,
+                                           server_header=False, proxy_headers=False,
+                                           timeout_graceful_shutdown=None))
+
+    # uvicorn stops gracefully on SIGTERM/SIGINT, then raises the signal again through the handler it found
+    # installed; a quiet one lets the process end with 0 after the store is closed.
+    quiet = {sig: signal.signal(sig, lambda signum, frame: None) for sig in (signal.SIGTERM, signal.SIGINT)}
+    try:
+        asyncio.run(server.serve(sockets=[sock]))
+    finally:
+        for sig, handler in quiet.items():
+            signal.signal(sig, handler)
+    log(f"memsieve serve: worker {os.getpid()} stopped")
+    return 0 if server.started else 1
+
+
+class Supervisor:
+    """Start ``workers`` worker processes on one socket, forward signals, restart the dead."""
+
+    def __init__(self, config: ServeConfig, sock: socket.socket, workers: int) -> None:
+        self.config = config
+        self.sock = sock
+        self.workers = workers
+        self.procs: list[subprocess.Popen[bytes]] = []
+        self.stopping = False
+        self.hup = False
+
+    def _spawn(self) -> subprocess.Popen[bytes]:
+        fd = self.sock.fileno()
+        return subprocess.Popen([sys.executable, "-m", "memsieve.server.worker", json.dumps(asdict(self.config)),
+                                 str(fd)], pass_fds=(fd,), stdin=subprocess.DEVNULL)
+
+    def run(self) -> int:
+        def stop(signum: int, frame: Any) -> None:
+            self.stopping = True
+
+        def hup(signum: int, frame: Any) -> None:
+            self.hup = True
+
+        signal.signal(signal.SIGTERM, stop)
+        signal.signal(signal.SIGINT, stop)
+        signal.signal(signal.SIGHUP, hup)
+        self.procs = [self._spawn() for _ in range(self.workers)]
+        code = 0
+        while not self.stopping:
+            if self.hup:
+                self.hup = False
+                self._signal(signal.SIGHUP)
+            for i, proc in enumerate(self.procs):
+                rc = proc.poll()
+                if rc is None or self.stopping:
+                    continue
+                if rc == REPORTED:
+                    log(f"memsieve serve: worker {proc.pid} could not start (exit {rc}); stopping")
+                    self.stopping, code = True, REPORTED
+                    break
+                log(f"memsieve serve: worker {proc.pid} exited with {rc}; starting another")
+                time.sleep(1.0)
+                self.procs[i] = self._spawn()
+            time.sleep(0.05)
+        self.sock.close()  # no new connections; the workers finish what they accepted
+        self._signal(signal.SIGTERM)
+        for proc in self.procs:
+            proc.wait()
+        log("memsieve serve: stopped")
+        return code
+
+    def _signal(self, sig: int) -> None:
+        for proc in self.procs:
+            if proc.poll() is None:
+                with contextlib.suppress(ProcessLookupError):
+                    proc.send_signal(sig)
+
+
+def serve(db: str, *, keys_path: str, host: str = "127.0.0.1", port: int = 8420, workers: int = 1,
+          max_body_bytes: int | None = None, create: bool = False) -> int:
+    """Run ``memsieve serve`` until SIGTERM or SIGINT; returns the exit code.
+
+    Raises:
+        ConfigError: a malformed option, a bad keys file, or an address that cannot be bound.
+        StoreError: (one worker) the database cannot be opened.
+    """
+    from memsieve.server.api import DEFAULT_MAX_BODY_BYTES
+
+    limit = DEFAULT_MAX_BODY_BYTES if max_body_bytes is None else max_body_bytes
+    check_options(host=host, port=port, workers=workers, max_body_bytes=limit)
+    keys = KeyRing(keys_path)  # a bad keys file stops the start here, before any socket
+    config = ServeConfig(db=str(db), keys_path=str(keys_path), max_body_bytes=limit, create=create)
+    sock = bind(host, port)
+    bound = sock.getsockname()[1]
+    shown = f"[{host}]" if ":" in host else host
+    log(f"memsieve serve: listening on http://{shown}:{bound} ({workers} worker(s), {len(keys)} key(s) from "
+        f"{keys_path})")
+    if workers == 1:
+        try:
+            return run_worker(config, sock)
+        finally:
+            sock.close()
+    return Supervisor(config, sock, workers).run()
+
+
+def worker_main(argv: list[str]) -> int:
+    """``python -m memsieve.server.worker CONFIG_JSON FD``: one worker of a supervisor."""
+    config = ServeConfig(**json.loads(argv[0]))
+    sock = socket.socket(fileno=int(argv[1]))
+    try:
+        return run_worker(config, sock)
+    except MemsieveError as exc:
+        log("memsieve serve: error: " + " ".join(str(exc).split()))
+        return REPORTED
+    except KeyboardInterrupt:
+        return 130

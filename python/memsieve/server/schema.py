@@ -1,0 +1,196 @@
+"""Strict checking of request bodies and query strings against the routes' own JSON schemas.
+
+The schemas the OpenAPI document publishes (memsieve.server.api) are the ones
+requests are checked against, so the two cannot drift. Only the part of JSON
+Schema those schemas use is understood: ``type`` (one or a list), ``properties``,
+``required``, ``additionalProperties: false``, ``items``, ``enum``,
+``minimum``/``maximum``, ``minItems`` and ``anyOf``. No value is coerced: ``"yes"``
+is not true, ``1`` is not true, ``1.0`` is not an integer.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from typing import Any
+from urllib.parse import parse_qsl
+
+from memsieve.errors import InvalidInputError, short_repr
+
+JSONType = str
+
+_NAMES = {"object": "an object", "array": "an array", "string": "a string", "integer": "an integer",
+          "number": "a number", "boolean": "true or false", "null": "null"}
+
+
+def json_type(value: Any) -> JSONType:
+    """The JSON type name of a parsed JSON value."""
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return "boolean"
+    if isinstance(value, int):
+        return "integer"
+    if isinstance(value, float):
+        return "number"
+    if isinstance(value, str):
+        return "string"
+    if isinstance(value, list):
+        return "array"
+    return "object"
+
+
+def _is(value: Any, kind: str) -> bool:
+    got = json_type(value)
+    return got == kind or (kind == "number" and got == "integer")
+
+
+def _expected(schema: dict[str, Any]) -> str:
+    if "enum" in schema:
+        return "one of " + ", ".join(json.dumps(v) for v in schema["enum"])
+    kinds = schema.get("type")
+    if kinds is None and "anyOf" in schema:
+        return " or ".join(_expected(s) for s in schema["anyOf"])
+    kinds = [kinds] if isinstance(kinds, str) else list(kinds or [])
+    return " or ".join(_NAMES.get(k, k) for k in kinds) or "a value"
+
+
+def check(value: Any, schema: dict[str, Any], *, where: str) -> None:
+    """Raise InvalidInputError naming ``where`` unless ``value`` fits ``schema``."""
+    if "anyOf" in schema:
+        for option in schema["anyOf"]:
+            try:
+                check(value, option, where=where)
+                return
+            except InvalidInputError:
+                continue
+        raise InvalidInputError(f"{where} must be {_expected(schema)}, got {json_type(value)} {short_repr(value)}")
+    kinds = schema.get("type")
+    if kinds is not None:
+        kinds = [kinds] if isinstance(kinds, str) else kinds
+        if not any(_is(value, k) for k in kinds):
+            fix = (f"send it as a bare JSON {json_type(json.loads(value))}, without quotes"
+                   if isinstance(value, str) and _bare(value) else f"send {_expected(schema)}")
+            raise InvalidInputError(f"{where} must be {_expected(schema)}, got {json_type(value)} "
+                                    f"{short_repr(value)}; {fix}")
+    if "enum" in schema and value not in schema["enum"]:
+        raise InvalidInputError(f"{where} must be {_expected(schema)}, got {short_repr(value)}")
+    if isinstance(value, (int, float)) and not isinstance(value, bool):
+        if "minimum" in schema and value < schema["minimum"]:
+            raise InvalidInputError(f"{where} must be at least {schema['minimum']}, got {short_repr(value)}")
+        if "maximum" in schema and value > schema["maximum"]:
+            raise InvalidInputError(f"{where} must be at most {schema['maximum']}, got {short_repr(value)}")
+    if isinstance(value, list):
+        if len(value) < schema.get("minItems", 0):
+            raise InvalidInputError(f"{where} must hold at least {schema['minItems']} item(s), got {len(value)}")
+        if "items" in schema:
+            for i, item in enumerate(value):
+                check(item, schema["items"], where=f"{where}[{i}]")
+    if isinstance(value, dict) and "properties" in schema:
+        props = schema["properties"]
+        if schema.get("additionalProperties") is False:
+            unknown = sorted(k for k in value if k not in props)
+            if unknown:
+                raise InvalidInputError(f"{where} has unknown field(s) {unknown}; the fields are {sorted(props)}")
+        missing = [k for k in schema.get("required", ()) if k not in value]
+        if missing:
+            raise InvalidInputError(f"{where} lacks the required field(s) {missing}")
+        for key, sub in props.items():
+            if key in value:
+                check(value[key], sub, where=f"field {key!r}" if where == "the body" else f"{where}.{key}")
+
+
+def _bare(text: str) -> bool:
+    """Whether ``text`` is a JSON number, true, false or null written as a string (``"3"``, ``"true"``)."""
+    try:
+        return json_type(json.loads(text)) in ("integer", "number", "boolean", "null")
+    except ValueError:
+        return False
+
+
+def _reject_constant(name: str) -> Any:
+    raise ValueError(f"{name} is not JSON")
+
+
+def parse_body(raw: bytes, schema: dict[str, Any] | None) -> dict[str, Any]:
+    """The request body as a dict checked against ``schema`` (an empty body is ``{}``).
+
+    Raises:
+        InvalidInputError: not UTF-8 JSON, not an object, NaN/Infinity, or not fitting the schema.
+    """
+    if not raw.strip():
+        body: Any = {}
+    else:
+        try:
+            body = json.loads(raw.decode("utf-8"), parse_constant=_reject_constant)
+        except UnicodeDecodeError:
+            raise InvalidInputError("the body is not UTF-8; send JSON encoded as UTF-8") from None
+        except (json.JSONDecodeError, ValueError) as exc:
+            text = exc.msg if isinstance(exc, json.JSONDecodeError) else str(exc)
+            raise InvalidInputError(f"the body is not valid JSON ({text}); send one JSON object") from None
+    if not isinstance(body, dict):
+        raise InvalidInputError(f"the body must be a JSON object, got {json_type(body)}; send {{...}}")
+    if schema is not None:
+        check(body, schema, where="the body")
+    elif body:
+        raise InvalidInputError(f"this route takes no body, got field(s) {sorted(body)}")
+    return body
+
+
+def parse_query(query_string: bytes, params: list[dict[str, Any]]) -> dict[str, Any]:
+    """The query string as typed values, by the route's documented query parameters.
+
+    A boolean must be ``true`` or ``false``, an integer decimal digits; an
+    unknown or repeated parameter is refused.
+
+    Raises:
+        InvalidInputError: naming the parameter and what it must be.
+    """
+    known = {p["name"]: p["schema"] for p in params if p["in"] == "query"}
+    try:
+        pairs = parse_qsl(query_string.decode("utf-8"), keep_blank_values=True, strict_parsing=False,
+                          errors="strict")
+    except UnicodeDecodeError:
+        raise InvalidInputError("the query string is not UTF-8; percent-encode UTF-8 text") from None
+    out: dict[str, Any] = {}
+    for name, text in pairs:
+        if name not in known:
+            hint = f"the parameters are {sorted(known)}" if known else "this route takes none"
+            raise InvalidInputError(f"unknown query parameter {name!r}; {hint}")
+        if name in out:
+            raise InvalidInputError(f"query parameter {name!r} is given twice; give it once")
+        out[name] = _query_value(name, text, known[name])
+    return out
+
+
+def _query_value(name: str, text: str, schema: dict[str, Any]) -> Any:
+    kinds = schema.get("type")
+    kinds = [kinds] if isinstance(kinds, str) else list(kinds or ["string"])
+    where = f"query parameter {name!r}"
+    if "boolean" in kinds:
+        if text not in ("true", "false"):
+            raise InvalidInputError(f"{where} must be true or false, got {short_repr(text)}")
+        value: Any = text == "true"
+    elif "integer" in kinds:
+        if not text.isascii() or not text.lstrip("-").isdigit() or len(text) > 20:
+            raise InvalidInputError(f"{where} must be an integer, got {short_repr(text)}")
+        value = int(text)
+    else:
+        value = text
+    check(value, {k: v for k, v in schema.items() if k != "type"}, where=where)
+    return value
+
+
+def finite(obj: Any) -> Any:
+    """``obj`` as strict JSON values: NaN and infinities become null, tuples lists, numpy scalars numbers."""
+    if isinstance(obj, float):
+        return obj if math.isfinite(obj) else None
+    if isinstance(obj, dict):
+        return {str(k): finite(v) for k, v in obj.items()}
+    if isinstance(obj, (list, tuple)):
+        return [finite(v) for v in obj]
+    if obj is None or isinstance(obj, (str, int, bool)):
+        return obj
+    if hasattr(obj, "item") and callable(obj.item):
+        return finite(obj.item())
+    return str(obj)

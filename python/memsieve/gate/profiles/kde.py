@@ -8,6 +8,7 @@ This module is the gate's one reader of language resources: the change cues
 from __future__ import annotations
 
 import functools
+import re
 from collections.abc import Callable
 
 import numpy as np
@@ -45,7 +46,7 @@ class KernelDensityGate(GateProfile):
         return lexicon.cues(text)
 
     def counts_of(self, text: str) -> frozenset[tuple[str, str]]:
-        return counted_pairs(_core.tokenize_kinds(text))
+        return counted_pairs(_core.tokenize_kinds(without_list_marks(text)))
 
     def scan(self, state: _core.ScopeState, vector: np.ndarray, kappa: float) -> _core.ScoreResult:
         return state.score(vector, k=self.scoring.k, kappa=kappa)
@@ -119,6 +120,15 @@ class KernelDensityGate(GateProfile):
         return min(information, (new_values + max(0.0, new_words - dropped)) / total)
 
 
+# "1. ", "2) ", "(3) " opening a line: a list's numbering, which counts nothing.
+_LIST_MARK = re.compile(r"(?m)^[ \t]*(?:[-*+\u2022][ \t]*)?\(?\d{1,3}[.)](?=[ \t])")
+
+
+def without_list_marks(text: str) -> str:
+    """``text`` with the numbers that number a list's items taken out: they state no value."""
+    return _LIST_MARK.sub(" ", text) if "\n" in text or text[:1].isdigit() else text
+
+
 def counted_pairs(tokens: list[tuple[str, str, str]]) -> frozenset[tuple[str, str]]:
     """(number, thing counted) of every number followed by a plain word, from ``_core.tokenize_kinds``."""
     return frozenset((term, tokens[i + 1][0]) for i, (term, _, kind) in enumerate(tokens[:-1])
@@ -138,7 +148,7 @@ def unsaid_values(gate: ScopeView, text: str, nearest: int) -> tuple[str, ...]:
     """
     held = set(gate.keywords.tokens_of(nearest))
     counted = gate.counts.get(nearest, frozenset())
-    mine = _core.tokenize_kinds(text)
+    mine = _core.tokenize_kinds(without_list_marks(text))
     out: list[str] = []
     for i, (term, surface, kind) in enumerate(mine):
         if kind == "word":

@@ -1,37 +1,18 @@
-//! KeywordIndex, the tokenizer and the information term for Python.
-//!
-//! Text is read lossily: a lone surrogate (which no store could hold either)
-//! becomes U+FFFD, which is no word, instead of failing the call. A non-str
-//! where text is expected is a DtypeError that names the argument.
-
-use std::borrow::Cow;
+//! KeywordIndex for Python, with the information term over its statistics.
 
 use numpy::{IntoPyArray, PyArray1, PyUntypedArray};
 use pyo3::prelude::*;
 use pyo3::types::{PyBool, PyString};
 
-use super::dtype_error;
+use super::errors::dtype_error;
+use super::text::{text_arg, type_name};
 use super::validate::{slice, Arg};
 use crate::error::CoreError;
-use crate::info::{self, InfoParams};
+use crate::gate::info::{self, InfoParams};
 use crate::keyword::KeywordIndex;
-use crate::text;
 
 const ID_EXAMPLE: &str = "ids are the store's int64 sequence numbers";
 const K_EXAMPLE: &str = "pass a count such as k=10 (a larger k than the index holds is capped)";
-
-fn type_name(obj: &Bound<'_, PyAny>) -> String {
-    obj.get_type().name().map(|n| n.to_string()).unwrap_or_default()
-}
-
-/// A str argument, read lossily; anything else is a DtypeError naming the
-/// argument (PyO3 would raise a bare TypeError).
-fn text_arg<'a>(obj: &'a Bound<'_, PyAny>, name: &str) -> PyResult<Cow<'a, str>> {
-    let s = obj.cast::<PyString>().map_err(|_| {
-        dtype_error(obj.py(), format!("{name} must be a str, got {}; pass str({name})", type_name(obj)))
-    })?;
-    Ok(s.to_string_lossy())
-}
 
 /// The elements of an iterable that is not a str, each converted by `conv`
 /// (which describes a bad element); `bad` turns a description into the error.
@@ -200,19 +181,7 @@ impl PyKeywordIndex {
     }
 }
 
-#[pyfunction]
-fn tokenize(text: &Bound<'_, PyAny>) -> PyResult<Vec<String>> {
-    Ok(text::terms(&text_arg(text, "text")?))
-}
-
-#[pyfunction]
-fn tokenize_kinds(text: &Bound<'_, PyAny>) -> PyResult<Vec<(String, String, &'static str)>> {
-    Ok(text::tokenize(&text_arg(text, "text")?).into_iter().map(|t| (t.term, t.surface, t.kind.as_str())).collect())
-}
-
 pub(crate) fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<PyKeywordIndex>()?;
-    m.add_function(wrap_pyfunction!(tokenize, m)?)?;
-    m.add_function(wrap_pyfunction!(tokenize_kinds, m)?)?;
     Ok(())
 }

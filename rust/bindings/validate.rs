@@ -7,7 +7,7 @@ use pyo3::exceptions::PyOverflowError;
 use pyo3::prelude::*;
 use pyo3::types::PyTuple;
 
-use super::dtype_error;
+use super::errors::dtype_error;
 use crate::error::{CoreError, Result};
 
 const FIX_F32: &str = "use np.ascontiguousarray(x, dtype=np.float32)";
@@ -115,7 +115,7 @@ pub(crate) fn query_against(q: &[f32], d: usize, name: &str) -> Result<()> {
             q.len()
         )));
     }
-    crate::vector::check_unit(q, name)
+    crate::kernels::vector::check_unit(q, name)
 }
 
 /// Every row of a (b, d) query block checked like `query_against`.
@@ -127,7 +127,7 @@ pub(crate) fn queries_against(qs: &[f32], b: usize, qd: usize, d: usize) -> Resu
     }
     non_empty(b, qd, "queries")?;
     for (i, q) in qs.chunks_exact(d).enumerate() {
-        crate::vector::check_unit(q, &format!("queries row {i}"))?;
+        crate::kernels::vector::check_unit(q, &format!("queries row {i}"))?;
     }
     Ok(())
 }

@@ -14,7 +14,7 @@ use std::panic::{self, AssertUnwindSafe};
 use std::sync::{Arc, Mutex, OnceLock};
 use std::thread;
 
-use crate::simd::ROW_BLOCK;
+use crate::kernels::simd::ROW_BLOCK;
 
 /// Matrix elements (rows x d) from which a scan is split across threads.
 ///

@@ -1,19 +1,181 @@
-//! Stateful classes: ThresholdState, ScopeState (a pure vector index, with ScoreResult) and Pca.
+//! The gate for Python: its stateless scores (novelty, concentration, vMF
+//! samples, SAGE's threshold, routing) and its stateful classes
+//! (ThresholdState, ScopeState, a pure vector index, with ScoreResult).
 
 use numpy::ndarray::Array2;
 use numpy::{IntoPyArray, PyArray1, PyArray2};
 use pyo3::prelude::*;
 use pyo3::types::{PyBytes, PyDict};
 
-use super::validate::{dims, finite_rows, matrix, non_empty, opt_pair, output_size, slice, vector, Arg};
+use super::validate::{dims, finite_rows, matrix, matrix_and_queries, matrix_and_query, non_empty, opt_float, opt_pair, output_size, slice, vector, Arg};
 use crate::error::CoreError;
-use crate::novelty::KnnScore;
-use crate::projection;
-use crate::scope;
-use crate::threshold::{self, ThresholdParams};
+use crate::gate::novelty::{self, KnnScore};
+use crate::gate::threshold::{self, ThresholdParams};
+use crate::gate::{kappa, route as routing, scope, vmf};
 
 const K_EXAMPLE: &str = "the default is k=10";
 const ID_EXAMPLE: &str = "ids are the store's int64 sequence numbers";
+const CLIP_EXAMPLE: &str = "SAGE uses clip=(1e-3, 50.0)";
+
+type F32Array<'py> = Bound<'py, PyArray1<f32>>;
+type Batch<'py> = (Bound<'py, PyArray1<f32>>, Bound<'py, PyArray1<i64>>, Bound<'py, PyArray1<f32>>);
+
+#[pyfunction]
+#[pyo3(signature = (matrix, *, clip=None))]
+fn kappa_banerjee(py: Python<'_>, matrix: &Bound<'_, PyAny>, clip: Option<Arg<'_>>) -> PyResult<f64> {
+    let clip = opt_pair(py, clip, "clip", CLIP_EXAMPLE)?;
+    let m = super::validate::matrix(matrix, "matrix")?;
+    let (n, d) = dims(&m, "matrix")?;
+    non_empty(n, d, "matrix")?;
+    let ms = slice(&m)?;
+    Ok(py.detach(|| kappa::banerjee(ms, d, clip))?)
+}
+
+#[pyfunction]
+#[pyo3(signature = (mean_share, *, c=Arg::Float(4.0), max_kappa=Arg::Float(1e4)), text_signature = "(mean_share, *, c=4.0, max_kappa=10000.0)")]
+fn kappa_from_spacing(py: Python<'_>, mean_share: Arg<'_>, c: Arg<'_>, max_kappa: Arg<'_>) -> PyResult<f64> {
+    let (m, c, max_kappa) = (mean_share.float(py, "mean_share")?, c.float(py, "c")?, max_kappa.float(py, "max_kappa")?);
+    Ok(kappa::from_spacing(m, c, max_kappa)?)
+}
+
+#[pyfunction]
+#[pyo3(signature = (mu, kappa, n, *, seed))]
+fn sample_vmf<'py>(py: Python<'py>, mu: &Bound<'py, PyAny>, kappa: Arg<'py>, n: Arg<'py>, seed: Arg<'py>) -> PyResult<Bound<'py, PyArray2<f32>>> {
+    let m = vector(mu, "mu")?;
+    let ms = slice(&m)?;
+    crate::kernels::vector::check_unit(ms, "mu")?;
+    let kappa = kappa.float(py, "kappa")?;
+    let n = n.count(py, "n", 0, "pass the number of samples, e.g. n=1000")?;
+    let seed = seed.seed(py, "seed")?;
+    let d = ms.len();
+    output_size(n, d, "the sample")?;
+    let out = py.detach(|| vmf::sample(ms, kappa, n, seed))?;
+    let arr = Array2::from_shape_vec((n, d), out).map_err(|e| PyErr::from(CoreError::Shape(e.to_string())))?;
+    Ok(arr.into_pyarray(py))
+}
+
+#[pyfunction]
+fn novelty_sage(py: Python<'_>, matrix: &Bound<'_, PyAny>, query: &Bound<'_, PyAny>, kappa: Arg<'_>) -> PyResult<f64> {
+    let mq = matrix_and_query(matrix, query)?;
+    let (ms, d, qs) = (slice(&mq.m)?, mq.d, slice(&mq.q)?);
+    let kappa = kappa.float(py, "kappa")?;
+    Ok(py.detach(|| novelty::sage(ms, d, qs, kappa))?)
+}
+
+#[pyfunction]
+fn novelty_sage_batch<'py>(py: Python<'py>, matrix: &Bound<'py, PyAny>, queries: &Bound<'py, PyAny>, kappa: Arg<'py>) -> PyResult<F32Array<'py>> {
+    let mq = matrix_and_queries(matrix, queries)?;
+    let kappa = kappa.float(py, "kappa")?;
+    let d = mq.d;
+    let (ms, qs) = (slice(&mq.m)?, slice(&mq.q)?);
+    let v = py.detach(|| novelty::sage_batch(ms, d, qs, kappa))?;
+    Ok(PyArray1::from_vec(py, v.into_iter().map(|x| x as f32).collect()))
+}
+
+fn single(r: &novelty::KnnScore) -> (f64, i64, f64) {
+    match r.nearest() {
+        Some((row, s)) => (r.novelty, row as i64, s as f64),
+        None => (f64::INFINITY, -1, f64::NAN),
+    }
+}
+
+fn batch_out<'py>(py: Python<'py>, rs: Vec<novelty::KnnScore>) -> Batch<'py> {
+    let (mut nov, mut row, mut cos) = (Vec::with_capacity(rs.len()), Vec::with_capacity(rs.len()), Vec::with_capacity(rs.len()));
+    for r in &rs {
+        let (a, b, c) = single(r);
+        nov.push(a as f32);
+        row.push(b);
+        cos.push(c as f32);
+    }
+    (PyArray1::from_vec(py, nov), PyArray1::from_vec(py, row), PyArray1::from_vec(py, cos))
+}
+
+#[pyfunction]
+fn novelty_knn(py: Python<'_>, matrix: &Bound<'_, PyAny>, query: &Bound<'_, PyAny>, kappa: Arg<'_>, k: Arg<'_>) -> PyResult<(f64, i64, f64)> {
+    let mq = matrix_and_query(matrix, query)?;
+    let (ms, d, qs) = (slice(&mq.m)?, mq.d, slice(&mq.q)?);
+    let kappa = kappa.float(py, "kappa")?;
+    let k = k.count(py, "k", 1, K_EXAMPLE)?;
+    let r = py.detach(|| novelty::knn(ms, d, qs, kappa, k))?;
+    Ok(single(&r))
+}
+
+#[pyfunction]
+fn novelty_knn_batch<'py>(py: Python<'py>, matrix: &Bound<'py, PyAny>, queries: &Bound<'py, PyAny>, kappa: Arg<'py>, k: Arg<'py>) -> PyResult<Batch<'py>> {
+    let mq = matrix_and_queries(matrix, queries)?;
+    let d = mq.d;
+    let (ms, qs) = (slice(&mq.m)?, slice(&mq.q)?);
+    let kappa = kappa.float(py, "kappa")?;
+    let k = k.count(py, "k", 1, K_EXAMPLE)?;
+    let rs = py.detach(|| novelty::knn_batch(ms, d, qs, kappa, k))?;
+    Ok(batch_out(py, rs))
+}
+
+#[pyfunction]
+fn novelty_from_topk(py: Python<'_>, top_sims: &Bound<'_, PyAny>, kappa: Arg<'_>) -> PyResult<f64> {
+    let t = vector(top_sims, "top_sims")?;
+    let kappa = kappa.float(py, "kappa")?;
+    let ts = slice(&t)?;
+    novelty::check_kappa(kappa)?;
+    if let Some(i) = ts.iter().position(|s| !(s.is_finite() && s.abs() <= 1.0 + 1e-3)) {
+        return Err(PyErr::from(CoreError::InvalidVector(format!(
+            "top_sims[{i}] = {} is not a cosine in [-1, 1]; pass cosines of unit vectors",
+            ts[i]
+        ))));
+    }
+    Ok(novelty::knn_from_sims(ts, kappa))
+}
+
+#[pyfunction]
+fn novelty_maxcos(py: Python<'_>, matrix: &Bound<'_, PyAny>, query: &Bound<'_, PyAny>) -> PyResult<(f64, i64, f64)> {
+    let mq = matrix_and_query(matrix, query)?;
+    let (ms, d, qs) = (slice(&mq.m)?, mq.d, slice(&mq.q)?);
+    let r = py.detach(|| novelty::maxcos(ms, d, qs))?;
+    Ok(single(&r))
+}
+
+#[pyfunction]
+fn novelty_maxcos_batch<'py>(py: Python<'py>, matrix: &Bound<'py, PyAny>, queries: &Bound<'py, PyAny>) -> PyResult<Batch<'py>> {
+    let mq = matrix_and_queries(matrix, queries)?;
+    let d = mq.d;
+    let (ms, qs) = (slice(&mq.m)?, slice(&mq.q)?);
+    let rs = py.detach(|| novelty::maxcos_batch(ms, d, qs))?;
+    Ok(batch_out(py, rs))
+}
+
+#[pyfunction]
+fn route(py: Python<'_>, novelty: Arg<'_>, tau: Arg<'_>, delta: Arg<'_>) -> PyResult<&'static str> {
+    let (novelty, tau, delta) = (novelty.float(py, "novelty")?, tau.float(py, "tau")?, delta.float(py, "delta")?);
+    Ok(routing::route(novelty, tau, delta).map(|r| r.as_str())?)
+}
+
+#[pyfunction]
+#[pyo3(signature = (rho, *, tau0=Arg::Float(0.5), tau_min=Arg::Float(0.05), lam=Arg::Float(2.0)), text_signature = "(rho, *, tau0=0.5, tau_min=0.05, lam=2.0)")]
+fn sage_tau_star(py: Python<'_>, rho: Arg<'_>, tau0: Arg<'_>, tau_min: Arg<'_>, lam: Arg<'_>) -> PyResult<f64> {
+    let (rho, tau0) = (rho.float(py, "rho")?, tau0.float(py, "tau0")?);
+    let (tau_min, lam) = (tau_min.float(py, "tau_min")?, lam.float(py, "lam")?);
+    Ok(threshold::sage_tau_star(rho, tau0, tau_min, lam)?)
+}
+
+#[pyfunction]
+#[pyo3(signature = (prev_tau, tau_star, *, alpha=Arg::Float(0.9)), text_signature = "(prev_tau, tau_star, *, alpha=0.9)")]
+fn sage_ema(py: Python<'_>, prev_tau: Option<Arg<'_>>, tau_star: Arg<'_>, alpha: Arg<'_>) -> PyResult<f64> {
+    let prev_tau = opt_float(py, prev_tau, "prev_tau")?;
+    let (tau_star, alpha) = (tau_star.float(py, "tau_star")?, alpha.float(py, "alpha")?);
+    Ok(threshold::sage_ema(prev_tau, tau_star, alpha)?)
+}
+
+#[pyfunction]
+#[pyo3(signature = (matrix, *, n_components=Arg::Int(16)), text_signature = "(matrix, *, n_components=16)")]
+fn sage_density(py: Python<'_>, matrix: &Bound<'_, PyAny>, n_components: Arg<'_>) -> PyResult<f64> {
+    let m = super::validate::matrix(matrix, "matrix")?;
+    let (n, d) = dims(&m, "matrix")?;
+    non_empty(n, d, "matrix")?;
+    let ms = slice(&m)?;
+    finite_rows(ms, "matrix")?;
+    let k = n_components.count(py, "n_components", 1, "SAGE uses n_components=16")?;
+    Ok(py.detach(|| threshold::sage_density(ms, d, k))?)
+}
 
 /// ids and cosines of the nearest rows, best first.
 type Nearest<'py> = (Bound<'py, PyArray1<i64>>, Bound<'py, PyArray1<f32>>);
@@ -288,89 +450,23 @@ impl PyScopeState {
     }
 }
 
-#[pyclass(name = "Pca", module = "memsieve._core")]
-pub struct PyPca {
-    requested: usize,
-    fitted: Option<projection::Pca>,
-}
-
-impl PyPca {
-    fn fitted(&self) -> PyResult<&projection::Pca> {
-        self.fitted
-            .as_ref()
-            .ok_or_else(|| PyErr::from(CoreError::State("this Pca is not fitted; call fit(x) first".into())))
-    }
-}
-
-#[pymethods]
-impl PyPca {
-    #[new]
-    fn new(py: Python<'_>, n_components: Arg<'_>) -> PyResult<Self> {
-        let requested = n_components.count(py, "n_components", 1, "pass e.g. n_components=16")?;
-        Ok(PyPca { requested, fitted: None })
-    }
-
-    #[getter]
-    fn n_components(&self) -> usize {
-        self.requested
-    }
-
-    /// Width of the fitted rows; 0 before fit.
-    #[getter]
-    fn dim(&self) -> usize {
-        self.fitted.as_ref().map_or(0, |p| p.dim)
-    }
-
-    fn fit<'py>(mut slf: PyRefMut<'py, Self>, x: &Bound<'py, PyAny>) -> PyResult<PyRefMut<'py, Self>> {
-        let py = slf.py();
-        let m = matrix(x, "x")?;
-        let (n, d) = dims(&m, "x")?;
-        non_empty(n, d, "x")?;
-        let xs = slice(&m)?;
-        finite_rows(xs, "x")?;
-        let k = slf.requested;
-        let p = py.detach(|| projection::Pca::fit(xs, d, k))?;
-        slf.fitted = Some(p);
-        Ok(slf)
-    }
-
-    #[pyo3(signature = (x, *, normalize=Arg::Flag(true)), text_signature = "($self, x, *, normalize=True)")]
-    fn transform<'py>(&self, py: Python<'py>, x: &Bound<'py, PyAny>, normalize: Arg<'py>) -> PyResult<Bound<'py, PyArray2<f32>>> {
-        let p = self.fitted()?;
-        let normalize = normalize.flag(py, "normalize")?;
-        let m = matrix(x, "x")?;
-        let (n, d) = dims(&m, "x")?;
-        if d != p.dim {
-            return Err(PyErr::from(CoreError::Shape(format!(
-                "expected x of shape (n, {}) like the fitted rows, got width {d}; transform rows of the same model",
-                p.dim
-            ))));
-        }
-        let xs = slice(&m)?;
-        finite_rows(xs, "x")?;
-        let out = py.detach(|| p.transform(xs, normalize));
-        let arr = Array2::from_shape_vec((n, p.n_components), out).map_err(|e| PyErr::from(CoreError::Shape(e.to_string())))?;
-        Ok(arr.into_pyarray(py))
-    }
-
-    #[getter]
-    fn components<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyArray2<f32>>> {
-        let p = self.fitted()?;
-        let arr = Array2::from_shape_vec((p.n_components, p.dim), p.components.clone())
-            .map_err(|e| PyErr::from(CoreError::Shape(e.to_string())))?;
-        Ok(arr.into_pyarray(py))
-    }
-
-    #[getter]
-    fn mean<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyArray1<f32>>> {
-        Ok(PyArray1::from_slice(py, &self.fitted()?.mean))
-    }
-}
-
 pub(crate) fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    m.add_function(wrap_pyfunction!(kappa_banerjee, m)?)?;
+    m.add_function(wrap_pyfunction!(kappa_from_spacing, m)?)?;
+    m.add_function(wrap_pyfunction!(sample_vmf, m)?)?;
+    m.add_function(wrap_pyfunction!(novelty_sage, m)?)?;
+    m.add_function(wrap_pyfunction!(novelty_sage_batch, m)?)?;
+    m.add_function(wrap_pyfunction!(novelty_knn, m)?)?;
+    m.add_function(wrap_pyfunction!(novelty_knn_batch, m)?)?;
+    m.add_function(wrap_pyfunction!(novelty_from_topk, m)?)?;
+    m.add_function(wrap_pyfunction!(novelty_maxcos, m)?)?;
+    m.add_function(wrap_pyfunction!(novelty_maxcos_batch, m)?)?;
+    m.add_function(wrap_pyfunction!(route, m)?)?;
+    m.add_function(wrap_pyfunction!(sage_tau_star, m)?)?;
+    m.add_function(wrap_pyfunction!(sage_ema, m)?)?;
+    m.add_function(wrap_pyfunction!(sage_density, m)?)?;
     m.add_class::<PyThresholdState>()?;
     m.add_class::<ScoreResult>()?;
     m.add_class::<PyScopeState>()?;
-    m.add_class::<PyPca>()?;
     Ok(())
 }

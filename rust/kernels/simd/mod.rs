@@ -2,13 +2,20 @@
 //! dispatched to the instruction set `isa::isa()` chose at run time.
 //!
 //! The wheel is compiled for the baseline target, so it runs everywhere; the
-//! AVX-512 (`simd_avx512`), AVX2+FMA (`simd_avx2`) and NEON (`simd_neon`)
+//! AVX-512 (`avx512`), AVX2+FMA (`avx2`) and NEON (`neon`)
 //! kernels are `#[target_feature]` functions entered only on CPUs that have
 //! them. Every `*_on` function takes the path explicitly, for tests and
 //! benches of each path on one machine; the others use the chosen one.
 
-pub use crate::isa::{isa, Isa};
-use crate::simd_portable as portable;
+pub use crate::kernels::isa::{isa, Isa};
+
+#[cfg(target_arch = "x86_64")]
+mod avx2;
+#[cfg(target_arch = "x86_64")]
+mod avx512;
+#[cfg(target_arch = "aarch64")]
+mod neon;
+mod portable;
 
 /// Rows scored per block: the similarities of one block live on the stack,
 /// so no kernel ever allocates an N-sized temporary.
@@ -23,13 +30,13 @@ macro_rules! dispatch {
         match $isa.checked() {
             #[cfg(target_arch = "x86_64")]
             // SAFETY: checked() verified AVX-512F, AVX2 and FMA.
-            Isa::Avx512 => unsafe { crate::simd_avx512::$f($($a),*) },
+            Isa::Avx512 => unsafe { avx512::$f($($a),*) },
             #[cfg(target_arch = "x86_64")]
             // SAFETY: checked() verified AVX2 and FMA.
-            Isa::Avx2 => unsafe { crate::simd_avx2::$f($($a),*) },
+            Isa::Avx2 => unsafe { avx2::$f($($a),*) },
             #[cfg(target_arch = "aarch64")]
             // SAFETY: NEON is in the aarch64 baseline.
-            Isa::Neon => unsafe { crate::simd_neon::$f($($a),*) },
+            Isa::Neon => unsafe { neon::$f($($a),*) },
             _ => portable::$f($($a),*),
         }
     };
@@ -127,14 +134,14 @@ pub(crate) struct Gemm {
     pub panel: usize,
     pub block: usize,
     pub kernel: unsafe fn(&[f32], usize, &[f32], usize, &mut [f32]),
-    pub topk: unsafe fn(&[f32], usize, &[f32], usize, usize, usize, &mut crate::gemm::TopLists) -> bool,
+    pub topk: unsafe fn(&[f32], usize, &[f32], usize, usize, usize, &mut crate::kernels::gemm::TopLists) -> bool,
 }
 
 #[cfg(target_arch = "x86_64")]
 impl Gemm {
     /// The micro-kernel of a checked path, if it has one.
     pub(crate) fn of(isa: Isa) -> Option<Gemm> {
-        use crate::{simd_avx2 as a2, simd_avx512 as a5};
+        use self::{avx2 as a2, avx512 as a5};
         match isa {
             Isa::Avx512 => Some(Gemm { panel: a5::PANEL, block: a5::QUERY_BLOCK, kernel: a5::dots_packed, topk: a5::topk_packed }),
             Isa::Avx2 => Some(Gemm { panel: a2::PANEL, block: a2::QUERY_BLOCK, kernel: a2::dots_packed, topk: a2::topk_packed }),
@@ -255,7 +262,7 @@ pub fn scan_part_on<F: FnMut(usize, &[f32])>(isa: Isa, matrix: &[f32], d: usize,
         if far {
             check_rows(rows, d, q, 1, &buf[..n]);
             // SAFETY: AVX-512 checked above, shapes checked just now.
-            unsafe { crate::simd_avx512::dots_rows_far(rows, d, q, &mut buf[..n]) };
+            unsafe { avx512::dots_rows_far(rows, d, q, &mut buf[..n]) };
             f(b * ROW_BLOCK, &buf[..n]);
             continue;
         }

@@ -2,8 +2,7 @@
 //! rows (`TopK`) and a running log-sum-exp (`StreamLse`). Both merge partials
 //! of consecutive row ranges, so chunked scans give the serial result.
 
-use crate::simd;
-pub use crate::topk::TopK;
+use crate::kernels::simd;
 
 /// Exponents below this (relative to the largest seen) add less than e^-50 of
 /// the sum each: they cannot change an f64 sum even over 1e9 rows, so the exp is skipped.

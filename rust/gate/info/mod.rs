@@ -138,5 +138,4 @@ pub fn info_novelty(index: &KeywordIndex, text: &str, neighbours: &[i64], p: &In
 }
 
 #[cfg(test)]
-#[path = "info_tests.rs"]
 mod tests;

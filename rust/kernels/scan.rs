@@ -3,8 +3,9 @@
 //! `fused`, so that neither module needs the other's internals.
 
 use crate::error::{CoreError, Result};
-use crate::simd;
-use crate::stream::{StreamLse, TopK};
+use crate::kernels::simd;
+use crate::kernels::stream::StreamLse;
+use crate::kernels::topk::TopK;
 
 pub(crate) fn nonfinite(sims: &[f32], row0: usize) -> Result<()> {
     // One vectorized test per block; the position is only looked for on failure.

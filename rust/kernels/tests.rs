@@ -2,12 +2,15 @@
 //! the portable path within float32 rounding, scores a row the same wherever
 //! it sits, and gives bit-identical results serial, chunked and repeated.
 
-use crate::novelty::{scan_queries_on, scan_query_on, Plan, Scan, Want};
-use crate::par;
-use crate::simd::{self, Isa, ROW_BLOCK};
+use crate::kernels::par::Plan;
+use crate::kernels::scan::{Scan, Want};
+use crate::kernels::sweep::{scan_queries_on, scan_query_on};
+use crate::kernels::topk::TopK;
+use crate::kernels::par;
+use crate::kernels::simd::{self, Isa, ROW_BLOCK};
 
 fn data(n: usize, seed: u64) -> Vec<f32> {
-    let mut r = crate::rng::Rng::new(seed);
+    let mut r = crate::linalg::rng::Rng::new(seed);
     (0..n).map(|_| r.normal() as f32).collect()
 }
 
@@ -163,14 +166,14 @@ fn fused_paths() -> Vec<Isa> {
 }
 
 /// The lists `TopK::push_block` builds from a path's unfused block cosines.
-fn unfused_topk(isa: Isa, m: &[f32], d: usize, qs: &[f32], kk: usize) -> Vec<crate::stream::TopK> {
+fn unfused_topk(isa: Isa, m: &[f32], d: usize, qs: &[f32], kk: usize) -> Vec<TopK> {
     let (n, nq) = (m.len() / d, qs.len() / d);
-    let mut want: Vec<crate::stream::TopK> = (0..nq).map(|_| crate::stream::TopK::new(kk, n)).collect();
+    let mut want: Vec<TopK> = (0..nq).map(|_| TopK::new(kk, n)).collect();
     simd::scan_batch_on(isa, m, d, qs, |j, r0, s| want[j].push_block(r0, s));
     want
 }
 
-fn assert_same_lists(fused: &[Scan], want: &[crate::stream::TopK], what: &str) {
+fn assert_same_lists(fused: &[Scan], want: &[TopK], what: &str) {
     assert_eq!(fused.len(), want.len());
     for (j, (f, u)) in fused.iter().zip(want).enumerate() {
         let f = f.top.as_ref().unwrap();

@@ -1,9 +1,9 @@
 //! Dimension reduction: a seeded Gaussian random projection and PCA.
 
-use crate::eigen::symmetric_eigen;
+use crate::linalg::eigen::symmetric_eigen;
 use crate::error::{CoreError, Result};
-use crate::rng::Rng;
-use crate::simd;
+use crate::linalg::rng::Rng;
+use crate::kernels::simd;
 
 /// Normalize each row of width `w` in place; all-zero rows stay zero.
 pub fn normalize_rows(x: &mut [f32], w: usize) {

@@ -2,7 +2,7 @@
 //! rejection algorithm, for tests and benchmarks of the kappa estimators.
 
 use crate::error::{CoreError, Result};
-use crate::rng::Rng;
+use crate::linalg::rng::Rng;
 
 /// The largest kappa sampled. Far above it, Wood's x0 = (1 - b) / (1 + b)
 /// rounds to 1 in f64, every proposal is rejected and the loop never ends;

@@ -16,8 +16,8 @@
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 
 use crate::error::{CoreError, Result};
-use crate::par::{self, Plan};
-use crate::simd;
+use crate::kernels::par::{self, Plan};
+use crate::kernels::simd;
 
 /// Query rows whose similarities are computed together against one tile.
 pub const QUERY_BLOCK: usize = 64;
@@ -77,7 +77,7 @@ pub fn check(matrix: &[f32], d: usize, min_sim: f32, max_pairs: usize) -> Result
         return Err(CoreError::Config("max_pairs must be >= 1, got 0; the default is 2^24".into()));
     }
     for (i, row) in matrix.chunks_exact(d).enumerate() {
-        crate::vector::check_unit(row, &format!("matrix row {i}"))?;
+        crate::kernels::vector::check_unit(row, &format!("matrix row {i}"))?;
     }
     Ok(n)
 }
@@ -159,7 +159,7 @@ fn block(matrix: &[f32], d: usize, n: usize, qs: std::ops::Range<usize>, min_sim
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::rng::Rng;
+    use crate::linalg::rng::Rng;
 
     fn unit_rows(n: usize, d: usize, seed: u64) -> Vec<f32> {
         let mut rng = Rng::new(seed);

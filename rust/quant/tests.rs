@@ -1,8 +1,9 @@
 //! The int8 scan's top-k against the float32 scan's, on every path.
 
 use super::*;
-use crate::novelty::{self, Want};
-use crate::rng::Rng;
+use crate::kernels::scan::Want;
+use crate::kernels::sweep;
+use crate::linalg::rng::Rng;
 
 fn unit_rows(n: usize, d: usize, seed: u64) -> Vec<f32> {
     let mut r = Rng::new(seed);
@@ -45,7 +46,7 @@ fn quant(m: &[f32], d: usize) -> QuantRows {
 
 fn f32_topk(isa: Isa, m: &[f32], d: usize, q: &[f32], k: usize, plan: Plan) -> TopK {
     let w = Want { k: Some(k), kappa: None, check: true };
-    novelty::scan_query_on(isa, m, d, q, w, plan).unwrap().top.unwrap()
+    sweep::scan_query_on(isa, m, d, q, w, plan).unwrap().top.unwrap()
 }
 
 fn assert_same(a: &TopK, b: &TopK, what: &str) {
@@ -130,7 +131,7 @@ fn bounds_hold_for_every_row() {
     let q = unit_rows(1, d, 12);
     let qc = QueryCode::new(&q, qr.stride);
     let part = scan_chunk(QPath::Portable, &qr, &qc, n, 0..n);
-    let exact = novelty::similarities(&m, d, &q, Plan::Serial);
+    let exact = sweep::similarities(&m, d, &q, Plan::Serial);
     let mut widest = 0f32;
     for (i, &s) in exact.iter().enumerate() {
         let at = part.lower.rows.iter().position(|&r| r == i).unwrap();

@@ -18,12 +18,13 @@
 
 use std::ops::Range;
 
+mod kernels;
+
+use self::kernels::{QPath, LANES};
 use crate::error::{CoreError, Result};
-use crate::novelty::{check_k, Plan};
-use crate::par;
-use crate::quant_kernels::{self, QPath, LANES};
-use crate::simd::{self, Isa, ROW_BLOCK};
-use crate::stream::TopK;
+use crate::kernels::par::{self, Plan};
+use crate::kernels::simd::{self, Isa, ROW_BLOCK};
+use crate::kernels::topk::{check_k, TopK};
 
 /// The widest rows the int8 copy takes. The query's top code is
 /// i32::MAX / (127 * d), so that no dot product overflows; at this width it is
@@ -206,7 +207,7 @@ fn scan_chunk(path: QPath, qr: &QuantRows, qc: &QueryCode, k: usize, rows: Range
     let widest = bound(&qr.widest) + 1e-6;
     for b0 in rows.clone().step_by(ROW_BLOCK) {
         let n = ROW_BLOCK.min(rows.end - b0);
-        quant_kernels::dots(path, &qr.codes[b0 * st..(b0 + n) * st], st, &qc.codes, &mut dots[..n]);
+        kernels::dots(path, &qr.codes[b0 * st..(b0 + n) * st], st, &qc.codes, &mut dots[..n]);
         for (i, (&dot, &scale)) in dots[..n].iter().zip(&qr.scales[b0..b0 + n]).enumerate() {
             let approx = dot as f64 * scale * qc.scale;
             // A row this far below the bar can neither enter the k best lower
@@ -280,5 +281,4 @@ pub fn topk_on(isa: Isa, qr: &QuantRows, matrix: &[f32], q: &[f32], k: usize, pl
 }
 
 #[cfg(test)]
-#[path = "quant_tests.rs"]
 mod tests;

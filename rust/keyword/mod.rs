@@ -30,6 +30,8 @@ use std::sync::Mutex;
 use crate::error::{CoreError, Result};
 use crate::text::for_each_token;
 
+pub mod search;
+
 /// bm25's term-frequency saturation.
 pub const K1: f64 = 1.2;
 /// bm25's length normalization.
@@ -393,5 +395,4 @@ impl KeywordIndex {
 }
 
 #[cfg(test)]
-#[path = "keyword_tests.rs"]
 mod tests;

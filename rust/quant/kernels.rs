@@ -12,7 +12,7 @@
 #[cfg(target_arch = "x86_64")]
 use std::arch::x86_64::*;
 
-use crate::isa::Isa;
+use crate::kernels::isa::Isa;
 
 /// Codes per step of the widest kernel (one 512-bit register of int16); row
 /// strides are a multiple of it.
@@ -177,7 +177,7 @@ mod tests {
     use super::*;
 
     fn codes(n: usize, seed: u64) -> Vec<i8> {
-        let mut r = crate::rng::Rng::new(seed);
+        let mut r = crate::linalg::rng::Rng::new(seed);
         (0..n).map(|_| ((r.normal() * 60.0).round().clamp(-127.0, 127.0)) as i8).collect()
     }
 

@@ -10,7 +10,7 @@
 
 use std::arch::x86_64::*;
 
-use crate::gemm::{row_tiles, TopLists};
+use crate::kernels::gemm::{row_tiles, TopLists};
 
 /// Rows per pass of the single-query scan: one query load serves eight rows,
 /// whose eight accumulators are enough independent FMA chains.

@@ -5,7 +5,7 @@
 
 use std::arch::x86_64::*;
 
-use crate::gemm::{row_tiles, TopLists};
+use crate::kernels::gemm::{row_tiles, TopLists};
 
 #[inline]
 #[target_feature(enable = "avx2")]

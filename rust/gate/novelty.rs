@@ -2,24 +2,16 @@
 //! N-sized temporaries: a streaming log-sum-exp and a small top-k buffer.
 
 use crate::error::{CoreError, Result};
-pub use crate::par::Plan;
-pub use crate::scan::{Scan, Want};
-pub use crate::stream::{StreamLse, TopK};
-use crate::simd::Isa;
-use crate::{par, simd};
+use crate::kernels::par::Plan;
+use crate::kernels::scan::Want;
+use crate::kernels::sweep::{scan_queries, scan_query};
+use crate::kernels::topk::{check_k, TopK};
 
 pub fn check_kappa(kappa: f64) -> Result<()> {
     if !(kappa.is_finite() && kappa > 0.0) {
         return Err(CoreError::Config(format!(
             "kappa must be finite and > 0, got {kappa}; use kappa_from_spacing or a positive constant such as 50.0"
         )));
-    }
-    Ok(())
-}
-
-pub fn check_k(k: usize) -> Result<()> {
-    if k == 0 {
-        return Err(CoreError::Config("k must be >= 1, got 0; the default is k=10".into()));
     }
     Ok(())
 }
@@ -42,61 +34,6 @@ pub fn knn_from_sims(top: &[f32], kappa: f64) -> f64 {
     // 1 - s_max - ln(sum_j exp(-kappa (s_max - s_j))) / kappa; the s_max term is exp(0) = 1.
     let tail: f64 = top.iter().map(|&s| (-kappa * (smax - s as f64)).exp()).sum();
     1.0 - smax - tail.ln() / kappa
-}
-
-/// One query against every row, in one pass, serial or chunked per `plan`.
-pub fn scan_query(matrix: &[f32], d: usize, q: &[f32], w: Want, plan: Plan) -> Result<Scan> {
-    scan_query_on(simd::isa(), matrix, d, q, w, plan)
-}
-
-/// `scan_query` on a given kernel path (tests and benches of each path).
-pub fn scan_query_on(isa: Isa, matrix: &[f32], d: usize, q: &[f32], w: Want, plan: Plan) -> Result<Scan> {
-    let n = matrix.len() / d.max(1);
-    let parts = par::map_rows(plan, n, d, |rows| {
-        let mut acc = Scan::new(w, rows.len());
-        let mut res = Ok(());
-        simd::scan_part_on(isa, &matrix[rows.start * d..rows.end * d], d, q, matrix.len(), |r0, s| {
-            if res.is_ok() {
-                res = acc.push(w, rows.start + r0, s);
-            }
-        });
-        res.map(|_| acc)
-    });
-    Scan::merge(w, parts)
-}
-
-/// A batch of queries against every row; the matrix is read once per chunk.
-pub fn scan_queries(matrix: &[f32], d: usize, queries: &[f32], w: Want, plan: Plan) -> Result<Vec<Scan>> {
-    scan_queries_on(simd::isa(), matrix, d, queries, w, plan)
-}
-
-/// `scan_queries` on a given kernel path.
-pub fn scan_queries_on(isa: Isa, matrix: &[f32], d: usize, queries: &[f32], w: Want, plan: Plan) -> Result<Vec<Scan>> {
-    #[cfg(target_arch = "x86_64")]
-    if let (Isa::Avx512 | Isa::Avx2, Some(k), None, true) = (isa, w.k, w.kappa, d > 0) {
-        return crate::fused::topk_scans(isa, matrix, d, queries, k, w, plan);
-    }
-    let n = matrix.len() / d.max(1);
-    let nq = queries.len() / d.max(1);
-    let plan = par::batch_plan(plan, n, d, nq);
-    let parts = par::map_rows(plan, n, d, |rows| {
-        let mut acc = vec![Scan::new(w, rows.len()); nq];
-        let mut res = Ok(());
-        simd::scan_batch_on(isa, &matrix[rows.start * d..rows.end * d], d, queries, |j, r0, s| {
-            if res.is_ok() {
-                res = acc[j].push(w, rows.start + r0, s);
-            }
-        });
-        res.map(|_| acc)
-    });
-    let parts: Vec<Vec<Scan>> = parts.into_iter().collect::<Result<_>>()?;
-    let mut per_query: Vec<Vec<Result<Scan>>> = (0..nq).map(|_| Vec::with_capacity(parts.len())).collect();
-    for part in parts {
-        for (j, s) in part.into_iter().enumerate() {
-            per_query[j].push(Ok(s));
-        }
-    }
-    per_query.into_iter().map(|p| Scan::merge(w, p)).collect()
 }
 
 /// SAGE's novelty of one query over all n rows; empty -> +inf.
@@ -199,58 +136,14 @@ pub fn sage_batch_with(matrix: &[f32], d: usize, queries: &[f32], kappa: f64, pl
         .collect())
 }
 
-/// `out[i] = rows[i] . q` for every row (the chunks of a large matrix in parallel).
-pub fn similarities(matrix: &[f32], d: usize, q: &[f32], plan: Plan) -> Vec<f32> {
-    let n = matrix.len() / d.max(1);
-    let parts = par::map_rows(plan, n, d, |rows| {
-        let mut out = vec![0f32; rows.len()];
-        let part = &matrix[rows.start * d..rows.end * d];
-        simd::scan_part_on(simd::isa(), part, d, q, matrix.len(), |r0, s| out[r0..r0 + s.len()].copy_from_slice(s));
-        out
-    });
-    if parts.len() == 1 {
-        return parts.into_iter().next().expect("one part");
-    }
-    parts.concat()
-}
-
-/// `out[j * n + i] = rows[i] . queries[j]`, row-major (b, n).
-pub fn similarities_batch(matrix: &[f32], d: usize, queries: &[f32], plan: Plan) -> Vec<f32> {
-    let n = matrix.len() / d.max(1);
-    let nq = queries.len() / d.max(1);
-    let plan = par::batch_plan(plan, n, d, nq);
-    let parts = par::map_rows(plan, n, d, |rows| {
-        let len = rows.len();
-        let mut out = vec![0f32; nq * len];
-        simd::scan_batch(&matrix[rows.start * d..rows.end * d], d, queries, |j, r0, s| {
-            out[j * len + r0..j * len + r0 + s.len()].copy_from_slice(s)
-        });
-        (rows, out)
-    });
-    let mut out = vec![0f32; nq * n];
-    for (rows, part) in parts {
-        let len = rows.len();
-        for j in 0..nq {
-            out[j * n + rows.start..j * n + rows.end].copy_from_slice(&part[j * len..(j + 1) * len]);
-        }
-    }
-    out
-}
-
-/// A pass that only reads the matrix, with the widest loads the CPU has, over
-/// the scans' chunks (`Plan::Chunked`: on every thread of the pool): the
-/// bandwidth floor the scans are measured against.
-pub fn read_floor(matrix: &[f32], d: usize, plan: Plan) -> f64 {
-    let n = matrix.len() / d.max(1);
-    par::map_rows(plan, n, d, |rows| simd::sum(&matrix[rows.start * d..rows.end * d])).into_iter().sum()
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::kernels::par;
+    use crate::kernels::sweep::{read_floor, similarities, similarities_batch};
 
     fn unit_rows(n: usize, d: usize, seed: u64) -> Vec<f32> {
-        let mut r = crate::rng::Rng::new(seed);
+        let mut r = crate::linalg::rng::Rng::new(seed);
         let mut m: Vec<f32> = (0..n * d).map(|_| r.normal() as f32).collect();
         for row in m.chunks_mut(d) {
             let nn = row.iter().map(|x| x * x).sum::<f32>().sqrt();

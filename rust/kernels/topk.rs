@@ -1,6 +1,15 @@
 //! The k best rows of a scan (`TopK`), kept apart from the SIMD layer: the
 //! AVX-512 micro-kernel fills it directly, and it needs no kernel itself.
 
+use crate::error::{CoreError, Result};
+
+pub fn check_k(k: usize) -> Result<()> {
+    if k == 0 {
+        return Err(CoreError::Config("k must be >= 1, got 0; the default is k=10".into()));
+    }
+    Ok(())
+}
+
 /// Up to this k, `merge` pushes entries into one list instead of sorting them.
 const PUSH_MERGE_MAX_K: usize = 64;
 

@@ -2,16 +2,16 @@
 //! fused with each query's top-k list, so a batch's cosines never leave the
 //! registers unless they beat a query's bar (no block buffer, no scatter).
 //!
-//! It returns what `novelty::scan_queries_on` would return for a top-k-only
+//! It returns what `sweep::scan_queries_on` would return for a top-k-only
 //! `Want` on the same path, bit for bit: the cosines come from the same
 //! micro-tiles, reach each list in row order, and chunks merge exactly.
 
 use crate::error::Result;
-use crate::par::{self, Plan};
-use crate::scan::{nonfinite, Scan, Want};
-use crate::simd::{Gemm, Isa, ROW_BLOCK};
-use crate::topk::TopK;
-use crate::gemm::TopLists;
+use crate::kernels::par::{self, Plan};
+use crate::kernels::scan::{nonfinite, Scan, Want};
+use crate::kernels::simd::{Gemm, Isa, ROW_BLOCK};
+use crate::kernels::topk::TopK;
+use crate::kernels::gemm::TopLists;
 
 /// The k best rows of every query of `queries` (row-major, width d) on the
 /// GEMM path `isa`.

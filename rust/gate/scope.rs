@@ -5,10 +5,14 @@
 use std::collections::HashMap;
 
 use crate::error::{CoreError, Result};
-use crate::kappa;
-use crate::novelty::{self, KnnScore, TopK};
+use crate::gate::kappa;
+use crate::gate::novelty::{self, KnnScore};
+use crate::kernels::par::Plan;
+use crate::kernels::scan::Want;
+use crate::kernels::sweep::scan_query;
+use crate::kernels::topk::{check_k, TopK};
+use crate::kernels::vector::check_unit;
 use crate::quant::{self, QuantRows, Storage};
-use crate::vector::check_unit;
 
 /// Fixed-point scale of the running row sum (exactly reversible, see ThresholdState).
 const SUM_SCALE: f64 = (1u64 << 32) as f64;
@@ -62,7 +66,7 @@ impl ScopeState {
     /// scope keeps one (the same list, see `quant`), else the float32 scan.
     fn top(&self, q: &[f32], k: usize) -> Result<TopK> {
         match &self.quant {
-            Some(qr) => quant::topk(qr, &self.data, q, k, novelty::Plan::Auto),
+            Some(qr) => quant::topk(qr, &self.data, q, k, Plan::Auto),
             None => novelty::topk(&self.data, self.dim, q, k),
         }
     }
@@ -71,8 +75,8 @@ impl ScopeState {
     pub fn rescored(&self, q: &[f32], k: usize) -> Result<usize> {
         self.check_query(q)?;
         match &self.quant {
-            Some(qr) => Ok(quant::topk_on(crate::simd::isa(), qr, &self.data, q, k, novelty::Plan::Auto)?.1),
-            None => novelty::check_k(k).map(|_| self.len()),
+            Some(qr) => Ok(quant::topk_on(crate::kernels::simd::isa(), qr, &self.data, q, k, Plan::Auto)?.1),
+            None => check_k(k).map(|_| self.len()),
         }
     }
 
@@ -203,10 +207,10 @@ impl ScopeState {
     pub fn score_sage(&self, q: &[f32], kappa: f64, k: usize) -> Result<KnnScore> {
         self.check_query(q)?;
         novelty::check_kappa(kappa)?;
-        novelty::check_k(k)?;
+        check_k(k)?;
         // Rows were validated on insertion, so every similarity is finite.
-        let w = novelty::Want { k: Some(k), kappa: Some(kappa), check: false };
-        let s = novelty::scan_query(&self.data, self.dim, q, w, novelty::Plan::Auto)?;
+        let w = Want { k: Some(k), kappa: Some(kappa), check: false };
+        let s = scan_query(&self.data, self.dim, q, w, Plan::Auto)?;
         let lse = s.lse.expect("lse wanted");
         Ok(KnnScore { novelty: novelty::sage_from_lse(lse.value(), self.len(), kappa), top: s.top.expect("top-k wanted") })
     }
@@ -236,7 +240,7 @@ mod tests {
     use super::*;
 
     fn unit(d: usize, seed: u64) -> Vec<f32> {
-        let mut r = crate::rng::Rng::new(seed);
+        let mut r = crate::linalg::rng::Rng::new(seed);
         let mut v: Vec<f32> = (0..d).map(|_| r.normal() as f32).collect();
         let n = v.iter().map(|x| x * x).sum::<f32>().sqrt();
         v.iter_mut().for_each(|x| *x /= n);

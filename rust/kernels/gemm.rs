@@ -11,7 +11,7 @@
 
 use std::arch::x86_64::*;
 
-use crate::topk::TopK;
+use crate::kernels::topk::TopK;
 
 /// Slots of a list the AVX-512 kernel inserts into without a branch: one
 /// compare finds the place, one permute and blend shift the tail. The scalar
@@ -187,10 +187,10 @@ mod tests {
 
     #[test]
     fn lists_equal_topk_pushes_with_ties_and_small_chunks() {
-        let mut r = crate::rng::Rng::new(3);
+        let mut r = crate::linalg::rng::Rng::new(3);
         // Coarse values so that ties are common.
         let s: Vec<f32> = (0..500).map(|_| (r.normal() * 4.0).round() as f32 / 4.0).collect();
-        let wide = crate::isa::Isa::Avx512.supported();
+        let wide = crate::kernels::isa::Isa::Avx512.supported();
         let cases = [(1usize, 500usize), (3, 500), (10, 500), (10, 7), (16, 500), (17, 500), (40, 30), (40, 12), (1000, 500), (usize::MAX, 500)];
         for ((k, rows), simd) in cases.into_iter().flat_map(|c| [(c, false), (c, wide)]) {
             let mut lists = TopLists::new(k, 2, rows, 16);

@@ -5,8 +5,8 @@
 //! (python/memsieve/config.py's GateConfig is their one source).
 
 use crate::error::{CoreError, Result};
-use crate::kappa;
-use crate::projection::Pca;
+use crate::gate::kappa;
+use crate::linalg::projection::Pca;
 
 /// Returned by `sage_density` when the PCA bounding box has zero volume (a
 /// component with no spread, e.g. fewer distinct rows than components):

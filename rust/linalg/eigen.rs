@@ -201,7 +201,7 @@ mod tests {
     #[test]
     fn decomposes_a_random_symmetric_matrix() {
         let n = 23;
-        let mut r = crate::rng::Rng::new(9);
+        let mut r = crate::linalg::rng::Rng::new(9);
         let b: Vec<f64> = (0..n * n).map(|_| r.normal()).collect();
         let mut a = vec![0f64; n * n];
         for i in 0..n {

@@ -28,6 +28,8 @@ use crate::error::{CoreError, Result};
 use crate::keyword::KeywordIndex;
 use crate::text::{for_each_token, Kind};
 
+pub mod netting;
+
 /// Weights and prior of the information term (see the module docs).
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct InfoParams {

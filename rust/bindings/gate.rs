@@ -8,7 +8,7 @@ use pyo3::prelude::*;
 use pyo3::types::{PyBytes, PyDict};
 
 use super::validate::{dims, finite_rows, matrix, matrix_and_queries, matrix_and_query, non_empty, opt_float, opt_pair, output_size, slice, vector, Arg};
-use crate::error::CoreError;
+use crate::error::err;
 use crate::gate::novelty::{self, KnnScore};
 use crate::gate::threshold::{self, ThresholdParams};
 use crate::gate::{kappa, route as routing, scope, vmf};
@@ -50,7 +50,7 @@ fn sample_vmf<'py>(py: Python<'py>, mu: &Bound<'py, PyAny>, kappa: Arg<'py>, n: 
     let d = ms.len();
     output_size(n, d, "the sample")?;
     let out = py.detach(|| vmf::sample(ms, kappa, n, seed))?;
-    let arr = Array2::from_shape_vec((n, d), out).map_err(|e| PyErr::from(CoreError::Shape(e.to_string())))?;
+    let arr = Array2::from_shape_vec((n, d), out).map_err(|e| PyErr::from(err!(Shape: "{e}")))?;
     Ok(arr.into_pyarray(py))
 }
 
@@ -118,10 +118,7 @@ fn novelty_from_topk(py: Python<'_>, top_sims: &Bound<'_, PyAny>, kappa: Arg<'_>
     let ts = slice(&t)?;
     novelty::check_kappa(kappa)?;
     if let Some(i) = ts.iter().position(|s| !(s.is_finite() && s.abs() <= 1.0 + 1e-3)) {
-        return Err(PyErr::from(CoreError::InvalidVector(format!(
-            "top_sims[{i}] = {} is not a cosine in [-1, 1]; pass cosines of unit vectors",
-            ts[i]
-        ))));
+        return Err(PyErr::from(err!(InvalidVector: "top_sims[{i}] = {} is not a cosine in [-1, 1]; pass cosines of unit vectors", ts[i])));
     }
     Ok(novelty::knn_from_sims(ts, kappa))
 }
@@ -257,7 +254,7 @@ impl PyThresholdState {
     #[staticmethod]
     fn from_bytes(data: &Bound<'_, PyAny>) -> PyResult<Self> {
         let b = data.cast::<PyBytes>().map_err(|_| {
-            PyErr::from(CoreError::State("from_bytes expects bytes from ThresholdState.to_bytes(); pass bytes(data)".into()))
+            PyErr::from(err!(State: "from_bytes expects bytes from ThresholdState.to_bytes(); pass bytes(data)"))
         })?;
         Ok(PyThresholdState { inner: threshold::ThresholdState::from_bytes(b.as_bytes())? })
     }
@@ -387,10 +384,7 @@ impl PyScopeState {
         let m = matrix(vectors, "vectors")?;
         let (_, d) = dims(&m, "vectors")?;
         if d != self.inner.dim() {
-            return Err(PyErr::from(CoreError::Shape(format!(
-                "expected vectors of shape (n, {}), got width {d}; embed with the scope's model",
-                self.inner.dim()
-            ))));
+            return Err(PyErr::from(err!(Shape: "expected vectors of shape (n, {}), got width {d}; embed with the scope's model", self.inner.dim())));
         }
         let (is, ms) = (slice(&i)?, slice(&m)?);
         Ok(self.inner.add_many(is, ms)?)
@@ -410,7 +404,7 @@ impl PyScopeState {
 
     fn vectors<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyArray2<f32>>> {
         let arr = Array2::from_shape_vec((self.inner.len(), self.inner.dim()), self.inner.matrix().to_vec())
-            .map_err(|e| PyErr::from(CoreError::Shape(e.to_string())))?;
+            .map_err(|e| PyErr::from(err!(Shape: "{e}")))?;
         Ok(arr.into_pyarray(py))
     }
 

@@ -7,7 +7,7 @@ use numpy::{IntoPyArray, PyArray1, PyArray2};
 use pyo3::prelude::*;
 
 use super::validate::{dims, matrix_and_queries, matrix_and_query, output_size, slice, Arg};
-use crate::error::CoreError;
+use crate::error::err;
 use crate::kernels::par::Plan;
 use crate::kernels::sweep;
 
@@ -28,7 +28,7 @@ fn similarities_batch<'py>(py: Python<'py>, matrix: &Bound<'py, PyAny>, queries:
     output_size(b, n, "the similarity matrix")?;
     let (ms, qs) = (slice(&mq.m)?, slice(&mq.q)?);
     let out = py.detach(|| sweep::similarities_batch(ms, d, qs, Plan::Auto));
-    let arr = Array2::from_shape_vec((b, n), out).map_err(|e| PyErr::from(CoreError::Shape(e.to_string())))?;
+    let arr = Array2::from_shape_vec((b, n), out).map_err(|e| PyErr::from(err!(Shape: "{e}")))?;
     Ok(arr.into_pyarray(py))
 }
 

@@ -8,7 +8,7 @@ use pyo3::types::{PyBool, PyMapping, PyString};
 use super::errors::dtype_error;
 use super::text::{text_arg, type_name};
 use super::validate::{slice, Arg};
-use crate::error::CoreError;
+use crate::error::err;
 use crate::gate::info::{self, netting, InfoParams};
 use crate::text::Kind;
 use crate::keyword::KeywordIndex;
@@ -94,9 +94,7 @@ impl PerTerm<'_, '_> {
         } else {
             of.get_item(key).map_err(|e| {
                 if e.is_instance_of::<PyKeyError>(of.py()) {
-                    PyErr::from(CoreError::Config(format!(
-                        "{name} has no entry for {key:?}; give one for every term asked for, or pass a callable"
-                    )))
+                    PyErr::from(err!(Config: "{name} has no entry for {key:?}; give one for every term asked for, or pass a callable"))
                 } else {
                     e
                 }
@@ -176,7 +174,7 @@ impl PyKeywordIndex {
     fn tokens_of(&self, py: Python<'_>, id: Arg<'_>) -> PyResult<Vec<String>> {
         let id = id.int(py, "id", ID_EXAMPLE)?;
         self.inner.tokens_of(id).ok_or_else(|| {
-            CoreError::State(format!("id {id} is not in the keyword index; add(id, text) it first")).into()
+            err!(State: "id {id} is not in the keyword index; add(id, text) it first").into()
         })
     }
 

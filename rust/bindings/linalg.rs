@@ -5,7 +5,7 @@ use numpy::{IntoPyArray, PyArray1, PyArray2};
 use pyo3::prelude::*;
 
 use super::validate::{dims, finite_rows, matrix, non_empty, output_size, slice, Arg};
-use crate::error::CoreError;
+use crate::error::err;
 use crate::linalg::projection;
 
 #[pyfunction]
@@ -21,7 +21,7 @@ fn random_projection<'py>(py: Python<'py>, x: &Bound<'py, PyAny>, out_dim: Arg<'
     // Both the (out_dim, d) Gaussian matrix and the (n, out_dim) output are allocated.
     output_size(n.max(d), k, "the projection")?;
     let out = py.detach(|| projection::random_projection(xs, d, k, seed, normalize))?;
-    let arr = Array2::from_shape_vec((n, k), out).map_err(|e| PyErr::from(CoreError::Shape(e.to_string())))?;
+    let arr = Array2::from_shape_vec((n, k), out).map_err(|e| PyErr::from(err!(Shape: "{e}")))?;
     Ok(arr.into_pyarray(py))
 }
 
@@ -35,7 +35,7 @@ impl PyPca {
     fn fitted(&self) -> PyResult<&projection::Pca> {
         self.fitted
             .as_ref()
-            .ok_or_else(|| PyErr::from(CoreError::State("this Pca is not fitted; call fit(x) first".into())))
+            .ok_or_else(|| PyErr::from(err!(State: "this Pca is not fitted; call fit(x) first")))
     }
 }
 
@@ -78,15 +78,12 @@ impl PyPca {
         let m = matrix(x, "x")?;
         let (n, d) = dims(&m, "x")?;
         if d != p.dim {
-            return Err(PyErr::from(CoreError::Shape(format!(
-                "expected x of shape (n, {}) like the fitted rows, got width {d}; transform rows of the same model",
-                p.dim
-            ))));
+            return Err(PyErr::from(err!(Shape: "expected x of shape (n, {}) like the fitted rows, got width {d}; transform rows of the same model", p.dim)));
         }
         let xs = slice(&m)?;
         finite_rows(xs, "x")?;
         let out = py.detach(|| p.transform(xs, normalize));
-        let arr = Array2::from_shape_vec((n, p.n_components), out).map_err(|e| PyErr::from(CoreError::Shape(e.to_string())))?;
+        let arr = Array2::from_shape_vec((n, p.n_components), out).map_err(|e| PyErr::from(err!(Shape: "{e}")))?;
         Ok(arr.into_pyarray(py))
     }
 
@@ -94,7 +91,7 @@ impl PyPca {
     fn components<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyArray2<f32>>> {
         let p = self.fitted()?;
         let arr = Array2::from_shape_vec((p.n_components, p.dim), p.components.clone())
-            .map_err(|e| PyErr::from(CoreError::Shape(e.to_string())))?;
+            .map_err(|e| PyErr::from(err!(Shape: "{e}")))?;
         Ok(arr.into_pyarray(py))
     }
 

@@ -1,6 +1,6 @@
 //! Concentration estimates for the vMF kernel.
 
-use crate::error::{CoreError, Result};
+use crate::error::{bail, ensure, Result};
 
 /// Value returned for R == 1 when no clip is given: a finite stand-in for +inf.
 pub const UNCLIPPED_MAX: f64 = 1e6;
@@ -8,11 +8,10 @@ pub const UNCLIPPED_MAX: f64 = 1e6;
 /// Validate an optional (lo, hi) clip range.
 pub fn check_clip(clip: Option<(f64, f64)>) -> Result<()> {
     if let Some((lo, hi)) = clip {
-        if !(lo.is_finite() && hi.is_finite() && lo > 0.0 && lo <= hi) {
-            return Err(CoreError::Config(format!(
-                "clip must be (lo, hi) with 0 < lo <= hi, both finite, got ({lo}, {hi}); SAGE uses clip=(1e-3, 50.0)"
-            )));
-        }
+        ensure!(
+            lo.is_finite() && hi.is_finite() && lo > 0.0 && lo <= hi,
+            Config: "clip must be (lo, hi) with 0 < lo <= hi, both finite, got ({lo}, {hi}); SAGE uses clip=(1e-3, 50.0)"
+        );
     }
     Ok(())
 }
@@ -36,9 +35,9 @@ pub fn banerjee(matrix: &[f32], d: usize, clip: Option<(f64, f64)>) -> Result<f6
     check_clip(clip)?;
     let n = matrix.len().checked_div(d).unwrap_or(0);
     if n == 0 {
-        return Err(CoreError::Shape(
-            "kappa_banerjee needs at least one row, got an empty matrix; estimate kappa once the scope holds vectors".into(),
-        ));
+        bail!(
+            Shape: "kappa_banerjee needs at least one row, got an empty matrix; estimate kappa once the scope holds vectors"
+        );
     }
     let mut sum = vec![0f64; d];
     for row in matrix.chunks_exact(d) {
@@ -48,9 +47,7 @@ pub fn banerjee(matrix: &[f32], d: usize, clip: Option<(f64, f64)>) -> Result<f6
     }
     let r = sum.iter().map(|s| s * s).sum::<f64>().sqrt() / n as f64;
     if !r.is_finite() {
-        return Err(CoreError::InvalidVector(
-            "matrix holds NaN or inf; clean the rows with np.isfinite before estimating kappa".into(),
-        ));
+        bail!(InvalidVector: "matrix holds NaN or inf; clean the rows with np.isfinite before estimating kappa");
     }
     banerjee_from_r(r, d, clip)
 }
@@ -61,18 +58,13 @@ pub fn banerjee(matrix: &[f32], d: usize, clip: Option<(f64, f64)>) -> Result<f6
 /// the nearest then weighs e^-c as much.
 pub fn from_spacing(mean_share: f64, c: f64, max_kappa: f64) -> Result<f64> {
     if !(-1.0..=1.0).contains(&mean_share) {
-        return Err(CoreError::Config(format!(
-            "mean_share must lie in [-1, 1], got {mean_share}; pass ThresholdState.mean_share"
-        )));
+        bail!(Config: "mean_share must lie in [-1, 1], got {mean_share}; pass ThresholdState.mean_share");
     }
-    if !(c.is_finite() && c > 0.0) {
-        return Err(CoreError::Config(format!("c must be finite and > 0, got {c}; the default is c=4.0")));
-    }
-    if !(max_kappa.is_finite() && max_kappa > 0.0) {
-        return Err(CoreError::Config(format!(
-            "max_kappa must be finite and > 0, got {max_kappa}; the default is max_kappa=1e4"
-        )));
-    }
+    ensure!(c.is_finite() && c > 0.0, Config: "c must be finite and > 0, got {c}; the default is c=4.0");
+    ensure!(
+        max_kappa.is_finite() && max_kappa > 0.0,
+        Config: "max_kappa must be finite and > 0, got {max_kappa}; the default is max_kappa=1e4"
+    );
     let gap = 1.0 - mean_share;
     if gap <= 0.0 {
         return Ok(max_kappa);
@@ -83,6 +75,7 @@ pub fn from_spacing(mean_share: f64, c: f64, max_kappa: f64) -> Result<f64> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::error::CoreError;
 
     #[test]
     fn banerjee_formula_and_clip() {

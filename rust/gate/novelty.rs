@@ -1,18 +1,17 @@
 //! Novelty scores of a candidate against a scope's rows, in one pass with no
 //! N-sized temporaries: a streaming log-sum-exp and a small top-k buffer.
 
-use crate::error::{CoreError, Result};
+use crate::error::{ensure, Result};
 use crate::kernels::par::Plan;
 use crate::kernels::scan::Want;
 use crate::kernels::sweep::{scan_queries, scan_query};
 use crate::kernels::topk::{check_k, TopK};
 
 pub fn check_kappa(kappa: f64) -> Result<()> {
-    if !(kappa.is_finite() && kappa > 0.0) {
-        return Err(CoreError::Config(format!(
-            "kappa must be finite and > 0, got {kappa}; use kappa_from_spacing or a positive constant such as 50.0"
-        )));
-    }
+    ensure!(
+        kappa.is_finite() && kappa > 0.0,
+        Config: "kappa must be finite and > 0, got {kappa}; use kappa_from_spacing or a positive constant such as 50.0"
+    );
     Ok(())
 }
 
@@ -139,6 +138,7 @@ pub fn sage_batch_with(matrix: &[f32], d: usize, queries: &[f32], kappa: f64, pl
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::error::CoreError;
     use crate::kernels::par;
     use crate::kernels::sweep::{read_floor, similarities, similarities_batch};
 

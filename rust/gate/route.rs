@@ -1,6 +1,6 @@
 //! Routing a novelty score to ADD, BAND or NOOP.
 
-use crate::error::{CoreError, Result};
+use crate::error::{bail, ensure, Result};
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Route {
@@ -23,14 +23,15 @@ impl Route {
 /// novelty may be +inf (an empty scope), which is always ADD.
 pub fn route(novelty: f64, tau: f64, delta: f64) -> Result<Route> {
     if novelty.is_nan() {
-        return Err(CoreError::Config("novelty is NaN; score the candidate against a finite, normalized scope".into()));
+        bail!(Config: "novelty is NaN; score the candidate against a finite, normalized scope");
     }
     if !tau.is_finite() {
-        return Err(CoreError::Config(format!("tau must be finite, got {tau}; use ThresholdState.tau or a fixed value such as 0.2")));
+        bail!(Config: "tau must be finite, got {tau}; use ThresholdState.tau or a fixed value such as 0.2");
     }
-    if !(delta.is_finite() && delta >= 0.0) {
-        return Err(CoreError::Config(format!("delta must be finite and >= 0, got {delta}; use 0.0 for no band")));
-    }
+    ensure!(
+        delta.is_finite() && delta >= 0.0,
+        Config: "delta must be finite and >= 0, got {delta}; use 0.0 for no band"
+    );
     Ok(if novelty >= tau + delta {
         Route::Add
     } else if novelty >= tau {

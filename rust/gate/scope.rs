@@ -4,7 +4,7 @@
 
 use std::collections::HashMap;
 
-use crate::error::{CoreError, Result};
+use crate::error::{bail, err, Result};
 use crate::gate::kappa;
 use crate::gate::novelty::{self, KnnScore};
 use crate::kernels::par::Plan;
@@ -31,7 +31,7 @@ pub struct ScopeState {
 impl ScopeState {
     pub fn new(dim: usize) -> Result<Self> {
         if dim == 0 {
-            return Err(CoreError::Config("dim must be >= 1, got 0; pass the embedding width, e.g. 384".into()));
+            bail!(Config: "dim must be >= 1, got 0; pass the embedding width, e.g. 384");
         }
         Ok(ScopeState {
             dim,
@@ -101,11 +101,9 @@ impl ScopeState {
 
     fn check_dim(&self, v: &[f32], what: &str) -> Result<()> {
         if v.len() != self.dim {
-            return Err(CoreError::Shape(format!(
-                "{what} has width {}, this scope holds width {}; embed with the scope's model",
-                v.len(),
-                self.dim
-            )));
+            bail!(
+                Shape: "{what} has width {}, this scope holds width {}; embed with the scope's model", v.len(), self.dim
+            );
         }
         Ok(())
     }
@@ -132,7 +130,7 @@ impl ScopeState {
         self.check_dim(v, "vector")?;
         check_unit(v, "vector")?;
         if self.rows.contains_key(&id) {
-            return Err(CoreError::State(format!("id {id} is already in this scope; remove it first or use a new id")));
+            bail!(State: "id {id} is already in this scope; remove it first or use a new id");
         }
         self.push_row(id, v);
         Ok(())
@@ -141,17 +139,14 @@ impl ScopeState {
     /// Store many rows; all-or-nothing.
     pub fn add_many(&mut self, ids: &[i64], vectors: &[f32]) -> Result<()> {
         if vectors.len() != ids.len() * self.dim {
-            return Err(CoreError::Shape(format!(
-                "got {} ids for {} rows of width {}; pass one id per row",
-                ids.len(),
-                vectors.len() / self.dim,
-                self.dim
-            )));
+            bail!(
+                Shape: "got {} ids for {} rows of width {}; pass one id per row", ids.len(), vectors.len() / self.dim, self.dim
+            );
         }
         let mut seen = std::collections::HashSet::with_capacity(ids.len());
         for (i, (&id, row)) in ids.iter().zip(vectors.chunks_exact(self.dim)).enumerate() {
             if self.rows.contains_key(&id) || !seen.insert(id) {
-                return Err(CoreError::State(format!("id {id} (row {i}) is duplicate; ids must be unique within a scope")));
+                bail!(State: "id {id} (row {i}) is duplicate; ids must be unique within a scope");
             }
             check_unit(row, &format!("row {i}"))?;
         }
@@ -167,7 +162,7 @@ impl ScopeState {
         let row = *self
             .rows
             .get(&id)
-            .ok_or_else(|| CoreError::State(format!("id {id} is not in this scope; check contains(id) first")))?;
+            .ok_or_else(|| err!(State: "id {id} is not in this scope; check contains(id) first"))?;
         let d = self.dim;
         for (s, &x) in self.sum_fixed.iter_mut().zip(&self.data[row * d..(row + 1) * d]) {
             *s -= (x as f64 * SUM_SCALE).round() as i64;
@@ -228,7 +223,7 @@ impl ScopeState {
     pub fn kappa_banerjee(&self, clip: Option<(f64, f64)>) -> Result<f64> {
         kappa::check_clip(clip)?;
         if self.is_empty() {
-            return Err(CoreError::Shape("kappa_banerjee needs a non-empty scope; add vectors first".into()));
+            bail!(Shape: "kappa_banerjee needs a non-empty scope; add vectors first");
         }
         let norm = self.sum_fixed.iter().map(|&s| (s as f64 / SUM_SCALE).powi(2)).sum::<f64>().sqrt();
         kappa::banerjee_from_r(norm / self.len() as f64, self.dim, clip)
@@ -238,6 +233,7 @@ impl ScopeState {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::error::CoreError;
 
     fn unit(d: usize, seed: u64) -> Vec<f32> {
         let mut r = crate::linalg::rng::Rng::new(seed);

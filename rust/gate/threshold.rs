@@ -4,7 +4,7 @@
 //! ThresholdState keeps no defaults: its parameters come from the caller
 //! (python/memsieve/config.py's GateConfig is their one source).
 
-use crate::error::{CoreError, Result};
+use crate::error::{bail, ensure, err, Result};
 use crate::gate::kappa;
 use crate::linalg::projection::Pca;
 
@@ -15,7 +15,7 @@ pub const DENSITY_CAP: f64 = 1e300;
 
 fn finite(name: &str, v: f64, fix: &str) -> Result<()> {
     if !v.is_finite() {
-        return Err(CoreError::Config(format!("{name} must be finite, got {v}; {fix}")));
+        bail!(Config: "{name} must be finite, got {v}; {fix}");
     }
     Ok(())
 }
@@ -23,7 +23,7 @@ fn finite(name: &str, v: f64, fix: &str) -> Result<()> {
 /// SAGE's target threshold tau0 * exp(-lam * rho) + tau_min.
 pub fn sage_tau_star(rho: f64, tau0: f64, tau_min: f64, lam: f64) -> Result<f64> {
     if rho.is_nan() || rho < 0.0 {
-        return Err(CoreError::Config(format!("rho must be >= 0, got {rho}; pass sage_density(matrix)")));
+        bail!(Config: "rho must be >= 0, got {rho}; pass sage_density(matrix)");
     }
     finite("tau0", tau0, "SAGE uses tau0=0.5")?;
     finite("tau_min", tau_min, "SAGE uses tau_min=0.05")?;
@@ -34,7 +34,7 @@ pub fn sage_tau_star(rho: f64, tau0: f64, tau_min: f64, lam: f64) -> Result<f64>
 /// alpha * prev + (1 - alpha) * tau_star; without a previous value, tau_star.
 pub fn sage_ema(prev: Option<f64>, tau_star: f64, alpha: f64) -> Result<f64> {
     if !(0.0..=1.0).contains(&alpha) {
-        return Err(CoreError::Config(format!("alpha must be in [0, 1], got {alpha}; SAGE uses alpha=0.9")));
+        bail!(Config: "alpha must be in [0, 1], got {alpha}; SAGE uses alpha=0.9");
     }
     finite("tau_star", tau_star, "pass sage_tau_star(rho)")?;
     match prev {
@@ -51,10 +51,10 @@ pub fn sage_ema(prev: Option<f64>, tau_star: f64, alpha: f64) -> Result<f64> {
 pub fn sage_density(matrix: &[f32], d: usize, n_components: usize) -> Result<f64> {
     let n = matrix.len().checked_div(d).unwrap_or(0);
     if n == 0 {
-        return Err(CoreError::Shape("sage_density needs at least one row, got 0; SAGE has no density for an empty scope".into()));
+        bail!(Shape: "sage_density needs at least one row, got 0; SAGE has no density for an empty scope");
     }
     if n_components == 0 {
-        return Err(CoreError::Config("n_components must be >= 1, got 0; SAGE uses 16".into()));
+        bail!(Config: "n_components must be >= 1, got 0; SAGE uses 16");
     }
     let k = n_components.min(n).min(d);
     let pca = Pca::fit(matrix, d, k)?;
@@ -112,30 +112,25 @@ pub struct ThresholdParams {
 impl ThresholdParams {
     pub fn validate(&self) -> Result<()> {
         let p = self;
-        if !(p.gamma.is_finite() && p.gamma > 0.0) {
-            return Err(CoreError::Config(format!("gamma must be finite and > 0, got {}; GateConfig's default is 0.62", p.gamma)));
-        }
-        if !(p.tau_min.is_finite() && p.tau_max.is_finite() && 0.0 <= p.tau_min && p.tau_min <= p.tau_max) {
-            return Err(CoreError::Config(format!(
-                "need 0 <= tau_min <= tau_max, both finite, got tau_min={} tau_max={}; GateConfig's defaults are 0.05 and 0.5",
-                p.tau_min, p.tau_max
-            )));
-        }
-        if !(p.kappa_c.is_finite() && p.kappa_c > 0.0) {
-            return Err(CoreError::Config(format!("kappa_c must be finite and > 0, got {}; GateConfig's default is 4.0", p.kappa_c)));
-        }
+        ensure!(
+            p.gamma.is_finite() && p.gamma > 0.0,
+            Config: "gamma must be finite and > 0, got {}; GateConfig's default is 0.62", p.gamma
+        );
+        ensure!(
+            p.tau_min.is_finite() && p.tau_max.is_finite() && 0.0 <= p.tau_min && p.tau_min <= p.tau_max,
+            Config: "need 0 <= tau_min <= tau_max, both finite, got tau_min={} tau_max={}; GateConfig's defaults are 0.05 and 0.5", p.tau_min, p.tau_max
+        );
+        ensure!(
+            p.kappa_c.is_finite() && p.kappa_c > 0.0,
+            Config: "kappa_c must be finite and > 0, got {}; GateConfig's default is 4.0", p.kappa_c
+        );
         if !(-1.0..=1.0).contains(&p.prior_share) {
-            return Err(CoreError::Config(format!(
-                "prior_share must lie in [-1, 1], got {}; GateConfig's default is 0.5",
-                p.prior_share
-            )));
+            bail!(Config: "prior_share must lie in [-1, 1], got {}; GateConfig's default is 0.5", p.prior_share);
         }
-        if !(p.prior_weight.is_finite() && p.prior_weight >= 0.0) {
-            return Err(CoreError::Config(format!(
-                "prior_weight must be finite and >= 0, got {}; GateConfig's default is 8.0",
-                p.prior_weight
-            )));
-        }
+        ensure!(
+            p.prior_weight.is_finite() && p.prior_weight >= 0.0,
+            Config: "prior_weight must be finite and >= 0, got {}; GateConfig's default is 8.0", p.prior_weight
+        );
         Ok(())
     }
 }
@@ -152,11 +147,10 @@ pub struct ThresholdState {
 }
 
 fn quantize(share: f64) -> Result<i128> {
-    if !(share.is_finite() && share.abs() <= 1.0 + 1e-4) {
-        return Err(CoreError::Config(format!(
-            "share must lie in [-1, 1] (1 - novelty, clamped), or be nan for the first memory, got {share}; pass ScopeGate.share(score)"
-        )));
-    }
+    ensure!(
+        share.is_finite() && share.abs() <= 1.0 + 1e-4,
+        Config: "share must lie in [-1, 1] (1 - novelty, clamped), or be nan for the first memory, got {share}; pass ScopeGate.share(score)"
+    );
     Ok((share.clamp(-1.0, 1.0) * FIX_SCALE).round() as i128)
 }
 
@@ -184,9 +178,9 @@ impl ThresholdState {
         }
         let q = quantize(share)?;
         if self.count == 0 {
-            return Err(CoreError::State(format!(
-                "on_remove({share}) on a threshold that holds no memories; call it only for memories passed to on_add"
-            )));
+            bail!(
+                State: "on_remove({share}) on a threshold that holds no memories; call it only for memories passed to on_add"
+            );
         }
         self.count -= 1;
         self.sum_fixed -= q;
@@ -236,23 +230,21 @@ impl ThresholdState {
 
     pub fn from_bytes(data: &[u8]) -> Result<Self> {
         if data.len() != ENCODED_LEN || &data[..4] != MAGIC {
-            return Err(CoreError::State(format!(
-                "not a ThresholdState: expected {ENCODED_LEN} bytes starting with b\"MSTS\", got {} bytes; pass the output of ThresholdState.to_bytes()",
-                data.len()
-            )));
+            bail!(
+                State: "not a ThresholdState: expected {ENCODED_LEN} bytes starting with b\"MSTS\", got {} bytes; pass the output of ThresholdState.to_bytes()", data.len()
+            );
         }
         if data[4] != VERSION {
-            return Err(CoreError::State(format!(
-                "unsupported ThresholdState version {} (this build reads version {VERSION}); upgrade memsieve or rebuild the state",
-                data[4]
-            )));
+            bail!(
+                State: "unsupported ThresholdState version {} (this build reads version {VERSION}); upgrade memsieve or rebuild the state", data[4]
+            );
         }
         let mut cs = [0u8; 8];
         cs.copy_from_slice(&data[BODY_LEN..]);
         if u64::from_le_bytes(cs) != checksum(&data[..BODY_LEN]) {
-            return Err(CoreError::State(
-                "corrupt ThresholdState: checksum mismatch; the bytes were altered or truncated, rebuild the state from the store".into(),
-            ));
+            bail!(
+                State: "corrupt ThresholdState: checksum mismatch; the bytes were altered or truncated, rebuild the state from the store"
+            );
         }
         let f = |i: usize| {
             let o = 5 + 8 * i;
@@ -268,7 +260,7 @@ impl ThresholdState {
             prior_share: f(4),
             prior_weight: f(5),
         };
-        params.validate().map_err(|e| CoreError::State(format!("corrupt ThresholdState parameters: {e}")))?;
+        params.validate().map_err(|e| err!(State: "corrupt ThresholdState parameters: {e}"))?;
         let mut c = [0u8; 8];
         c.copy_from_slice(&data[53..61]);
         let count = u64::from_le_bytes(c);
@@ -277,10 +269,9 @@ impl ThresholdState {
         let sum_fixed = i128::from_le_bytes(s);
         let limit = count as i128 * FIX_SCALE as i128;
         if sum_fixed.abs() > limit {
-            return Err(CoreError::State(format!(
-                "corrupt ThresholdState: the share sum {} is impossible for {count} memories; rebuild the state from the store",
-                sum_fixed as f64 / FIX_SCALE
-            )));
+            bail!(
+                State: "corrupt ThresholdState: the share sum {} is impossible for {count} memories; rebuild the state from the store", sum_fixed as f64 / FIX_SCALE
+            );
         }
         Ok(ThresholdState { params, count, sum_fixed })
     }
@@ -295,6 +286,7 @@ pub(crate) const TEST_PARAMS: ThresholdParams =
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::error::CoreError;
 
     #[test]
     fn sage_threshold_pieces() {

@@ -1,7 +1,7 @@
 //! Sampling from the von Mises-Fisher distribution with Wood's (1994)
 //! rejection algorithm, for tests and benchmarks of the kappa estimators.
 
-use crate::error::{CoreError, Result};
+use crate::error::{bail, Result};
 use crate::linalg::rng::Rng;
 
 /// The largest kappa sampled. Far above it, Wood's x0 = (1 - b) / (1 + b)
@@ -14,14 +14,10 @@ pub const MAX_KAPPA: f64 = 1e12;
 pub fn sample(mu: &[f32], kappa: f64, n: usize, seed: u64) -> Result<Vec<f32>> {
     let d = mu.len();
     if d < 2 {
-        return Err(CoreError::Shape(format!(
-            "vMF sampling needs dimension >= 2, got {d}; pass a longer mean direction"
-        )));
+        bail!(Shape: "vMF sampling needs dimension >= 2, got {d}; pass a longer mean direction");
     }
     if !(0.0..=MAX_KAPPA).contains(&kappa) {
-        return Err(CoreError::Config(format!(
-            "kappa must lie in [0, 1e12] for sampling, got {kappa}; pass e.g. kappa=50.0"
-        )));
+        bail!(Config: "kappa must lie in [0, 1e12] for sampling, got {kappa}; pass e.g. kappa=50.0");
     }
     let mu64: Vec<f64> = mu.iter().map(|&v| v as f64).collect();
     let norm = mu64.iter().map(|v| v * v).sum::<f64>().sqrt();
@@ -71,6 +67,7 @@ pub fn sample(mu: &[f32], kappa: f64, n: usize, seed: u64) -> Result<Vec<f32>> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::error::CoreError;
 
     #[test]
     fn samples_are_unit_and_concentrate_with_kappa() {

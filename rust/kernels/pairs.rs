@@ -15,7 +15,7 @@
 
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 
-use crate::error::{CoreError, Result};
+use crate::error::{bail, Result};
 use crate::kernels::par::{self, Plan};
 use crate::kernels::simd;
 
@@ -59,22 +59,19 @@ impl Pairs {
 /// Check the inputs of `pairs_above`: a row-major (n, d) matrix of finite unit rows.
 pub fn check(matrix: &[f32], d: usize, min_sim: f32, max_pairs: usize) -> Result<usize> {
     if d == 0 || matrix.len() % d != 0 {
-        return Err(CoreError::Shape(format!(
-            "expected a row-major (n, d) matrix with d >= 1, got {} values for d = {d}; pass embedding rows",
-            matrix.len()
-        )));
+        bail!(
+            Shape: "expected a row-major (n, d) matrix with d >= 1, got {} values for d = {d}; pass embedding rows", matrix.len()
+        );
     }
     let n = matrix.len() / d;
     if n > u32::MAX as usize {
-        return Err(CoreError::Shape(format!("the matrix has {n} rows, over 2^32; consolidate smaller scopes")));
+        bail!(Shape: "the matrix has {n} rows, over 2^32; consolidate smaller scopes");
     }
     if !min_sim.is_finite() || !(-1.0..=1.0).contains(&min_sim) {
-        return Err(CoreError::Config(format!(
-            "min_sim must be a cosine in [-1, 1], got {min_sim}; consolidation defaults to 0.7"
-        )));
+        bail!(Config: "min_sim must be a cosine in [-1, 1], got {min_sim}; consolidation defaults to 0.7");
     }
     if max_pairs == 0 {
-        return Err(CoreError::Config("max_pairs must be >= 1, got 0; the default is 2^24".into()));
+        bail!(Config: "max_pairs must be >= 1, got 0; the default is 2^24");
     }
     for (i, row) in matrix.chunks_exact(d).enumerate() {
         crate::kernels::vector::check_unit(row, &format!("matrix row {i}"))?;
@@ -111,9 +108,9 @@ pub fn pairs_above(matrix: &[f32], d: usize, min_sim: f32, max_pairs: usize, pla
     });
     let total: usize = parts.iter().map(Pairs::len).sum();
     if over.load(Ordering::Relaxed) || total > max_pairs {
-        return Err(CoreError::Config(format!(
-            "more than {max_pairs} pairs have a cosine >= {min_sim}; raise min_sim (or max_pairs) so the pairs fit in memory"
-        )));
+        bail!(
+            Config: "more than {max_pairs} pairs have a cosine >= {min_sim}; raise min_sim (or max_pairs) so the pairs fit in memory"
+        );
     }
     let mut all = Pairs::default();
     for p in parts {
@@ -159,6 +156,7 @@ fn block(matrix: &[f32], d: usize, n: usize, qs: std::ops::Range<usize>, min_sim
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::error::CoreError;
     use crate::linalg::rng::Rng;
 
     fn unit_rows(n: usize, d: usize, seed: u64) -> Vec<f32> {

@@ -2,7 +2,7 @@
 //! shared by the generic scans of `novelty` and the fused AVX-512 batch of
 //! `fused`, so that neither module needs the other's internals.
 
-use crate::error::{CoreError, Result};
+use crate::error::{bail, Result};
 use crate::kernels::simd;
 use crate::kernels::stream::StreamLse;
 use crate::kernels::topk::TopK;
@@ -13,11 +13,9 @@ pub(crate) fn nonfinite(sims: &[f32], row0: usize) -> Result<()> {
         return Ok(());
     }
     if let Some(i) = sims.iter().position(|s| !s.is_finite()) {
-        return Err(CoreError::InvalidVector(format!(
-            "matrix row {} holds NaN or inf (its similarity is {}); drop or re-embed that row",
-            row0 + i,
-            sims[i]
-        )));
+        bail!(
+            InvalidVector: "matrix row {} holds NaN or inf (its similarity is {}); drop or re-embed that row", row0 + i, sims[i]
+        );
     }
     Ok(())
 }

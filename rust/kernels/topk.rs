@@ -1,11 +1,11 @@
 //! The k best rows of a scan (`TopK`), kept apart from the SIMD layer: the
 //! AVX-512 micro-kernel fills it directly, and it needs no kernel itself.
 
-use crate::error::{CoreError, Result};
+use crate::error::{bail, Result};
 
 pub fn check_k(k: usize) -> Result<()> {
     if k == 0 {
-        return Err(CoreError::Config("k must be >= 1, got 0; the default is k=10".into()));
+        bail!(Config: "k must be >= 1, got 0; the default is k=10");
     }
     Ok(())
 }

@@ -1,6 +1,6 @@
 //! Checks on the vectors the gate accepts: finite, non-zero, unit norm.
 
-use crate::error::{CoreError, Result};
+use crate::error::{bail, Result};
 
 /// How far from 1 a norm may be before a vector counts as not normalized.
 pub const NORM_TOLERANCE: f64 = 1e-3;
@@ -10,22 +10,18 @@ pub fn check_unit(v: &[f32], what: &str) -> Result<()> {
     let mut n2 = 0f64;
     for (i, &x) in v.iter().enumerate() {
         if !x.is_finite() {
-            return Err(CoreError::InvalidVector(format!(
-                "{what} holds {x} at index {i}; vectors must be finite, re-embed or drop it"
-            )));
+            bail!(InvalidVector: "{what} holds {x} at index {i}; vectors must be finite, re-embed or drop it");
         }
         n2 += x as f64 * x as f64;
     }
     let n = n2.sqrt();
     if n == 0.0 {
-        return Err(CoreError::InvalidVector(format!(
-            "{what} has zero norm; a zero vector has no direction, embed non-empty text"
-        )));
+        bail!(InvalidVector: "{what} has zero norm; a zero vector has no direction, embed non-empty text");
     }
     if (n - 1.0).abs() > NORM_TOLERANCE {
-        return Err(CoreError::InvalidVector(format!(
-            "{what} has norm {n:.6}, expected 1 (within {NORM_TOLERANCE}); normalize it with v / np.linalg.norm(v)"
-        )));
+        bail!(
+            InvalidVector: "{what} has norm {n:.6}, expected 1 (within {NORM_TOLERANCE}); normalize it with v / np.linalg.norm(v)"
+        );
     }
     Ok(())
 }
@@ -35,14 +31,14 @@ pub fn check_finite_nonzero(v: &[f32], what: &str) -> Result<()> {
     let mut any = false;
     for (i, &x) in v.iter().enumerate() {
         if !x.is_finite() {
-            return Err(CoreError::InvalidVector(format!(
-                "{what} holds {x} at index {i}; values must be finite, clean them with np.nan_to_num or drop the row"
-            )));
+            bail!(
+                InvalidVector: "{what} holds {x} at index {i}; values must be finite, clean them with np.nan_to_num or drop the row"
+            );
         }
         any |= x != 0.0;
     }
     if !any {
-        return Err(CoreError::InvalidVector(format!("{what} is all zeros; it has no direction, drop it")));
+        bail!(InvalidVector: "{what} is all zeros; it has no direction, drop it");
     }
     Ok(())
 }
@@ -50,6 +46,7 @@ pub fn check_finite_nonzero(v: &[f32], what: &str) -> Result<()> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::error::CoreError;
 
     #[test]
     fn checks() {

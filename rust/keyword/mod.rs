@@ -27,7 +27,7 @@ use std::collections::HashMap;
 use std::hash::{BuildHasherDefault, Hasher};
 use std::sync::Mutex;
 
-use crate::error::{CoreError, Result};
+use crate::error::{bail, err, Result};
 use crate::text::for_each_token;
 
 pub mod search;
@@ -225,22 +225,17 @@ impl KeywordIndex {
 
     fn check_new(&self, id: i64) -> Result<()> {
         if self.contains(id) {
-            return Err(CoreError::State(format!(
-                "id {id} is already in the keyword index; use replace(id, text) to change its text"
-            )));
+            bail!(State: "id {id} is already in the keyword index; use replace(id, text) to change its text");
         }
         if self.docs.len() >= (DEAD - 1) as usize {
-            return Err(CoreError::State(format!(
-                "the keyword index is full ({} slots); split the scope",
-                self.docs.len()
-            )));
+            bail!(State: "the keyword index is full ({} slots); split the scope", self.docs.len());
         }
         Ok(())
     }
 
     fn slot(&self, id: i64) -> Result<u32> {
         self.slot_of.get(&id).copied().ok_or_else(|| {
-            CoreError::State(format!("id {id} is not in the keyword index; add(id, text) it first"))
+            err!(State: "id {id} is not in the keyword index; add(id, text) it first")
         })
     }
 
@@ -269,17 +264,13 @@ impl KeywordIndex {
     /// before the first is added.
     pub fn add_many<S: AsRef<str>>(&mut self, ids: &[i64], texts: &[S]) -> Result<()> {
         if ids.len() != texts.len() {
-            return Err(CoreError::Shape(format!(
-                "got {} ids but {} texts; pass one text per id",
-                ids.len(),
-                texts.len()
-            )));
+            bail!(Shape: "got {} ids but {} texts; pass one text per id", ids.len(), texts.len());
         }
         let mut seen: std::collections::HashSet<i64, BuildHasherDefault<IdHasher>> = Default::default();
         for &id in ids {
             self.check_new(id)?;
             if !seen.insert(id) {
-                return Err(CoreError::State(format!("id {id} appears twice in ids; pass each id once")));
+                bail!(State: "id {id} appears twice in ids; pass each id once");
             }
         }
         for (&id, text) in ids.iter().zip(texts) {

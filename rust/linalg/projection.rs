@@ -1,7 +1,7 @@
 //! Dimension reduction: a seeded Gaussian random projection and PCA.
 
 use crate::linalg::eigen::symmetric_eigen;
-use crate::error::{CoreError, Result};
+use crate::error::{bail, Result};
 use crate::linalg::rng::Rng;
 use crate::kernels::simd;
 
@@ -26,7 +26,7 @@ pub fn projection_matrix(d: usize, out_dim: usize, seed: u64) -> Vec<f32> {
 /// Project (n, d) rows to (n, out_dim) with a seeded Gaussian matrix.
 pub fn random_projection(x: &[f32], d: usize, out_dim: usize, seed: u64, normalize: bool) -> Result<Vec<f32>> {
     if out_dim == 0 {
-        return Err(CoreError::Config("out_dim must be >= 1, got 0; pass e.g. out_dim=64".into()));
+        bail!(Config: "out_dim must be >= 1, got 0; pass e.g. out_dim=64");
     }
     let r = projection_matrix(d, out_dim, seed);
     let n = x.len() / d;
@@ -60,10 +60,9 @@ impl Pca {
     pub fn fit(x: &[f32], d: usize, n_components: usize) -> Result<Pca> {
         let n = x.len().checked_div(d).unwrap_or(0);
         if n_components == 0 || n_components > n.min(d) {
-            return Err(CoreError::Shape(format!(
-                "n_components={n_components} must be in [1, min(n, d)] = [1, {}] for {n} rows of width {d}; fit on more rows or ask for fewer components",
-                n.min(d)
-            )));
+            bail!(
+                Shape: "n_components={n_components} must be in [1, min(n, d)] = [1, {}] for {n} rows of width {d}; fit on more rows or ask for fewer components", n.min(d)
+            );
         }
         let mut mean = vec![0f64; d];
         for row in x.chunks_exact(d) {
@@ -73,7 +72,7 @@ impl Pca {
         }
         mean.iter_mut().for_each(|m| *m /= n as f64);
         if mean.iter().any(|m| !m.is_finite()) {
-            return Err(CoreError::InvalidVector("rows hold NaN or inf; clean them with np.isfinite before PCA".into()));
+            bail!(InvalidVector: "rows hold NaN or inf; clean them with np.isfinite before PCA");
         }
         // Upper triangle of the scatter matrix; each inner loop is an axpy, which vectorizes.
         let mut c = vec![0f64; d * d];
@@ -147,6 +146,7 @@ impl Pca {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::error::CoreError;
 
     #[test]
     fn projection_is_seeded_and_linear() {

@@ -21,7 +21,7 @@ use std::ops::Range;
 mod kernels;
 
 use self::kernels::{QPath, LANES};
-use crate::error::{CoreError, Result};
+use crate::error::{bail, err, Result};
 use crate::kernels::par::{self, Plan};
 use crate::kernels::simd::{self, Isa, ROW_BLOCK};
 use crate::kernels::topk::{check_k, TopK};
@@ -46,18 +46,16 @@ impl Storage {
         match s {
             "float32" => Ok(Storage::Float32),
             "int8" => Ok(Storage::Int8),
-            other => Err(CoreError::Config(format!(
-                "vectors {other:?} is not a storage; use \"float32\" (the default) or \"int8\""
-            ))),
+            other => Err(err!(Config: "vectors {other:?} is not a storage; use \"float32\" (the default) or \"int8\"")),
         }
     }
 
     /// Refuse a width this storage cannot scan exactly.
     pub fn check_dim(self, dim: usize) -> Result<()> {
         if self == Storage::Int8 && dim > MAX_INT8_DIM {
-            return Err(CoreError::Config(format!(
-                "vectors=\"int8\" takes rows of width up to {MAX_INT8_DIM}, got {dim}; use vectors=\"float32\""
-            )));
+            bail!(
+                Config: "vectors=\"int8\" takes rows of width up to {MAX_INT8_DIM}, got {dim}; use vectors=\"float32\""
+            );
         }
         Ok(())
     }
@@ -243,11 +241,9 @@ pub fn topk_on(isa: Isa, qr: &QuantRows, matrix: &[f32], q: &[f32], k: usize, pl
     check_k(k)?;
     let (d, n) = (qr.dim, qr.len());
     if matrix.len() != n * d || q.len() != d {
-        return Err(CoreError::Shape(format!(
-            "the int8 copy holds {n} rows of width {d}, the float32 rows {} values and the query {}; keep them in step",
-            matrix.len(),
-            q.len()
-        )));
+        bail!(
+            Shape: "the int8 copy holds {n} rows of width {d}, the float32 rows {} values and the query {}; keep them in step", matrix.len(), q.len()
+        );
     }
     let path = QPath::of(isa.checked());
     let qc = QueryCode::new(q, qr.stride);

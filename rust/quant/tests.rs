@@ -1,6 +1,7 @@
 //! The int8 scan's top-k against the float32 scan's, on every path.
 
 use super::*;
+use crate::error::CoreError;
 use crate::kernels::scan::Want;
 use crate::kernels::sweep;
 use crate::linalg::rng::Rng;

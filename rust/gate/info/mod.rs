@@ -24,7 +24,7 @@
 
 use std::collections::{HashMap, HashSet};
 
-use crate::error::{CoreError, Result};
+use crate::error::{bail, err, Result};
 use crate::keyword::KeywordIndex;
 use crate::text::{for_each_token, Kind};
 
@@ -65,10 +65,7 @@ impl InfoParams {
         ];
         for (name, v) in named {
             if !v.is_finite() || v < 0.0 {
-                return Err(CoreError::Config(format!(
-                    "{name} must be finite and >= 0, got {v}; the defaults are {:?}",
-                    InfoParams::default()
-                )));
+                bail!(Config: "{name} must be finite and >= 0, got {v}; the defaults are {:?}", InfoParams::default());
             }
         }
         Ok(())
@@ -107,9 +104,7 @@ pub fn info_novelty(index: &KeywordIndex, text: &str, neighbours: &[i64], p: &In
     let mut seen: HashSet<u32> = HashSet::new();
     for &id in neighbours {
         let terms = index.doc_term_ids(id).ok_or_else(|| {
-            CoreError::State(format!(
-                "neighbour id {id} is not in the keyword index; add its text before scoring against it"
-            ))
+            err!(State: "neighbour id {id} is not in the keyword index; add its text before scoring against it")
         })?;
         seen.extend(terms);
     }

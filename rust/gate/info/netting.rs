@@ -25,7 +25,7 @@
 use std::collections::{HashMap, HashSet};
 
 use super::{info_novelty, InfoNovelty, InfoParams};
-use crate::error::CoreError;
+use crate::error::{err, CoreError};
 use crate::keyword::KeywordIndex;
 use crate::text::{for_each_token, Kind};
 
@@ -151,7 +151,7 @@ pub fn net_against<E: From<CoreError>>(
 ) -> std::result::Result<f64, E> {
     let theirs = index
         .tokens_of(nearest)
-        .ok_or_else(|| CoreError::State(format!("id {nearest} is not in the keyword index; add(id, text) it first")))?;
+        .ok_or_else(|| err!(State: "id {nearest} is not in the keyword index; add(id, text) it first"))?;
     let mine = text_terms(text);
     net_information(information, &mine, &theirs, index.len(), |t| Ok(index.idf(t)), rarity, p)
 }

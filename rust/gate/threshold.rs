@@ -326,6 +326,47 @@ mod tests {
         assert_eq!(ThresholdState::from_bytes(&before).unwrap().to_bytes(), before);
     }
 
+    proptest::proptest! {
+        #![proptest_config(proptest::prelude::ProptestConfig {
+            cases: 256, failure_persistence: None, ..proptest::prelude::ProptestConfig::default()
+        })]
+
+        /// on_remove(s) after on_add(s) leaves the bytes (and tau, kappa) as they were.
+        #[test]
+        fn add_then_remove_restores_the_state(
+            history in proptest::collection::vec(-1.0f64..=1.0, 0..24),
+            share in -1.0f64..=1.0,
+        ) {
+            let mut t = ThresholdState::new(TEST_PARAMS).unwrap();
+            history.iter().for_each(|&s| t.on_add(s).unwrap());
+            let (before, tau, kappa) = (t.to_bytes(), t.tau(), t.kappa());
+            t.on_add(share).unwrap();
+            t.on_remove(share).unwrap();
+            proptest::prop_assert_eq!(t.to_bytes(), before);
+            proptest::prop_assert_eq!((t.tau().to_bits(), t.kappa().to_bits()), (tau.to_bits(), kappa.to_bits()));
+        }
+
+        /// The state depends on the multiset of shares only: any order of adds,
+        /// and removing every share in any order returns to the fresh state.
+        #[test]
+        fn the_state_is_a_function_of_the_shares(
+            shares in proptest::collection::vec(-1.0f64..=1.0, 1..24),
+            seed in proptest::prelude::any::<u64>(),
+        ) {
+            let mut perm = shares.clone();
+            let mut r = crate::linalg::rng::Rng::new(seed);
+            for i in (1..perm.len()).rev() {
+                perm.swap(i, (r.next_u64() % (i as u64 + 1)) as usize);
+            }
+            let (mut a, mut b) = (ThresholdState::new(TEST_PARAMS).unwrap(), ThresholdState::new(TEST_PARAMS).unwrap());
+            shares.iter().for_each(|&s| a.on_add(s).unwrap());
+            perm.iter().for_each(|&s| b.on_add(s).unwrap());
+            proptest::prop_assert_eq!(a.to_bytes(), b.to_bytes());
+            shares.iter().for_each(|&s| b.on_remove(s).unwrap());
+            proptest::prop_assert_eq!(b.to_bytes(), ThresholdState::new(TEST_PARAMS).unwrap().to_bytes());
+        }
+    }
+
     #[test]
     fn corrupt_bytes_are_rejected() {
         let t = ThresholdState::new(TEST_PARAMS).unwrap();

@@ -132,6 +132,90 @@ mod tests {
         t
     }
 
+    fn bits(t: &TopK) -> (Vec<usize>, Vec<u32>, u32) {
+        (t.rows.clone(), t.sims.iter().map(|s| s.to_bits()).collect(), t.bar().to_bits())
+    }
+
+    /// Cosines from a small set (many ties, 0.0 beside -0.0).
+    fn tied_cosines() -> impl proptest::strategy::Strategy<Value = Vec<f32>> {
+        let v = proptest::sample::select(vec![-1.0f32, -0.5, -0.0, 0.0, 0.25, 0.5, 0.75, 0.9, 1.0]);
+        proptest::collection::vec(v, 0..400)
+    }
+
+    fn parts_of(k: usize, cos: &[f32], cuts: Vec<usize>, shuffle: Option<u64>) -> Vec<TopK> {
+        let mut cuts: Vec<usize> = cuts.into_iter().filter(|&c| c < cos.len()).collect();
+        cuts.extend([0, cos.len()]);
+        cuts.sort_unstable();
+        cuts.dedup();
+        let mut parts: Vec<TopK> = cuts
+            .windows(2)
+            .map(|w| {
+                let mut t = TopK::new(k, w[1] - w[0]);
+                t.push_block(w[0], &cos[w[0]..w[1]]);
+                t
+            })
+            .collect();
+        if let Some(seed) = shuffle {
+            let mut r = crate::linalg::rng::Rng::new(seed);
+            for i in (1..parts.len()).rev() {
+                parts.swap(i, (r.next_u64() % (i as u64 + 1)) as usize);
+            }
+        }
+        parts
+    }
+
+    fn one_scan(k: usize, cos: &[f32]) -> TopK {
+        let mut whole = TopK::new(k, cos.len());
+        whole.push_block(0, cos);
+        whole
+    }
+
+    proptest::proptest! {
+        #![proptest_config(proptest::prelude::ProptestConfig {
+            cases: 256, failure_persistence: None, ..proptest::prelude::ProptestConfig::default()
+        })]
+
+        /// Cut the rows anywhere, scan each part, merge the parts in row order:
+        /// the one-scan list bit for bit, on both merge paths (k <= 64 and above).
+        #[test]
+        fn merge_in_row_order_is_the_one_scan(
+            cos in tied_cosines(),
+            k in 1usize..100,
+            cuts in proptest::collection::vec(0usize..400, 0..6),
+        ) {
+            let merged = TopK::merge(k, parts_of(k, &cos, cuts, None));
+            proptest::prop_assert_eq!(bits(&merged), bits(&one_scan(k, &cos)));
+        }
+
+        /// Merged in any order, the parts give the same k best cosines; the same
+        /// rows too where no tie is at stake (distinct cosines) or k > 64 (the
+        /// sorting path). With ties at the bar and k <= 64 the first part seen
+        /// wins a tie: the scans merge in row order, which is why that holds.
+        #[test]
+        fn merge_in_any_order_keeps_the_k_best(
+            cos in tied_cosines(),
+            k in 1usize..100,
+            cuts in proptest::collection::vec(0usize..400, 0..6),
+            seed in proptest::prelude::any::<u64>(),
+        ) {
+            let whole = one_scan(k, &cos);
+            let merged = TopK::merge(k, parts_of(k, &cos, cuts.clone(), Some(seed)));
+            proptest::prop_assert_eq!(&merged.sims, &whole.sims);
+            if k > PUSH_MERGE_MAX_K {
+                proptest::prop_assert_eq!(bits(&merged), bits(&whole));
+            }
+            // The same rows with every cosine distinct (a permutation of n levels).
+            let n = cos.len();
+            let mut distinct: Vec<f32> = (0..n).map(|i| i as f32 / n.max(1) as f32).collect();
+            let mut r = crate::linalg::rng::Rng::new(seed ^ 0x9e37_79b9);
+            for i in (1..n).rev() {
+                distinct.swap(i, (r.next_u64() % (i as u64 + 1)) as usize);
+            }
+            let merged = TopK::merge(k, parts_of(k, &distinct, cuts, Some(seed)));
+            proptest::prop_assert_eq!(bits(&merged), bits(&one_scan(k, &distinct)));
+        }
+    }
+
     #[test]
     fn merging_parts_gives_the_one_scan_list_for_small_and_large_k() {
         // Cosines with many ties (and 0.0 beside -0.0) over 3,000 rows, cut into parts.

@@ -196,3 +196,34 @@ fn probe_rates_in_cache_and_streaming() {
     probe_rates(256, 10_000);
     probe_rates(100_000, 10);
 }
+
+proptest::proptest! {
+    #![proptest_config(proptest::prelude::ProptestConfig {
+        cases: 32, failure_persistence: None, ..proptest::prelude::ProptestConfig::default()
+    })]
+
+    /// The int8 scan with its float32 re-scoring gives the float32 top-k bit
+    /// for bit, on every path, serial or chunked, for stored and fresh queries.
+    #[test]
+    fn int8_equals_float32_bit_for_bit(
+        n in 1usize..700,
+        d in 1usize..200,
+        k in 1usize..40,
+        seed in proptest::prelude::any::<u64>(),
+        rows_clustered in proptest::prelude::any::<bool>(),
+        stored_query in proptest::prelude::any::<bool>(),
+        chunked in proptest::prelude::any::<bool>(),
+    ) {
+        let m = if rows_clustered { clustered(n, d, seed) } else { unit_rows(n, d, seed) };
+        let qr = quant(&m, d);
+        let q = if stored_query { m[(seed as usize % n) * d..(seed as usize % n + 1) * d].to_vec() } else { unit_rows(1, d, !seed) };
+        let plan = if chunked { Plan::Chunked } else { Plan::Serial };
+        for isa in Isa::available() {
+            let want = f32_topk(isa, &m, d, &q, k, Plan::Serial);
+            let (got, rescored) = topk_on(isa, &qr, &m, &q, k, plan).unwrap();
+            let bits = |t: &TopK| (t.rows.clone(), t.sims.iter().map(|s| s.to_bits()).collect::<Vec<_>>());
+            proptest::prop_assert_eq!(bits(&got), bits(&want), "{:?} n={} d={} k={}", isa, n, d, k);
+            proptest::prop_assert!(rescored >= want.rows.len() && rescored <= n);
+        }
+    }
+}

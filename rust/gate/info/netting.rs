@@ -200,6 +200,46 @@ mod tests {
         assert_eq!(err.to_string(), "id 7 is not in the keyword index; add(id, text) it first");
     }
 
+    const VOCAB: [&str; 24] = [
+        "pilot", "flies", "heights", "scare", "afraid", "greyhound", "Biscuit", "Lisbon", "Porto", "TAP", "2019",
+        "3pm", "May", "7", "camping", "mountains", "forest", "kids", "painting", "sunrise", "lake", "rose", "Rose",
+        "violin",
+    ];
+
+    fn sentence() -> impl proptest::strategy::Strategy<Value = String> {
+        proptest::collection::vec(proptest::sample::select(VOCAB.to_vec()), 0..12).prop_map(|w| w.join(" "))
+    }
+
+    use proptest::strategy::Strategy;
+
+    proptest::proptest! {
+        #![proptest_config(proptest::prelude::ProptestConfig {
+            cases: 128, failure_persistence: None, ..proptest::prelude::ProptestConfig::default()
+        })]
+
+        /// Netting only ever lowers the term, never below 0, and leaves it alone
+        /// without a nearest memory; a rarity of 1 for every word is the ceiling
+        /// of any rarity in [0, 1].
+        #[test]
+        fn netting_lowers_the_term_within_zero_and_it(
+            corpus in proptest::collection::vec(sentence(), 1..8),
+            text in sentence(),
+            rarity in 0.0f64..=1.0,
+        ) {
+            let mut ix = KeywordIndex::new();
+            for (i, t) in corpus.iter().enumerate() {
+                ix.add(i as i64, t).unwrap();
+            }
+            let p = InfoParams::default();
+            let raw = info_novelty(&ix, &text, &[0], &p).unwrap();
+            proptest::prop_assert!((0.0..=1.0).contains(&raw.novelty));
+            proptest::prop_assert_eq!(&info_novelty_netted(&ix, &text, &[0], None, flat, &p).unwrap(), &raw);
+            let top = info_novelty_netted(&ix, &text, &[0], Some(0), flat, &p).unwrap().novelty;
+            let low = info_novelty_netted(&ix, &text, &[0], Some(0), |_| -> Result<f64> { Ok(rarity) }, &p).unwrap().novelty;
+            proptest::prop_assert!(0.0 <= low && low <= top && top <= raw.novelty, "{low} {top} {}", raw.novelty);
+        }
+    }
+
     #[test]
     fn digits_are_decimal_digits() {
         assert!(has_digit("3pm") && has_digit("٣") && !has_digit("ⅻ") && !has_digit("pilot"));

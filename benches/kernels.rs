@@ -6,8 +6,12 @@
 use std::hint::black_box;
 
 use criterion::{criterion_group, criterion_main, BenchmarkId, Criterion, Throughput};
-use memsieve_core::novelty::{self, Plan};
-use memsieve_core::{rng::Rng, scope, simd, threshold};
+use memsieve_core::gate::novelty;
+use memsieve_core::kernels::par::Plan;
+use memsieve_core::kernels::sweep;
+use memsieve_core::gate::{scope, threshold};
+use memsieve_core::kernels::simd;
+use memsieve_core::linalg::rng::Rng;
 
 const D: usize = 384;
 
@@ -39,7 +43,7 @@ fn scoring(c: &mut Criterion) {
         g.throughput(Throughput::Bytes((n * D * 4) as u64));
         g.bench_with_input(BenchmarkId::new("read", n), &n, |b, _| b.iter(|| simd::sum(black_box(&m))));
         g.bench_with_input(BenchmarkId::new("read_par", n), &n, |b, _| {
-            b.iter(|| novelty::read_floor(black_box(&m), D, Plan::Chunked))
+            b.iter(|| sweep::read_floor(black_box(&m), D, Plan::Chunked))
         });
         g.bench_with_input(BenchmarkId::new("knn_k10", n), &n, |b, _| {
             b.iter(|| novelty::knn_with(black_box(&m), D, black_box(&q), 20.0, 10, Plan::Serial).map(|r| r.novelty))

@@ -29,3 +29,31 @@ impl fmt::Display for CoreError {
 impl std::error::Error for CoreError {}
 
 pub type Result<T> = std::result::Result<T, CoreError>;
+
+/// A `CoreError` of the named kind with a formatted message, in the spirit of
+/// polars' `polars_err!`: `err!(State: "id {id} is unknown; add it first")`.
+/// Messages start lowercase, carry the offending values and say the fix.
+macro_rules! err {
+    ($kind:ident: $($fmt:tt)+) => {
+        $crate::error::CoreError::$kind(format!($($fmt)+))
+    };
+}
+
+/// Return early with `err!(..)`: `bail!(Config: "k must be >= 1, got {k}; pass k=8")`.
+/// The error is `.into()`-converted, so a binding returning `PyResult` can bail too.
+macro_rules! bail {
+    ($kind:ident: $($fmt:tt)+) => {
+        return Err($crate::error::err!($kind: $($fmt)+).into())
+    };
+}
+
+/// `bail!` unless the condition holds: `ensure!(n > 0, Shape: "...")`.
+macro_rules! ensure {
+    ($cond:expr, $kind:ident: $($fmt:tt)+) => {
+        if !$cond {
+            $crate::error::bail!($kind: $($fmt)+);
+        }
+    };
+}
+
+pub(crate) use {bail, ensure, err};

@@ -11,7 +11,7 @@ bin=$(cargo test --release --no-default-features --no-run --message-format=json 
 count() {
   local out; out=$(mktemp)
   MEMSIEVE_ISA=$1 MEMSIEVE_KERNEL=$2 MEMSIEVE_THREADS=1 valgrind --tool=callgrind --callgrind-out-file="$out" \
-    "$bin" --ignored --exact simd_tests::callgrind_workload --test-threads=1 -q >/dev/null 2>&1
+    "$bin" --ignored --exact kernels::tests::callgrind_workload --test-threads=1 -q >/dev/null 2>&1
   callgrind_annotate "$out" 2>/dev/null | awk '/PROGRAM TOTALS/{gsub(",", "", $1); print $1; exit}'
   rm -f "$out"
 }

@@ -220,6 +220,18 @@ CASES = [
                                           prior_weight=a["prior_weight"]),
          {"text": "coffee in Porto", "ids": [0, 1], "w_number": 2.0, "w_name": 1.5, "w_word": 1.0, "idf_prior": 3.0,
           "prior_weight": 10.0}, texts=("text",)),
+    Case("KeywordIndex.info_novelty_netted",
+         lambda a: keywords().info_novelty_netted(a["text"], a["ids"], a["nearest"], rarity=a["rarity"],
+                                                  w_number=a["w_number"], w_name=a["w_name"], w_word=a["w_word"],
+                                                  idf_prior=a["idf_prior"], prior_weight=a["prior_weight"]),
+         {"text": "coffee and cake in Porto", "ids": [0, 1], "nearest": 1, "rarity": {"coffee": 0.5, "cake": 1.0},
+          "w_number": 2.0, "w_name": 1.5, "w_word": 1.0, "idf_prior": 3.0, "prior_weight": 10.0}, texts=("text",)),
+    Case("net_information",
+         lambda a: _core.net_information(a["information"], a["text_terms"], a["memory_terms"], n_docs=a["n_docs"],
+                                         idf=a["idf"], rarity=a["rarity"], w_word=a["w_word"]),
+         {"information": 0.5, "text_terms": [("cake", "cake", "word"), ("porto", "Porto", "name")],
+          "memory_terms": ["coffee", "porto"], "n_docs": 3, "idf": {"cake": 1.0, "porto": 0.5, "coffee": 0.7},
+          "rarity": {"cake": 1.0}, "w_word": 1.0}),
     Case("Pca", lambda a: _core.Pca(a["n_components"]).fit(M), {"n_components": 2}),
     Case("Pca.fit", lambda a: _core.Pca(2).fit(a["x"]), {"x": M}),
     Case("Pca.transform", lambda a: fitted_pca().transform(a["x"], normalize=a["normalize"]),
@@ -262,7 +274,7 @@ def test_every_binding_is_covered() -> None:
     methods = {f"ScopeState.{m}" for m in ("add", "add_many", "remove", "contains", "score", "score_maxcos",
                                           "score_sage", "nearest", "kappa_banerjee")}
     methods |= {f"KeywordIndex.{m}" for m in ("add", "add_many", "remove", "replace", "contains", "df", "idf",
-                                              "tokens_of", "search", "info_novelty")}
+                                              "tokens_of", "search", "info_novelty", "info_novelty_netted")}
     assert methods <= covered, sorted(methods - covered)
 
 

@@ -21,7 +21,7 @@ from memsieve.gate.scope_gate import GateScore, ScopeGate, new_threshold
 D = 8
 
 # ThresholdState.to_bytes() of memsieve 0.1.0, written before nn_cos was renamed
-# share, with the values they held (rust/threshold.rs keeps the same fixtures).
+# share, with the values they held (rust/gate/threshold.rs keeps the same fixtures).
 STORED = [
     # gamma 0.5, tau 0.05..0.5, kappa_c 4, prior 0.5 x 8; nothing recorded.
     ("4d53545301000000000000e03f9a9999999999a93f000000000000e03f0000000000001040000000000000e03f"

@@ -24,7 +24,7 @@ into fixed chunks on a thread pool (``MEMSIEVE_THREADS``, else
 on (n, d), so a given input always gives the same result.
 """
 
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable, Mapping
 from typing import Literal, final
 
 import numpy as np
@@ -70,6 +70,7 @@ __all__ = [
     "KeywordIndex",
     "tokenize",
     "tokenize_kinds",
+    "net_information",
     "pairs_above",
 ]
 
@@ -399,6 +400,47 @@ class KeywordIndex:
         w the kind's weight, idf_eff = (N idf + prior_weight idf_prior) / (N + prior_weight);
         0.0 without content terms. ``new`` lists the new terms' surface forms, heaviest
         first. An unknown neighbour id raises StateError (the index is behind the store)."""
+    def info_novelty_netted(
+        self,
+        text: str,
+        neighbour_ids: npt.NDArray[np.int64] | Iterable[int],
+        nearest: int | None,
+        *,
+        rarity: Callable[[str], float] | Mapping[str, float],
+        w_number: float = 2.0,
+        w_name: float = 1.5,
+        w_word: float = 1.0,
+        idf_prior: float = 3.0,
+        prior_weight: float = 10.0,
+    ) -> tuple[float, list[str]]:
+        """``info_novelty`` net of word substitutions against the memory ``nearest``
+        (when the share is > 0 and ``nearest`` is not None): the new plain words,
+        each weighted by ``rarity(surface)`` (a callable or a mapping of the text's
+        word surfaces), are paid for by the nearest memory's digit-free terms the
+        text dropped; new numbers and names count in full. The result is
+        min(share, (new_values + max(0, new_words - dropped)) / total), summed in
+        the text's and the memory's token order. An unknown nearest id raises
+        StateError; ``new`` is info_novelty's."""
+
+def net_information(
+    information: float,
+    text_terms: Iterable[tuple[str, str, str]],
+    memory_terms: Iterable[str],
+    *,
+    n_docs: int,
+    idf: Callable[[str], float] | Mapping[str, float],
+    rarity: Callable[[str], float] | Mapping[str, float],
+    w_number: float = 2.0,
+    w_name: float = 1.5,
+    w_word: float = 1.0,
+    idf_prior: float = 3.0,
+    prior_weight: float = 10.0,
+) -> float:
+    """The netting of ``KeywordIndex.info_novelty_netted`` over two term lists:
+    ``text_terms`` the (term, surface, kind) tokens of a text as ``tokenize_kinds``
+    gives them (repeats allowed: a term keeps its last kind and surface),
+    ``memory_terms`` the other memory's terms in its order, ``idf`` the idf of any
+    of those terms over ``n_docs`` documents, ``rarity`` of the text's word surfaces."""
 
 def pairs_above(matrix: F32, min_sim: float, *, max_pairs: int = 16777216) -> tuple[npt.NDArray[np.int64], npt.NDArray[np.int64], F32]:
     """(left, right, sim): every pair of unit rows i < j with cosine >= min_sim, sorted by (i, j).

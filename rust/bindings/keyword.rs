@@ -1,37 +1,20 @@
-//! KeywordIndex, the tokenizer and the information term for Python.
-//!
-//! Text is read lossily: a lone surrogate (which no store could hold either)
-//! becomes U+FFFD, which is no word, instead of failing the call. A non-str
-//! where text is expected is a DtypeError that names the argument.
-
-use std::borrow::Cow;
+//! KeywordIndex for Python, with the information term over its statistics.
 
 use numpy::{IntoPyArray, PyArray1, PyUntypedArray};
 use pyo3::prelude::*;
-use pyo3::types::{PyBool, PyString};
+use pyo3::exceptions::PyKeyError;
+use pyo3::types::{PyBool, PyMapping, PyString};
 
-use super::dtype_error;
+use super::errors::dtype_error;
+use super::text::{text_arg, type_name};
 use super::validate::{slice, Arg};
-use crate::error::CoreError;
-use crate::info::{self, InfoParams};
+use crate::error::err;
+use crate::gate::info::{self, netting, InfoParams};
+use crate::text::Kind;
 use crate::keyword::KeywordIndex;
-use crate::text;
 
 const ID_EXAMPLE: &str = "ids are the store's int64 sequence numbers";
 const K_EXAMPLE: &str = "pass a count such as k=10 (a larger k than the index holds is capped)";
-
-fn type_name(obj: &Bound<'_, PyAny>) -> String {
-    obj.get_type().name().map(|n| n.to_string()).unwrap_or_default()
-}
-
-/// A str argument, read lossily; anything else is a DtypeError naming the
-/// argument (PyO3 would raise a bare TypeError).
-fn text_arg<'a>(obj: &'a Bound<'_, PyAny>, name: &str) -> PyResult<Cow<'a, str>> {
-    let s = obj.cast::<PyString>().map_err(|_| {
-        dtype_error(obj.py(), format!("{name} must be a str, got {}; pass str({name})", type_name(obj)))
-    })?;
-    Ok(s.to_string_lossy())
-}
 
 /// The elements of an iterable that is not a str, each converted by `conv`
 /// (which describes a bad element); `bad` turns a description into the error.
@@ -77,6 +60,53 @@ fn text_list(py: Python<'_>, obj: &Bound<'_, PyAny>) -> PyResult<Vec<String>> {
 }
 
 type SearchOut<'py> = (Bound<'py, PyArray1<i64>>, Bound<'py, PyArray1<f32>>);
+
+/// The information term's weights and prior, each read as a float.
+fn info_params(py: Python<'_>, w_number: Arg<'_>, w_name: Arg<'_>, w_word: Arg<'_>, idf_prior: Arg<'_>, prior_weight: Arg<'_>) -> PyResult<InfoParams> {
+    Ok(InfoParams {
+        w_number: w_number.float(py, "w_number")?,
+        w_name: w_name.float(py, "w_name")?,
+        w_word: w_word.float(py, "w_word")?,
+        idf_prior: idf_prior.float(py, "idf_prior")?,
+        prior_weight: prior_weight.float(py, "prior_weight")?,
+    })
+}
+
+/// A per-term value the caller supplies: a callable or a mapping of str to float.
+fn per_term<'a, 'py>(py: Python<'py>, of: &'a Bound<'py, PyAny>, name: &'static str) -> PyResult<PerTerm<'a, 'py>> {
+    if of.is_callable() || of.cast::<PyMapping>().is_ok() {
+        return Ok(PerTerm { of, name });
+    }
+    Err(dtype_error(py, format!("{name} must be a callable or a mapping of str to float, got {}; pass e.g. a dict", type_name(of))))
+}
+
+struct PerTerm<'a, 'py> {
+    of: &'a Bound<'py, PyAny>,
+    name: &'static str,
+}
+
+impl PerTerm<'_, '_> {
+    /// `of(key)` if callable (its own exceptions pass through), else `of[key]`.
+    fn get(&self, key: &str) -> PyResult<f64> {
+        let (of, name) = (self.of, self.name);
+        let v = if of.is_callable() {
+            of.call1((key,))?
+        } else {
+            of.get_item(key).map_err(|e| {
+                if e.is_instance_of::<PyKeyError>(of.py()) {
+                    PyErr::from(err!(Config: "{name} has no entry for {key:?}; give one for every term asked for, or pass a callable"))
+                } else {
+                    e
+                }
+            })?
+        };
+        if v.is_instance_of::<PyBool>() {
+            return Err(dtype_error(of.py(), format!("{name}[{key:?}] must be a float, got bool; pass a float")));
+        }
+        v.extract::<f64>()
+            .map_err(|_| dtype_error(of.py(), format!("{name}[{key:?}] must be a float, got {}; pass a float", type_name(&v))))
+    }
+}
 
 #[pyclass(name = "KeywordIndex", module = "memsieve._core")]
 pub struct PyKeywordIndex {
@@ -144,7 +174,7 @@ impl PyKeywordIndex {
     fn tokens_of(&self, py: Python<'_>, id: Arg<'_>) -> PyResult<Vec<String>> {
         let id = id.int(py, "id", ID_EXAMPLE)?;
         self.inner.tokens_of(id).ok_or_else(|| {
-            CoreError::State(format!("id {id} is not in the keyword index; add(id, text) it first")).into()
+            err!(State: "id {id} is not in the keyword index; add(id, text) it first").into()
         })
     }
 
@@ -182,17 +212,44 @@ impl PyKeywordIndex {
         prior_weight: Arg<'_>,
     ) -> PyResult<(f64, Vec<String>)> {
         let neigh = id_list(py, neighbour_ids, "neighbour_ids")?;
-        let p = InfoParams {
-            w_number: w_number.float(py, "w_number")?,
-            w_name: w_name.float(py, "w_name")?,
-            w_word: w_word.float(py, "w_word")?,
-            idf_prior: idf_prior.float(py, "idf_prior")?,
-            prior_weight: prior_weight.float(py, "prior_weight")?,
-        };
+        let p = info_params(py, w_number, w_name, w_word, idf_prior, prior_weight)?;
         let inner = &self.inner;
         let text = text_arg(text, "text")?;
         let r = py.detach(|| info::info_novelty(inner, &text, &neigh, &p))?;
         Ok((r.novelty, r.new_tokens))
+    }
+
+    #[pyo3(
+        signature = (text, neighbour_ids, nearest, *, rarity, w_number=Arg::Float(2.0), w_name=Arg::Float(1.5), w_word=Arg::Float(1.0), idf_prior=Arg::Float(3.0), prior_weight=Arg::Float(10.0)),
+        text_signature = "(self, text, neighbour_ids, nearest, *, rarity, w_number=2.0, w_name=1.5, w_word=1.0, idf_prior=3.0, prior_weight=10.0)"
+    )]
+    #[allow(clippy::too_many_arguments)]
+    fn info_novelty_netted(
+        &self,
+        py: Python<'_>,
+        text: &Bound<'_, PyAny>,
+        neighbour_ids: &Bound<'_, PyAny>,
+        nearest: Option<Arg<'_>>,
+        rarity: &Bound<'_, PyAny>,
+        w_number: Arg<'_>,
+        w_name: Arg<'_>,
+        w_word: Arg<'_>,
+        idf_prior: Arg<'_>,
+        prior_weight: Arg<'_>,
+    ) -> PyResult<(f64, Vec<String>)> {
+        let neigh = id_list(py, neighbour_ids, "neighbour_ids")?;
+        let nearest = nearest.map(|a| a.int(py, "nearest", ID_EXAMPLE)).transpose()?;
+        let rarity = per_term(py, rarity, "rarity")?;
+        let p = info_params(py, w_number, w_name, w_word, idf_prior, prior_weight)?;
+        let inner = &self.inner;
+        let text = text_arg(text, "text")?;
+        let r = py.detach(|| info::info_novelty(inner, &text, &neigh, &p))?;
+        let Some(id) = nearest.filter(|_| r.novelty > 0.0) else {
+            return Ok((r.novelty, r.new_tokens));
+        };
+        // The netting calls back into Python for the rarities, so it keeps the GIL.
+        let v = netting::net_against(inner, r.novelty, &text, id, |s| rarity.get(s), &p)?;
+        Ok((v, r.new_tokens))
     }
 
     fn __repr__(&self) -> String {
@@ -200,19 +257,59 @@ impl PyKeywordIndex {
     }
 }
 
-#[pyfunction]
-fn tokenize(text: &Bound<'_, PyAny>) -> PyResult<Vec<String>> {
-    Ok(text::terms(&text_arg(text, "text")?))
-}
 
+/// The information term `information` net of word substitutions: `text_terms`
+/// the text's (term, surface, kind) tokens as `tokenize_kinds` gives them,
+/// `memory_terms` the other memory's terms in its order, `idf` and `rarity`
+/// each a callable or a mapping; `n_docs` the documents the idf is taken over.
 #[pyfunction]
-fn tokenize_kinds(text: &Bound<'_, PyAny>) -> PyResult<Vec<(String, String, &'static str)>> {
-    Ok(text::tokenize(&text_arg(text, "text")?).into_iter().map(|t| (t.term, t.surface, t.kind.as_str())).collect())
+#[pyo3(
+    signature = (information, text_terms, memory_terms, *, n_docs, idf, rarity, w_number=Arg::Float(2.0), w_name=Arg::Float(1.5), w_word=Arg::Float(1.0), idf_prior=Arg::Float(3.0), prior_weight=Arg::Float(10.0)),
+    text_signature = "(information, text_terms, memory_terms, *, n_docs, idf, rarity, w_number=2.0, w_name=1.5, w_word=1.0, idf_prior=3.0, prior_weight=10.0)"
+)]
+#[allow(clippy::too_many_arguments)]
+fn net_information(
+    py: Python<'_>,
+    information: Arg<'_>,
+    text_terms: &Bound<'_, PyAny>,
+    memory_terms: &Bound<'_, PyAny>,
+    n_docs: Arg<'_>,
+    idf: &Bound<'_, PyAny>,
+    rarity: &Bound<'_, PyAny>,
+    w_number: Arg<'_>,
+    w_name: Arg<'_>,
+    w_word: Arg<'_>,
+    idf_prior: Arg<'_>,
+    prior_weight: Arg<'_>,
+) -> PyResult<f64> {
+    let information = information.float(py, "information")?;
+    let n = n_docs.count(py, "n_docs", 0, "pass the number of documents the idf is taken over, len(index)")?;
+    let p = info_params(py, w_number, w_name, w_word, idf_prior, prior_weight)?;
+    let bad_token = |what: String| {
+        dtype_error(py, format!("text_terms must be (term, surface, kind) tuples of str as tokenize_kinds gives them, got {what}"))
+    };
+    let tokens = items(text_terms, bad_token, |t| {
+        let (term, surface, kind) = t.extract::<(String, String, String)>().map_err(|_| type_name(t))?;
+        let kind = match kind.as_str() {
+            "number" => Kind::Number,
+            "name" => Kind::Name,
+            "word" => Kind::Word,
+            _ => return Err(format!("the kind {kind:?} (one of 'number', 'name', 'word')")),
+        };
+        Ok((term, surface, kind))
+    })?;
+    let theirs = items(
+        memory_terms,
+        |what| dtype_error(py, format!("memory_terms must be an iterable of str, got {what}; pass tokens_of(id)")),
+        |t| t.extract::<String>().map_err(|_| type_name(t)),
+    )?;
+    let (idf, rarity) = (per_term(py, idf, "idf")?, per_term(py, rarity, "rarity")?);
+    let mine = netting::distinct_terms(tokens);
+    netting::net_information(information, &mine, &theirs, n, |t| idf.get(t), |s| rarity.get(s), &p)
 }
 
 pub(crate) fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<PyKeywordIndex>()?;
-    m.add_function(wrap_pyfunction!(tokenize, m)?)?;
-    m.add_function(wrap_pyfunction!(tokenize_kinds, m)?)?;
+    m.add_function(wrap_pyfunction!(net_information, m)?)?;
     Ok(())
 }

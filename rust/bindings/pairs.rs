@@ -4,7 +4,7 @@ use numpy::PyArray1;
 use pyo3::prelude::*;
 
 use super::validate::{dims, slice, Arg};
-use crate::{pairs, par};
+use crate::kernels::{pairs, par};
 
 type PairArrays<'py> = (Bound<'py, PyArray1<i64>>, Bound<'py, PyArray1<i64>>, Bound<'py, PyArray1<f32>>);
 

@@ -4,7 +4,7 @@
 use pyo3::prelude::*;
 use pyo3::types::PyString;
 
-use super::dtype_error;
+use super::errors::dtype_error;
 use crate::quant::Storage;
 
 /// `None` means float32, the default; a str must name a storage.

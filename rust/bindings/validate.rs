@@ -7,8 +7,8 @@ use pyo3::exceptions::PyOverflowError;
 use pyo3::prelude::*;
 use pyo3::types::PyTuple;
 
-use super::dtype_error;
-use crate::error::{CoreError, Result};
+use super::errors::dtype_error;
+use crate::error::{bail, err, Result};
 
 const FIX_F32: &str = "use np.ascontiguousarray(x, dtype=np.float32)";
 
@@ -34,22 +34,18 @@ fn check_layout(py: Python<'_>, a: &Bound<'_, PyUntypedArray>, name: &str, rank:
         return Err(dtype_error(py, format!("expected {name} as {elem} {want}, got {dt} {:?}; {fix}", a.shape())));
     }
     if a.ndim() != rank {
-        return Err(CoreError::Shape(format!(
-            "expected {name} of shape {want}, got {} dimension(s) {:?}; reshape it, e.g. x.reshape({})",
-            a.ndim(),
-            a.shape(),
-            if rank == 1 { "-1" } else { "1, -1" }
-        ))
-        .into());
+        bail!(
+            Shape: "expected {name} of shape {want}, got {} dimension(s) {:?}; reshape it, e.g. x.reshape({})", a.ndim(), a.shape(), if rank == 1 { "-1" } else { "1, -1" }
+        );
     }
     if !a.is_c_contiguous() {
-        return Err(CoreError::Shape(format!("expected {name} C-contiguous {want}, got a strided view {:?}; {fix}", a.shape())).into());
+        bail!(Shape: "expected {name} C-contiguous {want}, got a strided view {:?}; {fix}", a.shape());
     }
     Ok(())
 }
 
 fn borrow_err(name: &str) -> PyErr {
-    CoreError::Shape(format!("{name} is being written by another borrower; pass a copy (x.copy())")).into()
+    err!(Shape: "{name} is being written by another borrower; pass a copy (x.copy())").into()
 }
 
 /// A float32 C-contiguous (n, d) array.
@@ -85,14 +81,14 @@ pub(crate) fn ids<'py>(obj: &Bound<'py, PyAny>, name: &str) -> PyResult<PyReadon
 pub(crate) fn slice<'a, T: numpy::Element, D: numpy::ndarray::Dimension>(
     a: &'a numpy::PyReadonlyArray<'_, T, D>,
 ) -> Result<&'a [T]> {
-    a.as_slice().map_err(|_| CoreError::Shape("array is not contiguous; use np.ascontiguousarray(x)".into()))
+    a.as_slice().map_err(|_| err!(Shape: "array is not contiguous; use np.ascontiguousarray(x)"))
 }
 
 /// Shape of a matrix as (rows, width), requiring width >= 1.
 pub(crate) fn dims(m: &PyReadonlyArray2<'_, f32>, name: &str) -> Result<(usize, usize)> {
     let s = m.shape();
     if s[1] == 0 {
-        return Err(CoreError::Shape(format!("expected {name} of shape (n, d) with d >= 1, got {s:?}; pass embedding rows")));
+        bail!(Shape: "expected {name} of shape (n, d) with d >= 1, got {s:?}; pass embedding rows");
     }
     Ok((s[0], s[1]))
 }
@@ -100,9 +96,7 @@ pub(crate) fn dims(m: &PyReadonlyArray2<'_, f32>, name: &str) -> Result<(usize, 
 /// Require at least one row.
 pub(crate) fn non_empty(n: usize, d: usize, name: &str) -> Result<()> {
     if n == 0 {
-        return Err(CoreError::Shape(format!(
-            "expected {name} with at least one row, got shape (0, {d}); pass a non-empty array"
-        )));
+        bail!(Shape: "expected {name} with at least one row, got shape (0, {d}); pass a non-empty array");
     }
     Ok(())
 }
@@ -110,24 +104,23 @@ pub(crate) fn non_empty(n: usize, d: usize, name: &str) -> Result<()> {
 /// A query that must match the matrix width and be a finite unit vector.
 pub(crate) fn query_against(q: &[f32], d: usize, name: &str) -> Result<()> {
     if q.len() != d {
-        return Err(CoreError::Shape(format!(
-            "expected {name} of width {d} to match the matrix, got ({},); embed both with the same model",
-            q.len()
-        )));
+        bail!(
+            Shape: "expected {name} of width {d} to match the matrix, got ({},); embed both with the same model", q.len()
+        );
     }
-    crate::vector::check_unit(q, name)
+    crate::kernels::vector::check_unit(q, name)
 }
 
 /// Every row of a (b, d) query block checked like `query_against`.
 pub(crate) fn queries_against(qs: &[f32], b: usize, qd: usize, d: usize) -> Result<()> {
     if qd != d {
-        return Err(CoreError::Shape(format!(
-            "expected queries of shape (b, {d}) to match the matrix, got ({b}, {qd}); embed both with the same model"
-        )));
+        bail!(
+            Shape: "expected queries of shape (b, {d}) to match the matrix, got ({b}, {qd}); embed both with the same model"
+        );
     }
     non_empty(b, qd, "queries")?;
     for (i, q) in qs.chunks_exact(d).enumerate() {
-        crate::vector::check_unit(q, &format!("queries row {i}"))?;
+        crate::kernels::vector::check_unit(q, &format!("queries row {i}"))?;
     }
     Ok(())
 }
@@ -171,10 +164,9 @@ pub(crate) fn matrix_and_queries<'py>(
 /// Every row finite (projection inputs need not be unit vectors).
 pub(crate) fn finite_rows(x: &[f32], name: &str) -> Result<()> {
     if let Some(i) = x.iter().position(|v| !v.is_finite()) {
-        return Err(CoreError::InvalidVector(format!(
-            "{name} holds {} at flat index {i}; values must be finite, clean them with np.nan_to_num or drop the row",
-            x[i]
-        )));
+        bail!(
+            InvalidVector: "{name} holds {} at flat index {i}; values must be finite, clean them with np.nan_to_num or drop the row", x[i]
+        );
     }
     Ok(())
 }
@@ -188,9 +180,7 @@ pub(crate) const MAX_OUTPUT_VALUES: usize = 1 << 28;
 pub(crate) fn output_size(rows: usize, width: usize, what: &str) -> Result<()> {
     match rows.checked_mul(width) {
         Some(n) if n <= MAX_OUTPUT_VALUES => Ok(()),
-        _ => Err(CoreError::Config(format!(
-            "{what} would hold {rows} x {width} values, over the 2^28 limit; ask for fewer rows or a smaller width"
-        ))),
+        _ => Err(err!(Config: "{what} would hold {rows} x {width} values, over the 2^28 limit; ask for fewer rows or a smaller width")),
     }
 }
 
@@ -265,7 +255,7 @@ impl<'py> Arg<'py> {
     pub(crate) fn int(&self, py: Python<'py>, name: &str, example: &str) -> PyResult<i64> {
         let obj = self.object(py)?;
         Self::i64_of(&obj).map_err(|overflow| match overflow {
-            true => CoreError::Config(format!("{name} = {} is out of range, it must fit in 64 bits; {example}", shown(&obj))).into(),
+            true => err!(Config: "{name} = {} is out of range, it must fit in 64 bits; {example}", shown(&obj)).into(),
             false => type_error(&obj, name, "an integer", example),
         })
     }
@@ -273,7 +263,7 @@ impl<'py> Arg<'py> {
     /// A size or count: an integer >= `min`.
     pub(crate) fn count(&self, py: Python<'py>, name: &str, min: usize, example: &str) -> PyResult<usize> {
         let obj = self.object(py)?;
-        let out_of_range = |v: String| CoreError::Config(format!("{name} must be >= {min} (and below 2^63), got {v}; {example}")).into();
+        let out_of_range = |v: String| err!(Config: "{name} must be >= {min} (and below 2^63), got {v}; {example}").into();
         match Self::i64_of(&obj) {
             Ok(v) => usize::try_from(v).ok().filter(|&n| n >= min).ok_or_else(|| out_of_range(v.to_string())),
             Err(true) => Err(out_of_range(shown(&obj))),
@@ -302,7 +292,7 @@ impl<'py> Arg<'py> {
         }
         obj.extract::<f64>().map_err(|e| {
             if e.is_instance_of::<PyOverflowError>(py) {
-                CoreError::Config(format!("{name} = {} is too large for a float; {example}", shown(&obj))).into()
+                err!(Config: "{name} = {} is too large for a float; {example}", shown(&obj)).into()
             } else {
                 type_error(&obj, name, "a number", example)
             }

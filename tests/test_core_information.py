@@ -1,4 +1,4 @@
-"""The Rust netting of the information term equals ScopeGate._net_information bit for bit.
+"""The Rust netting of the information term equals the gate's former Python netting bit for bit.
 
 ``KeywordIndex.info_novelty_netted`` (and the pure ``net_information``) moves the
 gate's substitution netting into the Rust core; until the gate calls it, the
@@ -21,8 +21,42 @@ from hypothesis import strategies as st
 
 import memsieve
 from memsieve import _core
-from memsieve.config import GateConfig
-from memsieve.gate import _IDF_PRIOR, _IDF_PRIOR_WEIGHT, ScopeGate, _rarity_of, new_threshold
+from memsieve.gate.config import GateConfig
+from memsieve.gate.profiles.kde import _IDF_PRIOR, _IDF_PRIOR_WEIGHT
+from memsieve.gate.scope_gate import ScopeGate, new_threshold
+from memsieve.text.lexicon import ENGLISH
+
+_rarity_of = ENGLISH.rarity
+
+
+def reference_netting(keywords, text: str, nearest: int, information: float, c: GateConfig) -> float:
+    """The netting as the gate computed it in Python before it moved to Rust: the oracle.
+
+    New plain words of the text are paid for by the nearest memory's words it
+    dropped; new numbers and names count in full. Sums run in the text's and
+    the memory's own token order, as the Rust function's do.
+    """
+    weights = {"number": c.info_number_weight, "name": c.info_name_weight, "word": c.info_word_weight}
+    mine = {term: (kind, surface) for term, surface, kind in _core.tokenize_kinds(text)}
+    theirs = dict.fromkeys(keywords.tokens_of(nearest))
+    n = len(keywords)
+    kidf, prior, den = keywords.idf, _IDF_PRIOR_WEIGHT * _IDF_PRIOR, n + _IDF_PRIOR_WEIGHT
+    total = new_values = new_words = 0.0
+    for term, (kind, surface) in mine.items():
+        weight = weights[kind] * ((n * kidf(term) + prior) / den)
+        total += weight
+        if term in theirs:
+            continue
+        if kind == "word":
+            new_words += weight * _rarity_of(surface)
+        else:
+            new_values += weight
+    if total <= 0.0:
+        return information
+    ww = c.info_word_weight
+    dropped = sum(ww * ((n * kidf(t) + prior) / den) for t in theirs
+                  if t not in mine and not any(ch.isdigit() for ch in t))
+    return min(information, (new_values + max(0.0, new_words - dropped)) / total)
 
 D = 32
 
@@ -83,10 +117,10 @@ def weights(c: GateConfig) -> dict[str, float]:
 
 
 def python_information(g: ScopeGate, text: str, neighbours: list[int], nearest: int | None) -> tuple[float, list[str]]:
-    """What ScopeGate.score computes for the information term (gate.py, today)."""
+    """What the gate computed for the information term in Python: the share, then its netting."""
     info, new = g.keywords.info_novelty(text, neighbours, **weights(g.config))
     if info > 0 and nearest is not None:
-        info = g._net_information(text, int(nearest), info)
+        info = reference_netting(g.keywords, text, int(nearest), info, g.config)
     return info, new
 
 

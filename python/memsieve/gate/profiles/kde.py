@@ -7,9 +7,7 @@ This module is the gate's one reader of language resources: the change cues
 
 from __future__ import annotations
 
-import functools
 import re
-from collections.abc import Callable
 
 import numpy as np
 
@@ -22,11 +20,6 @@ from memsieve.text.lexicon import Lexicon
 # The information term's IDF prior for small scopes, idf_eff = (N idf + m * prior) / (N + m):
 # passed to the Rust core and used by the substitution netting below, so both read one value.
 _IDF_PRIOR, _IDF_PRIOR_WEIGHT = 3.0, 10.0
-
-
-@functools.lru_cache(maxsize=16384)
-def _has_digit(term: str) -> bool:
-    return any(ch.isdigit() for ch in term)
 
 
 class KernelDensityGate(GateProfile):
@@ -58,12 +51,12 @@ class KernelDensityGate(GateProfile):
         # The information term is computed for every candidate, an ADD on
         # meaning alone included, so that every Decision reports both signals.
         c = self.information
-        information, new = gate.keywords.info_novelty(text, neighbours[:c.k], w_number=c.number_weight,
-                                                      w_name=c.name_weight, w_word=c.word_weight,
-                                                      idf_prior=_IDF_PRIOR, prior_weight=_IDF_PRIOR_WEIGHT)
-        if information > 0 and score.nearest_seq is not None:
-            information = self._net_information(gate.keywords, text, int(score.nearest_seq), information,
-                                                rarity=gate.lexicon.rarity)
+        # One formula, in Rust: the new-term share against the neighbours, net
+        # of the words a paraphrase swapped against the nearest memory
+        # (rust/gate/info; the same function consolidation calls).
+        information, new = gate.keywords.info_novelty_netted(
+            text, neighbours[:c.k], score.nearest_seq, rarity=gate.lexicon.rarity, w_number=c.number_weight,
+            w_name=c.name_weight, w_word=c.word_weight, idf_prior=_IDF_PRIOR, prior_weight=_IDF_PRIOR_WEIGHT)
         said = gate.lexicon.cues(text).difference(*(gate.cues.get(n, ()) for n in neighbours[:c.k]))
         changes = tuple(sorted(said))
         # A NOOP folds the text into its nearest memory alone, and a reader sees
@@ -79,45 +72,6 @@ class KernelDensityGate(GateProfile):
                          information=information, new_terms=tuple(new),
                          decided_by="information" if routed != route else "novelty", changes=changes,
                          info_tau=c.tau, new_values=unsaid)
-
-    def _net_information(self, keywords: _core.KeywordIndex, text: str, nearest: int, information: float, *,
-                         rarity: Callable[[str], float]) -> float:
-        """The information term net of word substitutions against the nearest memory.
-
-        A paraphrase swaps words ("I'm afraid of heights" -> "Heights scare
-        me"): its new plain words are paid for by the nearest memory's words it
-        dropped. A new detail keeps the stored words and adds some; a new
-        number or name counts in full either way, since a changed value is a
-        correction, not a paraphrase. Measured on the updates dev set, this
-        keeps paraphrases NOOPs at thresholds low enough to let details in.
-        """
-        c = self.information
-        weights = {"number": c.number_weight, "name": c.name_weight, "word": c.word_weight}
-        mine = {term: (kind, surface) for term, surface, kind in _core.tokenize_kinds(text)}
-        # A dict, not a set: the sums below then run in the memory's own token
-        # order, so the float is the same in every process (a set's order
-        # follows PYTHONHASHSEED and moved the last bit of 161 of 3,435 LoCoMo
-        # dev turns between runs).
-        theirs = dict.fromkeys(keywords.tokens_of(nearest))
-        n = len(keywords)
-        # idf_eff(t) = (n * idf(t) + m * prior) / (n + m), with its two constant
-        # parts computed once (the same float operations as term by term).
-        kidf, prior, den = keywords.idf, _IDF_PRIOR_WEIGHT * _IDF_PRIOR, n + _IDF_PRIOR_WEIGHT
-        total = new_values = new_words = 0.0
-        for term, (kind, surface) in mine.items():
-            weight = weights[kind] * ((n * kidf(term) + prior) / den)
-            total += weight
-            if term in theirs:
-                continue
-            if kind == "word":
-                new_words += weight * rarity(surface)
-            else:
-                new_values += weight
-        if total <= 0.0:
-            return information
-        ww = c.word_weight
-        dropped = sum(ww * ((n * kidf(t) + prior) / den) for t in theirs if t not in mine and not _has_digit(t))
-        return min(information, (new_values + max(0.0, new_words - dropped)) / total)
 
 
 # "1. ", "2) ", "(3) " opening a line: a list's numbering, which counts nothing.

@@ -110,6 +110,9 @@ def _calls() -> dict[str, object]:
         "purge_memory": lambda s: s.purge_memory(1, reason="r", now="t"),
         "purge_rejection": lambda s: s.purge_rejection("r", reason="r", now="t"),
         "checkpoint": lambda s: s.checkpoint(),
+        "inactive_texts": lambda s: s.inactive_texts(u),
+        "finish_erasure": lambda s: s.finish_erasure(wait=0.0),
+        "compact": lambda s: s.compact(),
     }
 
 
@@ -126,7 +129,7 @@ def closed_store(request, tmp_path):
 def test_every_method_of_a_closed_store_raises_closed_error(closed_store):
     calls = _calls()
     # Every public method of the protocols is exercised (close and the attributes aside).
-    assert set(calls) == (_members(StoreReader) | _members(WriteTx) | _members(Store)) - {"close", "index_dir"}
+    assert set(calls) == (_members(StoreReader) | _members(WriteTx) | _members(Store)) - {"close", "index_dir", "erasure_pending"}
     for name, call in calls.items():
         with pytest.raises(ClosedError, match=r"^the store .* is closed; open a new one") as info:
             call(closed_store)  # type: ignore[operator]

@@ -257,6 +257,7 @@ class PostgresStore(SqlPurge, SqlMerges):
         ``wait`` is accepted for symmetry with SQLite. Only purges made through
         this store object are known; a new process reports None until it purges.
         """
+        self._connection()  # a closed store says so, as every other call does
         return self._erasure_pending
 
     def compact(self) -> str | None:

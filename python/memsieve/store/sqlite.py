@@ -163,6 +163,8 @@ class SQLiteStore(SqlPurge, SqlMerges):
             StoreError: called inside a write transaction.
         """
         with self.lock:
+            if self._closed:
+                raise ClosedError(f"the store {self.path!r}")
             if self._erasure_pending is None or self._checkpointer is None:
                 self._erasure_pending = None  # ":memory:" has no file to erase from
                 return None

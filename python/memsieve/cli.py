@@ -18,6 +18,7 @@ from importlib import resources
 from typing import Any
 
 from memsieve.errors import ConfigError, MemsieveError, StoreError
+from memsieve.jsonable import strict_values
 
 # Commands that store what they are given may create their database; every other one
 # (reads, restore, forget, consolidate, unconsolidate, mcp) must find an existing one,
@@ -74,25 +75,9 @@ def _num(x: float | None) -> str:
     return f"{x:.3f}"
 
 
-def _finite(x: Any) -> Any:
-    """``x`` with every NaN or infinite float replaced by None (recursively), numpy scalars as Python."""
-    if isinstance(x, float):
-        return x if math.isfinite(x) else None
-    if isinstance(x, dict):
-        return {str(k): _finite(v) for k, v in x.items()}
-    if isinstance(x, (list, tuple)):
-        return [_finite(v) for v in x]
-    if hasattr(x, "item") and callable(x.item) and not isinstance(x, (str, bytes)):
-        try:
-            return _finite(x.item())  # numpy scalar
-        except (TypeError, ValueError):
-            return str(x)
-    return x
-
-
 def strict_json(obj: Any) -> str:
     """Strict JSON (RFC 8259): a missing or non-finite number is ``null``, never ``NaN``."""
-    return json.dumps(_finite(obj), indent=2, default=str, allow_nan=False, ensure_ascii=False)
+    return json.dumps(strict_values(obj), indent=2, default=str, allow_nan=False, ensure_ascii=False)
 
 
 def _out(ns: argparse.Namespace, rows: Any, text: str) -> None:

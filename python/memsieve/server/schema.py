@@ -11,11 +11,11 @@ is not true, ``1`` is not true, ``1.0`` is not an integer.
 from __future__ import annotations
 
 import json
-import math
 from typing import Any
 from urllib.parse import parse_qsl
 
 from memsieve.errors import InvalidInputError, short_repr
+from memsieve.jsonable import strict_values
 
 JSONType = str
 
@@ -181,16 +181,4 @@ def _query_value(name: str, text: str, schema: dict[str, Any]) -> Any:
     return value
 
 
-def finite(obj: Any) -> Any:
-    """``obj`` as strict JSON values: NaN and infinities become null, tuples lists, numpy scalars numbers."""
-    if isinstance(obj, float):
-        return obj if math.isfinite(obj) else None
-    if isinstance(obj, dict):
-        return {str(k): finite(v) for k, v in obj.items()}
-    if isinstance(obj, (list, tuple)):
-        return [finite(v) for v in obj]
-    if obj is None or isinstance(obj, (str, int, bool)):
-        return obj
-    if hasattr(obj, "item") and callable(obj.item):
-        return finite(obj.item())
-    return str(obj)
+finite = strict_values  # the one rule (memsieve.jsonable), under the name the app uses

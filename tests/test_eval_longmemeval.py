@@ -199,7 +199,7 @@ def test_cli_end_to_end_with_hand_computed_metrics(tmp_path, embedder, monkeypat
     # 4 + 6 + 2 non-empty turns; q-none_abs repeats the garden session in a scope of its own.
     assert base["stored"] == 12 and base["stored_fraction"] == 1.0 and base["candidates"] == 12
     assert meta["embedding"]["embedded"] > 0 and meta["embedding"]["misses_in_arms"] == 0
-    assert not meta["reference_time_passed"]
+    assert meta["reference_time_passed"]  # Memory.search takes the question date
     rows = [json.loads(line) for line in (out / "questions.jsonl").read_text().splitlines()]
     assert len(rows) == 3 * 5  # 3 questions x (add-all, memsieve, 3 random seeds)
     by = {r["question_id"]: r for r in rows if r["arm"] == "add-all"}
@@ -227,7 +227,7 @@ def test_cli_end_to_end_with_hand_computed_metrics(tmp_path, embedder, monkeypat
     assert macro == pytest.approx((1.0 + 0.75) / 2)  # one answerable question per type
     assert base["evidence_turns"] == 3 and base["evidence_stored"] == 3 and base["evidence_kept_fraction"] == 1.0
     md = (out / "summary.md").read_text()
-    assert "## Per question type" in md and "**Macro**" in md and "not passed" in md
+    assert "## Per question type" in md and "**Macro**" in md and "set to its question date" in md
     assert "Pistachio" not in md and "Pistachio" not in (out / "summary.json").read_text()  # no data text
 
     # Second run over the same data: every vector from the cache, nothing embedded.

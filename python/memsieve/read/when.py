@@ -15,17 +15,20 @@ None: the call's time) says two things (``memsieve.text.when.read_when``):
   versions of one fact (memsieve.read.versions) ``"earliest"`` lists the oldest
   first; ``"latest"`` keeps freshness's newest first, as does no order word.
 
-Without a reference time the window is read against the call's time, and used
-only when the retrieved memories reach within ``IMPLICIT_NOW_DAYS`` of it: a
+Without a reference time the window is read against the call's time, and a
+window relative to it ("last month", "in June") is used only when the
+retrieved memories reach within ``IMPLICIT_NOW_DAYS`` of it: a
 store whose newest memory is older than that (a conversation of years ago,
 replayed) is asked about its own time, not about today, and there "last month"
-means nothing the store can answer. A caller who knows the question's time
-passes it. The constants were chosen on LongMemEval dev (docs/NOW.md).
+means nothing the store can answer. A window that names its year ("in
+October 2023", "on May 3, 2023") needs no "now" and is always used. A caller
+who knows the question's time passes it. The constants were chosen on LongMemEval dev (docs/NOW.md).
 """
 
 from __future__ import annotations
 
 import math
+import re
 from collections.abc import Mapping
 from contextlib import contextmanager
 from contextvars import ContextVar
@@ -41,10 +44,11 @@ Order = Literal["earliest", "latest"]
 #: The dense and keyword lists are read this many times deeper when a question has a window.
 WINDOW_REACH = 3
 #: An in-window memory's score gains this share of the usual ranking's score spread (top minus floor).
-WINDOW_BOOST = 0.3
+WINDOW_BOOST = 0.8
 #: Without a reference time, a window is used only if some retrieved memory is dated within this many days of now.
 IMPLICIT_NOW_DAYS = 180
 
+_YEAR = re.compile(r"\b\d{4}\b")
 _ON: ContextVar[bool] = ContextVar("memsieve_read_when_on", default=True)
 
 
@@ -118,8 +122,9 @@ def promote(pool: Hits, head: int, dates: Mapping[int, str | None], f: Focus) ->
 
     Returns:
         (pool best first, the in-window memories raised): the pool unchanged and no memory
-        when none is dated inside the window, or when the reference time is implicit and
-        every pooled memory is older than ``IMPLICIT_NOW_DAYS`` before it. The raised ones
+        when none is dated inside the window, or when the reference time is implicit, the
+        window does not name its year and every pooled memory is older than
+        ``IMPLICIT_NOW_DAYS`` before it. The raised ones
         also lead their fact's versions (``versions.freshen``'s ``lead``): the question asks
         what held then.
     """
@@ -127,7 +132,8 @@ def promote(pool: Hits, head: int, dates: Mapping[int, str | None], f: Focus) ->
     if w is None or not pool:
         return pool, frozenset()
     when = {s: _aware(d) for s, _ in pool if (d := dates.get(s))}
-    if f.implicit and (not when or max(when.values()) < f.now - timedelta(days=IMPLICIT_NOW_DAYS)):
+    relative = not _YEAR.search(w.phrase)
+    if f.implicit and relative and (not when or max(when.values()) < f.now - timedelta(days=IMPLICIT_NOW_DAYS)):
         return pool, frozenset()
     inside = frozenset(s for s, t in when.items() if w.holds(t))
     if not inside:

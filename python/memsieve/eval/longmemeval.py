@@ -430,8 +430,9 @@ def run_longmemeval(opts: LmeOptions) -> dict[str, Any]:
         entry = per_arm[a][0] if len(per_arm[a]) == 1 else _mean_results(per_arm[a])
         entry["stored_fraction"] = entry["stored"] / base_stored if base_stored else None
         summary_arms[a] = entry
-        if len(runs[a]) == 1 and runs[a][0].before is not None:
-            old = _arm_result(runs[a][0].before, ks)
+        before = runs[a][0].before if len(runs[a]) == 1 else None
+        if before is not None:
+            old = _arm_result(before, ks)
             old["stored_fraction"], old["label"] = entry["stored_fraction"], f"{a} before now"
             summary_arms[f"{a} before now"] = old
     meta = {"data": str(opts.data), "questions": len(ds.questions), "selection": ds.selection,

@@ -98,7 +98,7 @@ def focus(query: str, reference_time: str | None, *, clock: datetime | None = No
     if not _ON.get():
         return None
     implicit = reference_time is None
-    now = (clock or datetime.now(timezone.utc)) if implicit else _aware(reference_time)
+    now = (clock or datetime.now(timezone.utc)) if reference_time is None else _aware(reference_time)
     when = read_when(query, now)
     if when.window is None and when.order is None:
         return None

@@ -516,8 +516,9 @@ class Memory:
                 dated inside "last month", "two weeks ago", "in March" rank
                 higher (a boost, never a filter), and "first" / "originally"
                 list a fact's oldest version first ("most recent", like no
-                word, its newest). Without it a window is used only when the
-                scope holds memories from the last 180 days (memsieve.read.when).
+                word, its newest). Without it a window is used only when it
+                names its year or the memories found reach the last 180 days
+                (memsieve.read.when; docs/NOW.md).
         """
         scope = Scope.of(user_id, agent_id, run_id)
         query = check_text(query, where="query", max_chars=self.max_text_chars)

@@ -199,7 +199,7 @@ def test_cli_end_to_end_with_hand_computed_metrics(tmp_path, embedder, monkeypat
     # 4 + 6 + 2 non-empty turns; q-none_abs repeats the garden session in a scope of its own.
     assert base["stored"] == 12 and base["stored_fraction"] == 1.0 and base["candidates"] == 12
     assert meta["embedding"]["embedded"] > 0 and meta["embedding"]["misses_in_arms"] == 0
-    assert not meta["reference_time_passed"]
+    assert meta["reference_time_passed"]  # Memory.search takes the question date
     rows = [json.loads(line) for line in (out / "questions.jsonl").read_text().splitlines()]
     assert len(rows) == 3 * 5  # 3 questions x (add-all, memsieve, 3 random seeds)
     by = {r["question_id"]: r for r in rows if r["arm"] == "add-all"}
@@ -227,7 +227,7 @@ def test_cli_end_to_end_with_hand_computed_metrics(tmp_path, embedder, monkeypat
     assert macro == pytest.approx((1.0 + 0.75) / 2)  # one answerable question per type
     assert base["evidence_turns"] == 3 and base["evidence_stored"] == 3 and base["evidence_kept_fraction"] == 1.0
     md = (out / "summary.md").read_text()
-    assert "## Per question type" in md and "**Macro**" in md and "not passed" in md
+    assert "## Per question type" in md and "**Macro**" in md and "set to its question date" in md
     assert "Pistachio" not in md and "Pistachio" not in (out / "summary.json").read_text()  # no data text
 
     # Second run over the same data: every vector from the cache, nothing embedded.
@@ -313,3 +313,22 @@ def test_vector_cache_checkpoints_a_long_embedding_and_resumes(tmp_path, monkeyp
     assert np.allclose(table.embed(["note number 3"]), TableEmbedder().embed(["note number 3"]))
     again = vectors.embed_texts(texts, embedder_factory=TableEmbedder, embedding_cache=str(cache), progress=False)[1]
     assert again["embedded"] == 0 and again["source"].startswith("reused")
+
+
+def test_before_now_scores_each_arm_before_and_after_on_the_same_store(tmp_path, embedder, monkeypatch):
+    monkeypatch.setattr("memsieve.eval.vectors._default_embedder", lambda: CountingEmbedder(embedder))
+    data = write_file(tmp_path, synthetic_questions())
+    out = tmp_path / "out"
+    argv = [str(data), "--out", str(out), "--arms", "add-all", "--embedding-cache", str(tmp_path / "v.npz"),
+            "--before-now", "--no-progress"]
+    assert _run_cli(argv) == 0
+    summary = json.loads((out / "summary.json").read_text())
+    assert list(summary["arms"]) == ["add-all", "add-all before now"] and summary["meta"]["before_now"]
+    after, before = summary["arms"]["add-all"], summary["arms"]["add-all before now"]
+    assert before["stored"] == after["stored"] == 12 and before["stored_fraction"] == 1.0
+    rows = [json.loads(line) for line in (out / "questions.jsonl").read_text().splitlines()]
+    passed = {(r["arm"], r["question_id"]): r["reference_time_passed"] for r in rows}
+    assert len(passed) == 6 and all(passed[("add-all", q)] and not passed[("add-all before now", q)]
+                                    for _a, q in passed)
+    # these questions say nothing about time: before and after are the same search
+    assert before["micro"] == after["micro"]

@@ -86,3 +86,16 @@ def test_no_time_words_no_window_and_time_zones_are_kept():
     assert w is not None and w.start.tzinfo is timezone.utc and w.holds(now - timedelta(days=2))
     # impossible dates are no window, not an error
     assert read_when("What happened on February 30?", datetime(2023, 5, 20)).window is None
+
+
+@pytest.mark.parametrize("query", [
+    "Can you recommend a show or movie for me to watch tonight?",
+    "What should I serve for dinner this weekend?",
+])
+def test_what_is_to_come_has_no_window(query):
+    assert read_when(query, datetime(2023, 5, 30, 12, 0)).window is None
+
+
+def test_last_weekend_is_the_one_before_now():
+    w = read_when("Where did I hike last weekend?", datetime(2023, 5, 31, 12, 0)).window  # a Wednesday
+    assert w is not None and w.holds(datetime(2023, 5, 27, 12)) and w.holds(datetime(2023, 5, 28, 12))

@@ -397,7 +397,8 @@ class Memory:
 
     def search(self, query: str, *, user_id: str | None = None, agent_id: str | None = None,
                run_id: str | None = None, limit: int = 10, filters: dict[str, Any] | None = None,
-               as_of: Any = None, mode: SearchMode = "hybrid", current_only: bool = False) -> list[SearchResult]:
+               as_of: Any = None, mode: SearchMode = "hybrid", current_only: bool = False,
+               reference_time: Any = None) -> list[SearchResult]:
         """Find the memories of one scope that best match ``query``.
 
         Args:
@@ -413,6 +414,14 @@ class Memory:
             current_only: leave out older versions of a fact whose newer
                 version is among the results (they are otherwise listed right
                 after it, with ``superseded_by`` set).
+            reference_time: the query's "now" (datetime or ISO string; None: the
+                call's time), against which its time words are read: memories
+                dated inside "last month", "two weeks ago", "in March" rank
+                higher (a boost, never a filter), and "first" / "originally"
+                list a fact's oldest version first ("most recent", like no
+                word, its newest). Without it a window is used only when it
+                names its year or the memories found reach the last 180 days
+                (memsieve.read.when; docs/NOW.md).
         """
         scope = Scope.of(user_id, agent_id, run_id)
         query = check_text(query, where="query", max_chars=self.max_text_chars)
@@ -425,13 +434,14 @@ class Memory:
             mode = self.router.decide(query, vector).backend
         return self._searcher.search(scope, query, limit=limit, filters=check_metadata(filters, where="filters"),
                                      as_of=iso_time(as_of, where="as_of"), mode=mode, vector=vector,
-                                     current_only=check_flag(current_only, where="current_only"))
+                                     current_only=check_flag(current_only, where="current_only"),
+                                     reference_time=iso_time(reference_time, where="reference_time"))
 
     def context(self, query: str, *, user_id: str | None = None, agent_id: str | None = None,
                 run_id: str | None = None, limit: int = 10, filters: dict[str, Any] | None = None,
                 as_of: Any = None, mode: SearchMode | None = None, order: Order = "relevance",
                 dated: bool = True, current_only: bool = False,
-                date_format: DateFormat = DEFAULT_DATE_FORMAT) -> str:
+                date_format: DateFormat = DEFAULT_DATE_FORMAT, reference_time: Any = None) -> str:
         """Search, then render the results as prompt text, one dated line per memory.
 
         ``[2023-05-08] Caroline: I went to the support group yesterday.``: the
@@ -448,13 +458,15 @@ class Memory:
             dated: prefix each line with its date.
             date_format: ``"iso"`` (``[2023-05-08]``) or ``"long"`` (``[8 May 2023]``).
             current_only: leave out older versions of a fact (see ``search``).
+            reference_time: the query's "now" (see ``search``).
 
         Returns:
             The lines joined by newlines; an empty string when nothing matches.
         """
         kwargs: dict[str, Any] = {} if mode is None else {"mode": mode}
         results = self.search(query, user_id=user_id, agent_id=agent_id, run_id=run_id, limit=limit,
-                              filters=filters, as_of=as_of, current_only=current_only, **kwargs)
+                              filters=filters, as_of=as_of, current_only=current_only,
+                              reference_time=reference_time, **kwargs)
         return render_results(results, order=order, dated=dated, date_format=date_format)
 
     def get(self, memory_id: str, *, user_id: str | None = None, agent_id: str | None = None,

@@ -43,6 +43,7 @@ from memsieve.eval.metrics import aggregate, answer_recall, percentile
 from memsieve.eval.runinfo import code_version
 from memsieve.eval.vectors import VectorTable, embed_texts
 from memsieve.read.render import render_line
+from memsieve.read.when import stage_off
 
 #: Characters of a folded-into memory's text kept in a dropped-evidence record.
 FOLDED_TEXT_CHARS = 160
@@ -75,6 +76,8 @@ class LmeOptions:
         batch_size: ``add_many``'s batch size.
         progress: show progress bars.
         embedder_factory: builds the embedder (default: the packaged ONNX model).
+        before_now: also score every arm with the search as it was before queries had a "now"
+            (no reference time, memsieve.read.when's stage off), as ``<arm> before now``.
     """
 
     data: str
@@ -91,6 +94,7 @@ class LmeOptions:
     batch_size: int = 64
     progress: bool = True
     embedder_factory: Any = None
+    before_now: bool = False
 
 
 def metric_keys(ks: Sequence[int]) -> list[str]:
@@ -206,16 +210,24 @@ class ArmRun:
     provenance_checked: int = 0
     provenance_missing: int = 0
     noop_reasons: Counter = field(default_factory=Counter)
+    before: "ArmRun | None" = None  # the same stores searched as before queries had a "now"
 
 
 def run_arm(spec: ArmSpec, ds: LmeDataset, table: VectorTable, store: Path, ks: tuple[int, ...], *,
-            batch_size: int = 64, progress: bool = True, max_text_chars: int = 4000) -> ArmRun:
-    """Ingest and score every question with one arm, in a fresh SQLite file at ``store``."""
+            batch_size: int = 64, progress: bool = True, max_text_chars: int = 4000,
+            before_now: bool = False) -> ArmRun:
+    """Ingest and score every question with one arm, in a fresh SQLite file at ``store``.
+
+    With ``before_now``, each question is also searched with the time stage off
+    and no reference time, into ``arm.before``.
+    """
     from tqdm import tqdm
 
     from memsieve import GateConfig, Memory
 
     arm = ArmRun(spec)
+    if before_now:
+        arm.before = ArmRun(spec)
     dropped: set[int] | None = None
     if spec.drop_rate is not None:
         total = sum(len(q.candidates()) for q in ds.questions)
@@ -246,19 +258,31 @@ def run_arm(spec: ArmSpec, ds: LmeDataset, table: VectorTable, store: Path, ks: 
                             arm.noop_reasons[reason_kind(d)] += 1
                     decided[turn.id] = ds_[-1] if ds_ else None
             row = score_question(mem, q, run, ks, arm)
-            row.update(_evidence_fate(mem, q, decided, offered={t.id for _c, t in kept}))
+            fate = _evidence_fate(mem, q, decided, offered={t.id for _c, t in kept})
+            row.update(fate)
             arm.rows.append(row)
+            if arm.before is not None:
+                with stage_off():
+                    old = score_question(mem, q, run, ks, arm.before, reference_time=False)
+                arm.before.rows.append({**old, **fate})
             scope_stats = mem.stats(user_id=q.question_id)
             arm.stats = _sum_stats(arm.stats, {k: v for k, v in scope_stats.items()
                                                if k in ("events", "layers", "active_memories")})
     finally:
         mem.close()
+    if arm.before is not None:
+        arm.before.stats, arm.before.candidates, arm.before.offered = arm.stats, arm.candidates, arm.offered
+        arm.before.ingest_s, arm.before.noop_reasons = arm.ingest_s, arm.noop_reasons
     return arm
 
 
-def score_question(mem: Any, q: LmeQuestion, run: StreamRun, ks: tuple[int, ...], arm: ArmRun) -> dict[str, Any]:
-    """Search ``q`` in its scope at every cut-off and score it (see :func:`score_hits`)."""
-    how = search_kwargs(mem.search, q)
+def score_question(mem: Any, q: LmeQuestion, run: StreamRun, ks: tuple[int, ...], arm: ArmRun, *,
+                   reference_time: bool = True) -> dict[str, Any]:
+    """Search ``q`` in its scope at every cut-off and score it (see :func:`score_hits`).
+
+    ``reference_time=False`` searches without the question's date.
+    """
+    how = search_kwargs(mem.search, q) if reference_time else {}
     limit = max(ks)
     row: dict[str, Any] = {"question_id": q.question_id, "question_type": q.question_type,
                            "abstention": q.abstention, "question": q.question, "answer": q.answer,
@@ -388,7 +412,7 @@ def run_longmemeval(opts: LmeOptions) -> dict[str, Any]:
         t_arms = time.perf_counter()
         for a in needed:
             runs[a] = [run_arm(heads[a], ds, table, _store_path(base, heads[a]), ks, batch_size=opts.batch_size,
-                               progress=opts.progress, max_text_chars=max_chars)]
+                               progress=opts.progress, max_text_chars=max_chars, before_now=opts.before_now)]
         if "random" in opts.arms:
             base_stored = int(runs["add-all"][0].stats.get("active_memories", 0))
             ms_stored = int(runs["memsieve"][0].stats.get("active_memories", 0))
@@ -406,11 +430,17 @@ def run_longmemeval(opts: LmeOptions) -> dict[str, Any]:
         entry = per_arm[a][0] if len(per_arm[a]) == 1 else _mean_results(per_arm[a])
         entry["stored_fraction"] = entry["stored"] / base_stored if base_stored else None
         summary_arms[a] = entry
+        before = runs[a][0].before if len(runs[a]) == 1 else None
+        if before is not None:
+            old = _arm_result(before, ks)
+            old["stored_fraction"], old["label"] = entry["stored_fraction"], f"{a} before now"
+            summary_arms[f"{a} before now"] = old
     meta = {"data": str(opts.data), "questions": len(ds.questions), "selection": ds.selection,
             "loader": asdict(ds.counts), "arms": list(summary_arms), "ks": list(ks),
             "search": "default", "search_default": default_search_mode(),
             "reference_time_hook": REFERENCE_TIME_PARAM,
             "reference_time_passed": any(r["reference_time_passed"] for rs in runs.values() for r in rs[0].rows),
+            "before_now": opts.before_now,
             "memsieve_gate": opts.memsieve_gate, "max_text_chars": max_chars, "batch_size": opts.batch_size,
             "store": "temporary directory" if not opts.store else str(opts.store),
             "embedding": {**embed_info, "hits_in_arms": table.hits, "misses_in_arms": table.misses},
@@ -429,10 +459,11 @@ def write_questions(out: Path, runs: dict[str, list[ArmRun]]) -> Path:
     with path.open("w", encoding="utf-8") as fh:
         for a, rs in runs.items():
             for r in rs:
-                for row in r.rows:
-                    fh.write(json.dumps({"arm": a, "label": r.spec.label,
-                                         "seed": r.spec.seed if r.spec.drop_rate is not None else None, **row},
-                                        ensure_ascii=False) + "\n")
+                for name, part in ((a, r), (f"{a} before now", r.before)):
+                    for row in part.rows if part is not None else []:
+                        fh.write(json.dumps({"arm": name, "label": r.spec.label,
+                                             "seed": r.spec.seed if r.spec.drop_rate is not None else None, **row},
+                                            ensure_ascii=False) + "\n")
     return path
 
 
@@ -461,6 +492,9 @@ def add_arguments(subparsers: Any) -> None:
     p.add_argument("--memsieve-gate", help="GateConfig overrides for the memsieve arm, e.g. gamma=0.6")
     p.add_argument("--batch-size", type=int, default=64, help="add_many's batch size (default 64)")
     p.add_argument("--no-progress", action="store_true", help="hide progress bars")
+    p.add_argument("--before-now", action="store_true",
+                   help="also score each arm with the search as it was before queries had a reference time "
+                        "(as '<arm> before now'), on the same stores")
     p.set_defaults(func=main_longmemeval)
 
 
@@ -476,7 +510,7 @@ def main_longmemeval(args: argparse.Namespace) -> int:
         questions=[x.strip() for x in args.questions.split(",") if x.strip()] if args.questions else None,
         store=args.store, embedding_cache=None if args.no_embedding_cache else args.embedding_cache,
         memsieve_gate=_gate_overrides(args.memsieve_gate), batch_size=args.batch_size,
-        progress=not args.no_progress)
+        progress=not args.no_progress, before_now=args.before_now)
     run_longmemeval(opts)
     out = Path(opts.out)
     print((out / "summary.md").read_text().split("\n## ", 2)[0].strip())

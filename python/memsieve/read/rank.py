@@ -87,6 +87,36 @@ class Ranker:
         keyword = self.keyword(scope, query, wide, view)
         return self._fusion.fuse(dense, keyword)[:depth]
 
+    def pool(self, scope: Scope, query: str, *, vector: np.ndarray | None, mode: str, depth: int,
+             view: Candidates | None, reach: int) -> tuple[Hits, int]:
+        """The usual ranking read in full, then what lists ``reach`` times deeper add (for ``when.promote``).
+
+        Returns (pool, head): the pool's first ``head`` entries are the usual
+        ranking before its cut to ``depth`` (in hybrid every fused memory, in
+        dense and keyword mode the first ``max(fusion depth, depth)``), scored as
+        usual; the rest are the memories only the deeper lists reach, best
+        first, each scored at the usual ranking's floor in hybrid (their own
+        scores in dense and keyword mode, which lie below it). So
+        ``pool[:depth]`` is ``rank(...)``'s answer.
+        """
+        wide = max(self._fusion.depth, depth)
+        if mode == "keyword":
+            hits = self.keyword(scope, query, wide * reach, view)
+            return hits, min(wide, len(hits))
+        assert vector is not None, "dense and hybrid ranking need the query's vector"
+        if mode == "dense":
+            hits = self.dense(scope, vector, wide * reach, view)
+            return hits, min(wide, len(hits))
+        dense = self.dense(scope, vector, wide * reach, view)
+        keyword = self.keyword(scope, query, wide * reach, view)
+        usual = self._fusion.fuse(dense[:wide], keyword[:wide])
+        if not usual:
+            return usual, 0
+        seen = {s for s, _ in usual}
+        floor = usual[-1][1]
+        deeper = [(s, floor) for s, _ in self._fusion.fuse(dense, keyword) if s not in seen]
+        return usual + deeper, len(usual)
+
     def dense(self, scope: Scope, q: np.ndarray, limit: int, view: Candidates | None) -> Hits:
         """By cosine to the query's vector."""
         if view is None:

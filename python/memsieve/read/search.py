@@ -7,10 +7,14 @@ A search is a line of stages, each handed what it needs:
    returns min(limit, number of matches) and a point-in-time search ranks the
    text and the vector that held at that time;
 2. rank (``rank.Ranker``): dense, keyword or both fused (``fusion``);
-3. rerank (``rerank``): a cross-encoder rescoring of the first results, if
+3. when (``when``): a query with a time window ("last month", read against
+   its reference time) raises the memories dated inside it, read from
+   deeper in the rankings; a query without time words passes unchanged;
+4. rerank (``rerank``): a cross-encoder rescoring of the first results, if
    one is configured;
-4. versions (``versions``): each fact's newest version first;
-5. results: ``SearchResult`` rows.
+5. versions (``versions``): each fact's newest version first (the oldest
+   first when the query asks for the earliest: "first", "originally");
+6. results: ``SearchResult`` rows.
 
 The store is read here, between the stages: the rows of the ranked memories,
 and for the versions stage their links and vectors.
@@ -28,6 +32,7 @@ from memsieve.read.fusion import Fusion
 from memsieve.read.rank import Candidates, Hits, Ranker
 from memsieve.read.rerank import DEFAULT_RERANK_DEPTH, Reranker, rerank_order
 from memsieve.read.versions import DEFAULT_VERSION_COS, Version, freshen, version_pairs
+from memsieve.read.when import Focus, focus, promote
 from memsieve.records import MemoryItem, SearchResult
 from memsieve.scope import Scope
 from memsieve.text.lexicon import ENGLISH, Lexicon
@@ -68,8 +73,12 @@ class Searcher:
         self._rerank_depth = rerank_depth
 
     def search(self, scope: Scope, query: str, *, limit: int, filters: dict[str, Any], as_of: str | None,
-               mode: str, vector: np.ndarray | None = None, current_only: bool = False) -> list[SearchResult]:
+               mode: str, vector: np.ndarray | None = None, current_only: bool = False,
+               reference_time: str | None = None) -> list[SearchResult]:
         """Search one scope; ``vector`` is the query's (d,) float32 embedding if already known.
+
+        ``reference_time`` (ISO-8601, or None for the call's time) is the
+        query's "now", against which its time words are read (memsieve.read.when).
 
         Freshness reorders the results asked for (see memsieve.read.versions); it
         never pulls a newer version up from below the cut. Reading deeper to
@@ -90,25 +99,43 @@ class Searcher:
         q = None
         if mode != "keyword":
             q = self._embed([query])[0] if vector is None else vector
-        hits = self._ranker.rank(scope, query, vector=q, mode=mode, depth=depth, view=view)
-        found = self._rows(hits, as_of=as_of)
+        f = focus(query, reference_time)
+        inside: frozenset[int] = frozenset()
+        if f is not None and f.window is not None:
+            pool, head = self._ranker.pool(scope, query, vector=q, mode=mode, depth=depth, view=view,
+                                           reach=f.reaches())
+            rows = self._items([s for s, _ in pool], as_of=as_of)
+            dates = {s: it.valid_from or it.created_at for s, it in rows.items()}
+            hits, inside = promote(pool, head, dates, f)
+            hits = hits[:depth]
+            found = [(s, rows[s], score) for s, score in hits if s in rows]
+        else:
+            hits = self._ranker.rank(scope, query, vector=q, mode=mode, depth=depth, view=view)
+            found = self._rows(hits, as_of=as_of)
         if self._reranker is not None:
             order = rerank_order(self._reranker, query, [it.text for _, it, _ in found])
             found = [(found[i][0], found[i][1], score) for i, score in order]
         found = found[:limit]
         return [_result(it, score, superseded_by=newer)
-                for (_, it, score), newer in self._freshen(found, query=q, view=view)
+                for (_, it, score), newer in self._freshen(found, query=q, view=view, focus=f, lead=inside)
                 if newer is None or not current_only]
+
+    def _items(self, seqs: list[int], *, as_of: str | None) -> dict[int, MemoryItem]:
+        return self._store.items_for_seqs(seqs) if as_of is None else self._store.items_at(seqs, as_of)
 
     def _rows(self, hits: Hits, *, as_of: str | None) -> list[Found]:
         """The ranked memories' rows (as they were at ``as_of``), in rank order."""
-        seqs = [s for s, _ in hits]
-        items = self._store.items_for_seqs(seqs) if as_of is None else self._store.items_at(seqs, as_of)
+        items = self._items([s for s, _ in hits], as_of=as_of)
         return [(s, items[s], score) for s, score in hits if s in items]
 
-    def _freshen(self, found: list[Found], *, query: np.ndarray | None,
-                 view: Candidates | None) -> list[tuple[Found, str | None]]:
+    def _freshen(self, found: list[Found], *, query: np.ndarray | None, view: Candidates | None,
+                 focus: Focus | None = None, lead: frozenset[int] = frozenset()) -> list[tuple[Found, str | None]]:
         """The results with every fact's newest version first: (result, id of the newer version or None).
+
+        A query that asks for the earliest (``focus.order``) lists each fact's
+        oldest version first instead; the older ones are still marked
+        ``superseded_by`` the newest. Versions dated inside the query's window
+        (``lead``) lead their group.
 
         Versions linked by the write path are grouped, and so are those that
         ``version_pairs`` tells apart by what they say.
@@ -127,7 +154,9 @@ class Searcher:
                                    query=query, version_cos=self._version_cos, lexicon=self._lexicon)
         by_seq = {seq: (seq, it, score) for seq, it, score in found}
         id_of = {seq: it.id for seq, it, _ in found}
-        return [(by_seq[v.key], None if newer is None else id_of[newer]) for v, newer in freshen(versions, pairs)]
+        oldest_first = focus is not None and focus.order == "earliest"
+        return [(by_seq[v.key], None if newer is None else id_of[newer])
+                for v, newer in freshen(versions, pairs, oldest_first=oldest_first, lead=lead)]
 
 
 def _result(it: MemoryItem, score: float, *, superseded_by: str | None) -> SearchResult:

@@ -244,13 +244,19 @@ def version_groups(keys: Sequence[int], pairs: Sequence[tuple[int, int]]) -> dic
     return {k: find(k) for k in keys}
 
 
-def freshen(ranked: Sequence[Version], pairs: Sequence[tuple[int, int]]) -> list[tuple[Version, int | None]]:
+def freshen(ranked: Sequence[Version], pairs: Sequence[tuple[int, int]], *,
+            oldest_first: bool = False, lead: frozenset[int] = frozenset()) -> list[tuple[Version, int | None]]:
     """Reorder a ranking so that the newest version of each fact comes first.
 
     Args:
         ranked: the retrieved memories, best first.
         pairs: pairs of keys that are versions of one fact (linked, or
             ``version_pairs``).
+        oldest_first: list each group oldest first instead (a query that asks
+            for the earliest: memsieve.read.when); ``superseded_by`` still
+            names the newest.
+        lead: keys that lead their group, in the same order among
+            themselves (memories dated inside a query's time window).
 
     Returns:
         (version, superseded_by) best first: ``superseded_by`` is the key of
@@ -271,6 +277,8 @@ def freshen(ranked: Sequence[Version], pairs: Sequence[tuple[int, int]]) -> list
     for g in first_seen:
         group = sorted(members[g], key=Version.recency, reverse=True)
         newest = group[0].key
-        out.append((group[0], None))
-        out.extend((v, newest) for v in group[1:])
+        listed = group[::-1] if oldest_first else group
+        if lead:
+            listed = [v for v in listed if v.key in lead] + [v for v in listed if v.key not in lead]
+        out.extend((v, None if v.key == newest else newest) for v in listed)
     return out

@@ -45,7 +45,8 @@ _MONTH = "|".join(sorted(MONTHS, key=len, reverse=True))
 _DAY_OF_MONTH = re.compile(rf"\b({_MONTH})\.?\s+(\d{{1,2}})(?:st|nd|rd|th)?(?:,?\s+(\d{{4}}))?\b")
 _DAY_MONTH = re.compile(rf"\b(\d{{1,2}})(?:st|nd|rd|th)?\s+(?:of\s+)?({_MONTH})\b(?:,?\s+(\d{{4}}))?")
 _IN_MONTH = re.compile(rf"\b(?:in|during|since|of|last|this)\s+({_MONTH})\b(?:\s+(?:of\s+)?(\d{{4}}))?")
-_YESTERDAY = re.compile(r"\b(yesterday|last night|today|this morning|tonight|this evening)\b")
+#: "tonight" and "this weekend" ask about what is to come ("a film to watch tonight"): no window.
+_YESTERDAY = re.compile(r"\b(yesterday|last night|today|this morning|this evening)\b")
 _RECENTLY = re.compile(r"\b(recently|the other day|lately)\b")
 _ORDER_EARLIEST = re.compile(r"\b(" + "|".join(re.escape(w) for w in EARLIEST) + r")\b")
 _ORDER_LATEST = re.compile(r"\b(" + "|".join(re.escape(w) for w in LATEST) + r")\b")
@@ -134,10 +135,11 @@ def _window(q: str, now: datetime) -> Window | None:
         return _around(now, back, 1, m.group(0))
     if m := _LAST_UNIT.search(q):
         which, unit = m.groups()
-        if unit == "weekend":
+        if unit == "weekend" and which != "this":  # "this weekend": to come, or just past; neither is said
             back = (now.weekday() - 5) % 7 or 7
             return Window(_day(now) - timedelta(days=back + 1), _day(now) - timedelta(days=back - 2), m.group(0))
-        return _unit_window(now, which, unit, m.group(0))
+        if unit != "weekend":
+            return _unit_window(now, which, unit, m.group(0))
     if m := _DAY_OF_MONTH.search(q):
         month, day = MONTHS[m.group(1)], int(m.group(2))
         year = int(m.group(3)) if m.group(3) else _past_year(now, month, day)

@@ -1,0 +1,148 @@
+"""A query's "now": the read pipeline's time stage.
+
+A question read against a reference time (``Memory.search(reference_time=...)``;
+None: the call's time) says two things (``memsieve.text.when.read_when``):
+
+- a **window** ("two weeks ago", "last month", "in March", "yesterday"): the
+  memories whose ``valid_from`` falls inside rank higher. A boost, never a
+  filter: the ranking lists are read ``WINDOW_REACH`` times deeper than usual,
+  and each memory dated inside the window, in the usual ranking or only in the
+  deeper one, gains ``WINDOW_BOOST`` of the spread of the usual ranking's
+  scores. Memories only the deeper lists reach follow the usual ranking, scored
+  at its floor, so without an in-window memory the results are exactly the
+  usual ones;
+- an **order** ("first", "originally" / "most recent", "currently"): among the
+  versions of one fact (memsieve.read.versions) ``"earliest"`` lists the oldest
+  first; ``"latest"`` keeps freshness's newest first, as does no order word.
+
+Without a reference time the window is read against the call's time, and a
+window relative to it ("last month", "in June") is used only when the
+retrieved memories reach within ``IMPLICIT_NOW_DAYS`` of it: a
+store whose newest memory is older than that (a conversation of years ago,
+replayed) is asked about its own time, not about today, and there "last month"
+means nothing the store can answer. A window that names its year ("in
+October 2023", "on May 3, 2023") needs no "now" and is always used. A caller
+who knows the question's time passes it. The constants were chosen on LongMemEval dev (docs/NOW.md).
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from collections.abc import Mapping
+from contextlib import contextmanager
+from contextvars import ContextVar
+from dataclasses import dataclass
+from datetime import datetime, timedelta, timezone
+from typing import Iterator, Literal
+
+from memsieve.text.when import Window, read_when
+
+Hits = list[tuple[int, float]]  # (seq, score), best first
+Order = Literal["earliest", "latest"]
+
+#: The dense and keyword lists are read this many times deeper when a question has a window.
+WINDOW_REACH = 3
+#: An in-window memory's score gains this share of the usual ranking's score spread (top minus floor).
+WINDOW_BOOST = 0.8
+#: Without a reference time, a window is used only if some retrieved memory is dated within this many days of now.
+IMPLICIT_NOW_DAYS = 180
+
+_YEAR = re.compile(r"\b\d{4}\b")
+_ON: ContextVar[bool] = ContextVar("memsieve_read_when_on", default=True)
+
+
+@contextmanager
+def stage_off() -> Iterator[None]:
+    """Within this block, searches (in this thread or task) run without the time stage, as before it existed.
+
+    For side-by-side evaluations (``memsieve eval longmemeval --before-now``); not for applications.
+    """
+    token = _ON.set(False)
+    try:
+        yield
+    finally:
+        _ON.reset(token)
+
+
+@dataclass(frozen=True)
+class Focus:
+    """What a query says about time, read against its reference time.
+
+    Attributes:
+        window: the dates it points at, or None.
+        order: ``"earliest"``, ``"latest"`` or None.
+        now: the reference time, timezone-aware.
+        implicit: whether ``now`` is the call's time (no reference time was passed).
+    """
+
+    window: Window | None
+    order: Order | None
+    now: datetime
+    implicit: bool
+
+    def reaches(self) -> int:
+        """How many times deeper the ranking lists are read: ``WINDOW_REACH`` with a window, else 1."""
+        return WINDOW_REACH if self.window is not None else 1
+
+
+def focus(query: str, reference_time: str | None, *, clock: datetime | None = None) -> Focus | None:
+    """The query's time focus, or None when the stage is off or the query says nothing about time.
+
+    Args:
+        query: the query's text.
+        reference_time: the query's "now" as an ISO-8601 string (``memsieve.inputs.iso_time``),
+            or None for the call's time.
+        clock: the call's time (tests); None: ``datetime.now(timezone.utc)``.
+    """
+    if not _ON.get():
+        return None
+    implicit = reference_time is None
+    now = (clock or datetime.now(timezone.utc)) if reference_time is None else _aware(reference_time)
+    when = read_when(query, now)
+    if when.window is None and when.order is None:
+        return None
+    return Focus(window=when.window, order=when.order, now=now, implicit=implicit)  # type: ignore[arg-type]
+
+
+def _aware(iso: str) -> datetime:
+    dt = datetime.fromisoformat(iso)
+    return dt if dt.tzinfo is not None else dt.replace(tzinfo=timezone.utc)
+
+
+def promote(pool: Hits, head: int, dates: Mapping[int, str | None], f: Focus) -> tuple[Hits, frozenset[int]]:
+    """The pool reordered with the in-window memories raised (see the module's docstring).
+
+    Args:
+        pool: the usual ranking's first ``head`` entries, then the memories only the deeper
+            lists reach; best first.
+        head: how many of ``pool`` are the usual ranking.
+        dates: each pooled memory's ``valid_from`` (or, lacking one, ``created_at``), ISO-8601.
+        f: the query's focus.
+
+    Returns:
+        (pool best first, the in-window memories raised): the pool unchanged and no memory
+        when none is dated inside the window, or when the reference time is implicit, the
+        window does not name its year and every pooled memory is older than
+        ``IMPLICIT_NOW_DAYS`` before it. The raised ones
+        also lead their fact's versions (``versions.freshen``'s ``lead``): the question asks
+        what held then.
+    """
+    w = f.window
+    if w is None or not pool:
+        return pool, frozenset()
+    when = {s: _aware(d) for s, _ in pool if (d := dates.get(s))}
+    relative = not _YEAR.search(w.phrase)
+    if f.implicit and relative and (not when or max(when.values()) < f.now - timedelta(days=IMPLICIT_NOW_DAYS)):
+        return pool, frozenset()
+    inside = frozenset(s for s, t in when.items() if w.holds(t))
+    if not inside:
+        return pool, inside
+    usual = pool[:max(1, min(head, len(pool)))]
+    spread = usual[0][1] - usual[-1][1]
+    if not math.isfinite(spread) or spread <= 0.0:
+        spread = abs(usual[0][1]) or 1.0
+    lift = WINDOW_BOOST * spread
+    scored = [(s, x + lift if s in inside else x, i) for i, (s, x) in enumerate(pool)]
+    scored.sort(key=lambda t: (-t[1], t[2]))
+    return [(s, x) for s, x, _ in scored], inside

@@ -54,3 +54,12 @@ def words(text: str) -> list[str]:
     ['i', "don't", 'go', 'there', 'anymore']
     """
     return _WORD.findall(fold(text).lower())
+
+
+# "1. ", "2) ", "(3) " opening a line: a list's numbering, which counts nothing.
+_LIST_MARK = re.compile(r"(?m)^[ \t]*(?:[-*+\u2022][ \t]*)?\(?\d{1,3}[.)](?=[ \t])")
+
+
+def without_list_marks(text: str) -> str:
+    """``text`` with the numbers that number a list's items taken out: they state no value."""
+    return _LIST_MARK.sub(" ", text) if "\n" in text or text[:1].isdigit() else text

@@ -7,14 +7,13 @@ This module is the gate's one reader of language resources: the change cues
 
 from __future__ import annotations
 
-import re
-
 import numpy as np
 
 from memsieve import _core
 from memsieve.gate.profiles.base import GateProfile, ScopeView
 from memsieve.gate.score import GateScore
 from memsieve.read.versions import VersionBars, VersionEvidence, newer_version_reason
+from memsieve.text.fold import without_list_marks
 from memsieve.text.lexicon import Lexicon
 
 # The information term's IDF prior for small scopes, idf_eff = (N idf + m * prior) / (N + m):
@@ -72,15 +71,6 @@ class KernelDensityGate(GateProfile):
                          information=information, new_terms=tuple(new),
                          decided_by="information" if routed != route else "novelty", changes=changes,
                          info_tau=c.tau, new_values=unsaid)
-
-
-# "1. ", "2) ", "(3) " opening a line: a list's numbering, which counts nothing.
-_LIST_MARK = re.compile(r"(?m)^[ \t]*(?:[-*+\u2022][ \t]*)?\(?\d{1,3}[.)](?=[ \t])")
-
-
-def without_list_marks(text: str) -> str:
-    """``text`` with the numbers that number a list's items taken out: they state no value."""
-    return _LIST_MARK.sub(" ", text) if "\n" in text or text[:1].isdigit() else text
 
 
 def counted_pairs(tokens: list[tuple[str, str, str]]) -> frozenset[tuple[str, str]]:

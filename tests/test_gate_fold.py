@@ -1,0 +1,97 @@
+"""A NOOP folds a text into its nearest memory alone: that memory must say every value of the text.
+
+Numbers, dates, names and counted things ("5 gyms", "2 cats") that the memory
+a NOOP would fold into does not say are new information, whatever the other
+neighbours say; list numbering states nothing.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from memsieve import Memory, _core
+from memsieve.text.fold import without_list_marks
+
+
+def test_a_new_count_of_the_same_thing_is_stored(tmp_path, embedder):
+    with Memory(tmp_path / "m.db", embedder=embedder) as m:
+        first = m.add("So far I've visited two different climbing gyms in the city.", user_id="u")[0]
+        later = m.add("So far I've visited five different climbing gyms in the city.", user_id="u")[0]
+        assert first.event == later.event == "ADD"
+        assert later.layer in ("band", "novelty")
+        found = m.search("how many climbing gyms have I visited", user_id="u", limit=2)
+        assert "five" in found[0].text  # the newer count first, the older one still there
+        assert {r.text for r in found} == {first.text, later.text}
+
+
+def test_a_name_held_by_another_neighbour_is_not_folded_away(tmp_path, embedder):
+    with Memory(tmp_path / "m.db", embedder=embedder) as m:
+        m.add("My piano teacher is Ingrid.", user_id="u")
+        m.add("I take piano lessons every Tuesday evening.", user_id="u")
+        d = m.add("I take piano lessons with Ingrid every Tuesday evening.", user_id="u")[0]
+        assert d.event == "ADD", d.reason
+        held = {t for t, _, _ in _core.tokenize_kinds(m.get(d.nearest_id).text)}
+        if d.layer == "band" and not {"ingrid", "tuesday"} <= held:
+            assert "does not say" in d.reason or "new information" in d.reason
+
+
+def test_a_number_counting_another_thing_is_a_value(tmp_path, embedder):
+    with Memory(tmp_path / "m.db", embedder=embedder) as m:
+        m.add("I have 2 dogs and 3 cats at home.", user_id="u")
+        d = m.add("I have 2 cats at home.", user_id="u")[0]
+        assert d.event == "ADD", d.reason
+
+
+def test_list_numbering_is_no_value():
+    text = "Here is a plan:\n1. Stretch for ten minutes\n2) Walk 5 km\n - 3. Rest\n(4) Drink water"
+    cleaned = without_list_marks(text)
+    terms = [t for t, _, kind in _core.tokenize_kinds(cleaned) if kind == "number"]
+    assert terms == ["10", "5"]
+    assert without_list_marks("I was born in 1984.") == "I was born in 1984."
+    assert without_list_marks("12. Chapter twelve") .strip() == "Chapter twelve"
+
+
+WORDS = ["garden", "bicycle", "violin", "apartment", "recipe", "coffee", "museum", "holiday"]
+NAMES = ["Ingrid", "Tomasz", "Aiko", "Benedikt", "Lucia"]
+
+
+@st.composite
+def sentence(draw):
+    parts = []
+    for _ in range(draw(st.integers(2, 6))):
+        kind = draw(st.sampled_from(["word", "word", "number", "name"]))
+        if kind == "word":
+            parts.append(draw(st.sampled_from(WORDS)))
+        elif kind == "number":
+            parts.append(str(draw(st.integers(0, 99))))
+        else:
+            parts.append(draw(st.sampled_from(NAMES)))
+    return "My " + " ".join(parts) + "."
+
+
+class SameVector:
+    """Every text gets the same vector: the gate then decides by the text alone."""
+
+    dim = 16
+
+    def embed(self, texts):
+        v = np.zeros((len(texts), self.dim), np.float32)
+        v[:, 0] = 1.0
+        return v
+
+
+@settings(max_examples=60, deadline=None)
+@given(stored=st.lists(sentence(), min_size=1, max_size=4), candidate=sentence())
+def test_a_noop_target_says_every_value_of_the_text(stored, candidate):
+    with Memory(":memory:", embedder=SameVector()) as m:
+        for text in stored:
+            m.add(text, user_id="u")
+        d = m.add(candidate, user_id="u")[0]
+        if d.event != "NOOP" or d.layer == "exact":
+            return
+        target = m.get(d.nearest_id)
+        held = {t for t, _, _ in _core.tokenize_kinds(target.text)}
+        values = {t for t, _, kind in _core.tokenize_kinds(candidate) if kind != "word"}
+        assert values <= held, (candidate, target.text)

@@ -9,6 +9,9 @@ checked arguments. Every answer carries ``X-Request-Id``, and every request
 leaves one log line on stderr (``request_id=... method=... path=... status=...
 ms=... key=NAME``; never a body, a key or a query string). Nothing is sent
 anywhere but the answer.
+
+``/ui`` and its files (memsieve.server.ui) are answered before the key check:
+the page asks for a key and sends it on every API call.
 """
 
 from __future__ import annotations

@@ -138,6 +138,7 @@ class AsyncMemory:
     finish_erasure = _coroutine(Memory.finish_erasure)
     compact = _coroutine(Memory.compact)
     stats = _coroutine(Memory.stats)
+    scopes = _coroutine(Memory.scopes)
     gate_trace = _coroutine(Memory.gate_trace)
     embed = _coroutine(Memory.embed)
 

@@ -325,6 +325,16 @@ def cmd_serve(ns: argparse.Namespace) -> int:
                  max_body_bytes=ns.max_body_bytes, create=ns.create)
 
 
+def cmd_ui(ns: argparse.Namespace) -> int:
+    """``memsieve ui``: the inspector page on 127.0.0.1, no key asked (needs the ``memsieve[server]`` extra)."""
+    from memsieve.server.run import serve_ui
+
+    target = _db_target(ns)
+    if not ns.create:
+        _check_exists(target, command="mcp")
+    return serve_ui(target, port=ns.port, create=ns.create)
+
+
 def _serve_parser(sub: Any) -> None:
     p = sub.add_parser("serve", help='serve memories over HTTP as a JSON REST API, with API keys '
                                      '(needs pip install "memsieve[server]")')
@@ -440,6 +450,12 @@ def build_parser() -> argparse.ArgumentParser:
     _scope_args(p); p.set_defaults(func=cmd_mcp)  # noqa: E702
 
     _serve_parser(sub)
+    p = sub.add_parser("ui", help="open the inspector page (memories, rejections, merges) on 127.0.0.1, no key "
+                                  '(needs pip install "memsieve[server]")')
+    p.add_argument("--db", help="SQLite file or postgresql:// URL (default: $MEMSIEVE_DB or ~/.local/share/memsieve/memsieve.db)")
+    p.add_argument("--create", action="store_true", help="create the SQLite file if it does not exist")
+    p.add_argument("--port", type=int, default=8421, help="TCP port on 127.0.0.1 (default 8421; 0 picks a free one)")
+    p.set_defaults(func=cmd_ui)
 
     # A placeholder, so `memsieve --help` lists eval; main() hands "eval ..." to run_eval before parsing.
     p = sub.add_parser("eval", help='evaluate on a benchmark (needs pip install "memsieve[eval]"); '

@@ -520,6 +520,10 @@ class Memory:
         """LLM faults recorded in this scope (bad JSON, wrong index, guard rejections, ...)."""
         return self.store.faults(Scope.of(user_id, agent_id, run_id))
 
+    def scopes(self) -> list[Scope]:
+        """Every scope the store holds (written to at least once), sorted by key."""
+        return [Scope.from_key(k) for k in self.store.scope_keys()]
+
     def stats(self, *, user_id: str | None = None, agent_id: str | None = None,
               run_id: str | None = None) -> dict[str, Any]:
         """Counts per event and layer, store size, and the gate's current tau and kappa."""

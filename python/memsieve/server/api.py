@@ -27,6 +27,11 @@ from memsieve.server.keys import KeyEntry
 
 SCOPE_IDS = ("user_id", "agent_id", "run_id")
 
+#: How many scopes GET /v1/scopes lists unless ``limit`` says otherwise (each one costs a stats call).
+DEFAULT_SCOPES_LIMIT = 100
+#: A scope no client writes, for the store size when a key grants no scope that holds anything.
+READY_SCOPE = {"user_id": "memsieve:readyz"}
+
 #: The body size limit unless ``--max-body-bytes`` says otherwise.
 DEFAULT_MAX_BODY_BYTES = 1 << 20
 
@@ -248,8 +253,10 @@ async def delete_memory(call: Call) -> dict[str, Any]:
 
 
 async def memory_history(call: Call) -> dict[str, Any]:
-    rows = await call.memory.history(call.path["id"], **call.scope(by_id=True))
-    return {"history": _dicts(rows)}
+    scope = call.scope(by_id=True)
+    rows = await call.memory.history(call.path["id"], **scope)
+    links = await call.memory.links(call.path["id"], **scope)
+    return {"history": _dicts(rows), "links": [{"id": other, "kind": kind, "cosine": cos} for other, kind, cos in links]}
 
 
 async def purge_memory(call: Call) -> dict[str, Any]:
@@ -298,6 +305,23 @@ async def list_merges(call: Call) -> dict[str, Any]:
 async def undo_merge(call: Call) -> dict[str, Any]:
     revived = await call.memory.unconsolidate(call.path["id"], **call.scope(by_id=True))
     return {"memories": _dicts(revived)}
+
+
+async def list_scopes(call: Call) -> dict[str, Any]:
+    assert call.key is not None
+    limit = call.args.get("limit", DEFAULT_SCOPES_LIMIT)
+    granted = [s for s in await call.memory.scopes()
+               if s.is_normalized and call.key.grants(s.user_id, s.agent_id, s.run_id)]
+    out, store_bytes = [], None
+    for s in granted[:limit]:
+        st = await call.memory.stats(**s.as_dict())
+        store_bytes = st["store_bytes"]
+        out.append({"scope": s.as_dict(), "active_memories": st["active_memories"], "rejections": st["rejections"],
+                    "events": st["events"], "tau": st["tau"], "kappa": st["kappa"]})
+    if store_bytes is None:
+        store_bytes = (await call.memory.stats(**READY_SCOPE))["store_bytes"]
+    return {"scopes": out, "truncated": len(granted) > limit, "store_bytes": store_bytes,
+            "key": {"name": call.key.name, "admin": call.key.admin}}
 
 
 async def stats(call: Call) -> dict[str, Any]:
@@ -386,7 +410,11 @@ ENDPOINTS: tuple[Endpoint, ...] = (
              "Soft-delete a memory: it leaves search and stays readable by id.", _MEMORY,
              query=query_params(reason=_str("recorded in the history")), errors=_ID),
     Endpoint("GET", "/v1/memories/{id}/history", memory_history, "memoryHistory",
-             "Every change of a memory, oldest first.", {"history": _list_of("HistoryEntry")},
+             "Every change of a memory, oldest first, and the links touching it (versions: updates, supersedes).",
+             {"history": _list_of("HistoryEntry"), "links": {"type": "array", "items": {
+                 "type": "object", "required": ["id", "kind", "cosine"],
+                 "properties": {"id": {"type": "string"}, "kind": {"type": "string"},
+                                "cosine": _nullable_num("cosine between the two")}}}},
              query=query_params(), errors=_ID),
     Endpoint("POST", "/v1/memories/{id}/purge", purge_memory, "purgeMemory",
              "Erase a memory's text and embedding everywhere (and what merges retired into it), keeping a "
@@ -421,6 +449,19 @@ ENDPOINTS: tuple[Endpoint, ...] = (
     Endpoint("POST", "/v1/merges/{id}/undo", undo_merge, "undoMerge",
              "Undo one merge: its members are active again as they were.", {"memories": _list_of("Memory")},
              body(), errors=(400, 403, 404, 409)),
+    Endpoint("GET", "/v1/scopes", list_scopes, "listScopes",
+             "The scopes the store holds that the key grants (every one for an admin key), with counts, tau and "
+             "kappa, and the store's size.",
+             {"scopes": {"type": "array", "items": {"type": "object", "properties": {
+                 "scope": {"type": "object"}, "active_memories": {"type": "integer"},
+                 "rejections": {"type": "integer"}, "events": {"type": "object"},
+                 "tau": _nullable_num("the scope's threshold"), "kappa": _nullable_num("the kernel concentration")}}},
+              "truncated": {"type": "boolean", "description": "more scopes than limit"},
+              "store_bytes": {"type": "integer"},
+              "key": {"type": "object", "properties": {"name": {"type": "string"}, "admin": {"type": "boolean"}}}},
+             query=[{"name": "limit", "in": "query", "required": False,
+                     "schema": _int(f"how many scopes, at most (default {DEFAULT_SCOPES_LIMIT})", minimum=1)}],
+             errors=(400,)),
     Endpoint("GET", "/v1/stats", stats, "stats", "Counts per event and layer, store size, tau and kappa.",
              {"stats": {"type": "object"}}, query=query_params()),
     Endpoint("GET", "/healthz", healthz, "healthz", "Liveness: the process answers.",

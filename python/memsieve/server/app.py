@@ -9,6 +9,9 @@ checked arguments. Every answer carries ``X-Request-Id``, and every request
 leaves one log line on stderr (``request_id=... method=... path=... status=...
 ms=... key=NAME``; never a body, a key or a query string). Nothing is sent
 anywhere but the answer.
+
+``/ui`` and its files (memsieve.server.ui) are answered before the key check:
+the page asks for a key and sends it on every API call.
 """
 
 from __future__ import annotations
@@ -31,9 +34,10 @@ from starlette.responses import Response
 from starlette.routing import Route, compile_path
 
 from memsieve.errors import MemsieveError, StoreError
-from memsieve.server import api
+from memsieve.server import api, ui
 from memsieve.server.errors import (
     BodyTooLargeError,
+    ForbiddenError,
     MethodNotAllowedError,
     RouteNotFoundError,
     error_body,
@@ -80,11 +84,12 @@ def json_bytes(obj: Any) -> bytes:
 class State:
     """What every request of this process shares: the memory, the keys, the metrics and the document."""
 
-    def __init__(self, config: ServeConfig, keyring: KeyRing) -> None:
+    def __init__(self, config: ServeConfig, keyring: KeyRing, *, ui_key: str | None = None) -> None:
         from memsieve import __version__
 
         self.config = config
         self.keyring = keyring
+        self.ui_key = ui_key  # memsieve ui: the ephemeral admin key the page is served with
         self.metrics = Metrics()
         self.metrics.keys = len(keyring)
         self.memory: Any = None  # an AsyncMemory once the lifespan has opened it
@@ -140,8 +145,10 @@ class FrontDoor:
         given = headers.get("x-request-id", "")
         request_id = given if _REQUEST_ID.fullmatch(given) else uuid.uuid4().hex
         method, path = scope["method"], scope["path"]
+        is_ui = ui.is_ui_path(path)
         endpoint, path_known = self.state.route_of(method, path)
-        route = endpoint.path if endpoint is not None else ("(method not allowed)" if path_known else "(unknown)")
+        route = "/ui" if is_ui else (endpoint.path if endpoint is not None
+                                     else ("(method not allowed)" if path_known else "(unknown)"))
         seen: dict[str, Any] = {"status": 500, "key": "-"}
         rid_header = (b"x-request-id", request_id.encode())
 
@@ -153,6 +160,12 @@ class FrontDoor:
 
         try:
             try:
+                if self.state.ui_key is not None and not ui.host_is_loopback(headers.get("host")):
+                    raise ForbiddenError("memsieve ui answers only requests to a loopback name (127.0.0.1, localhost "
+                                         "or [::1]); open the address it printed")
+                if is_ui:
+                    await self._page(send_with_id, method, path)
+                    return
                 key = None
                 if endpoint is None or not endpoint.public:
                     key = self.state.keyring.authenticate(headers.get("authorization"))
@@ -171,6 +184,16 @@ class FrontDoor:
             self.state.metrics.observe(method, route, seen["status"], elapsed)
             log(f"memsieve serve: request_id={request_id} method={method} path={path} status={seen['status']} "
                 f"ms={elapsed * 1000:.1f} key={seen['key']}")
+
+    async def _page(self, send: Any, method: str, path: str) -> None:
+        """The inspector's files (GET or HEAD, no key: the page asks for one)."""
+        if method not in ("GET", "HEAD"):
+            raise MethodNotAllowedError(f"method {method} is not allowed on {path}; the page takes GET")
+        found = ui.response(path, ui_key=self.state.ui_key)
+        if found is None:
+            raise RouteNotFoundError(f"no file {path!r}; the inspector is at /ui")
+        status, headers, body = found
+        await ui.send(send, status, headers, body, head=method == "HEAD")
 
     async def _read_body(self, receive: Any, headers: dict[str, str]) -> bytes:
         limit = self.state.config.max_body_bytes
@@ -253,19 +276,22 @@ async def _http_error(request: Request, exc: Exception) -> Response:
                     headers=headers)
 
 
-def build_app(config: ServeConfig, memory: Any, *, keyring: KeyRing | None = None) -> FrontDoor:
+def build_app(config: ServeConfig, memory: Any, *, keyring: KeyRing | None = None,
+              ui_key: str | None = None) -> FrontDoor:
     """The service's ASGI app: ``memory`` (a memsieve.Memory) served by ``config``'s rules.
 
     The app's lifespan closes the memory on shutdown, after the calls in
     flight have finished. ``app.state.reload_keys`` rereads the keys file
-    (memsieve.server.run calls it on SIGHUP).
+    (memsieve.server.run calls it on SIGHUP). ``ui_key``: ``memsieve ui``'s
+    ephemeral admin key, which the page at /ui is served with; the app then
+    answers only requests whose Host is a loopback name.
 
     Raises:
         ConfigError: the keys file is missing or invalid.
     """
     from memsieve import AsyncMemory
 
-    state = State(config, keyring or KeyRing(config.keys_path))
+    state = State(config, keyring or KeyRing(config.keys_path), ui_key=ui_key)
     state.memory = AsyncMemory.wrap(memory)
 
     @contextlib.asynccontextmanager

@@ -166,11 +166,21 @@ class KeyRing:
         self.path = str(path)
         self._entries: tuple[KeyEntry, ...] = tuple(read_keys(self.path))
 
+    @classmethod
+    def ephemeral(cls, name: str, key: str) -> "KeyRing":
+        """One admin key held in this process only (``memsieve ui``): no file, nothing to reload."""
+        ring = cls.__new__(cls)
+        ring.path = ""
+        ring._entries = (KeyEntry(name=name, sha256=digest(key), admin=True),)
+        return ring
+
     def __len__(self) -> int:
         return len(self._entries)
 
     def reload(self) -> ConfigError | None:
         """Reread the file; on failure keep the current keys and return the error."""
+        if not self.path:  # an ephemeral ring has no file
+            return None
         try:
             self._entries = tuple(read_keys(self.path))
         except ConfigError as exc:

@@ -86,18 +86,19 @@ def _open_memory(config: ServeConfig) -> Any:
     return Memory(target)
 
 
-def run_worker(config: ServeConfig, sock: socket.socket) -> int:
+def run_worker(config: ServeConfig, sock: socket.socket, *, keyring: KeyRing | None = None,
+               ui_key: str | None = None) -> int:
     """Serve ``config`` on ``sock`` in this process until SIGTERM or SIGINT; 0 after a clean stop.
 
     The store is opened and the embedder loaded before the first connection is
     accepted, so a bad database is one line on stderr (exit 2), and the first
-    add is not slow.
+    add is not slow. ``keyring`` and ``ui_key``: those of ``memsieve ui`` (see serve_ui).
     """
     import asyncio
 
     import uvicorn
 
-    keyring = KeyRing(config.keys_path)
+    keyring = keyring if keyring is not None else KeyRing(config.keys_path)
     holder: dict[str, Any] = {}
 
     def on_hup(signum: int, frame: Any) -> None:
@@ -111,7 +112,7 @@ def run_worker(config: ServeConfig, sock: socket.socket) -> int:
     memory = _open_memory(config)
     try:
         memory.embed(["warm up"])  # load the embedder now, not on the first request
-        front = build_app(config, memory, keyring=keyring)
+        front = build_app(config, memory, keyring=keyring, ui_key=ui_key)
     except BaseException:
         memory.close()
         raise
@@ -215,6 +216,33 @@ def serve(db: str, *, keys_path: str, host: str = "127.0.0.1", port: int = 8420,
         finally:
             sock.close()
     return Supervisor(config, sock, workers).run()
+
+
+def serve_ui(db: str, *, port: int = 8421, create: bool = False) -> int:
+    """Run ``memsieve ui``: the inspector page and the API on 127.0.0.1 only, for this machine's user.
+
+    No keys file: the process makes one admin key, holds it in memory only,
+    and serves the page with it (memsieve.server.ui); the app answers only
+    requests whose Host is a loopback name. The URL is printed on stdout.
+
+    Raises:
+        ConfigError: a malformed port, or one that cannot be bound.
+        StoreError: the database cannot be opened.
+    """
+    import secrets
+
+    check_options(host="127.0.0.1", port=port, workers=1, max_body_bytes=1 << 20)
+    key = "msk_ui_" + secrets.token_urlsafe(32)
+    keyring = KeyRing.ephemeral("memsieve-ui", key)
+    config = ServeConfig(db=str(db), keys_path="", create=create)
+    sock = bind("127.0.0.1", port)
+    url = f"http://127.0.0.1:{sock.getsockname()[1]}"
+    log(f"memsieve ui: listening on {url} (loopback only, an admin key held by this process)")
+    print(f"{url}/ui", flush=True)
+    try:
+        return run_worker(config, sock, keyring=keyring, ui_key=key)
+    finally:
+        sock.close()
 
 
 def worker_main(argv: list[str]) -> int:

@@ -44,7 +44,8 @@ def test_says_more_is_a_change_said_or_information_at_the_bar(changes, informati
 
 
 def _pairs_before(known, texts, vectors, query, version_cos, recency):
-    """The read path's similarity pairing as it was written before the rule was shared."""
+    """The read path's similarity pairing as it was written before the rule was shared, less the
+    pairs about two different things (``other_subject``), which are never versions since."""
     m = np.ascontiguousarray(np.stack([vectors[s] for s in known]), dtype=np.float32)
     sims = m @ m.T
     rel = m @ query
@@ -60,7 +61,7 @@ def _pairs_before(known, texts, vectors, query, version_cos, recency):
             new, old = (i, j) if recency[known[i]] > recency[known[j]] else (j, i)
             if said[new] - said[old] and slots[new] & slots[old]:
                 pairs.add((known[i], known[j]))
-    return pairs
+    return {(a, b) for a, b in pairs if not other_subject(texts[a], texts[b])}
 
 
 @settings(max_examples=150, deadline=None)

@@ -51,8 +51,9 @@ def test_a_drifting_merge_is_refused_and_recorded(server, mem):
 
 def test_a_merge_that_drops_a_member_detail_is_refused(server, embedder, tmp_path):
     with Memory(tmp_path / "d.db", embedder=embedder, gate=GateConfig(profile="none")) as mem:
-        mem.add("I love hiking in the mountains on weekends with my old friend Sam", **U)
+        # The older says nothing the newer lacks, so the pair may merge.
         mem.add("I love hiking in the mountains on weekends with my friend Sam", **U)
+        mem.add("I love hiking in the mountains on weekends with my old friend Sam", **U)
         # Close to both members (cosines 0.87 and 0.92, above the guard's 0.8) but Sam is gone.
         server.reply(json.dumps({"text": "I love hiking in the mountains on weekends with my friend"}))
         report = mem.consolidate(llm=client(server), **U)

@@ -22,7 +22,7 @@ from hypothesis import strategies as st
 import memsieve
 from memsieve import _core
 from memsieve.gate.config import GateConfig
-from memsieve.gate.profiles.kde import _IDF_PRIOR, _IDF_PRIOR_WEIGHT
+from memsieve.gate.profiles.kde import IDF_PRIOR as _IDF_PRIOR, IDF_PRIOR_WEIGHT as _IDF_PRIOR_WEIGHT
 from memsieve.gate.scope_gate import ScopeGate, new_threshold
 from memsieve.text.lexicon import ENGLISH
 

@@ -10,15 +10,19 @@ from __future__ import annotations
 import math
 
 import numpy as np
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from memsieve import _core
-from memsieve.consolidation.information import TermView, pair_information
+from memsieve.consolidation.information import TermView
 from memsieve.gate.config import GateConfig
+from memsieve.gate.profiles.kde import (IDF_PRIOR, IDF_PRIOR_WEIGHT, counted_pairs, unsaid_values,
+                                        without_list_marks)
 from memsieve.gate.scope_gate import GateScore
 from memsieve.read.versions import (CHANGED_COS_OFFSET, CHANGED_RELEVANCE_GAP, VERSION_RELEVANCE_GAP, Version,
-                                    VersionBars, VersionEvidence, newer_version_reason, version_groups,
+                                    VersionBars, VersionEvidence, newer_version_reason, older_may_leave,
+                                    other_subject, version_groups,
                                     version_pairs)
 from memsieve.text.lexicon import ENGLISH
 
@@ -40,7 +44,8 @@ def test_says_more_is_a_change_said_or_information_at_the_bar(changes, informati
 
 
 def _pairs_before(known, texts, vectors, query, version_cos, recency):
-    """The read path's similarity pairing as it was written before the rule was shared."""
+    """The read path's similarity pairing as it was written before the rule was shared, less the
+    pairs about two different things (``other_subject``), which are never versions since."""
     m = np.ascontiguousarray(np.stack([vectors[s] for s in known]), dtype=np.float32)
     sims = m @ m.T
     rel = m @ query
@@ -56,7 +61,7 @@ def _pairs_before(known, texts, vectors, query, version_cos, recency):
             new, old = (i, j) if recency[known[i]] > recency[known[j]] else (j, i)
             if said[new] - said[old] and slots[new] & slots[old]:
                 pairs.add((known[i], known[j]))
-    return pairs
+    return {(a, b) for a, b in pairs if not other_subject(texts[a], texts[b])}
 
 
 @settings(max_examples=150, deadline=None)
@@ -129,34 +134,51 @@ def test_groups_do_not_depend_on_the_order_of_the_pairs(pairs, rnd):
 
 
 class _Gate:
-    """A scope's IDF as a consolidation ``TermView`` reads it."""
+    """A scope's keyword index, counts and lexicon, as a consolidation ``TermView`` reads them."""
 
     def __init__(self, texts):
-        self.index = _core.KeywordIndex()
-        self.index.add_many(np.arange(len(texts), dtype=np.int64), texts)
-
-    def term_idf(self, term):
-        return float(self.index.idf(term))
+        self.keywords = _core.KeywordIndex()
+        self.keywords.add_many(np.arange(len(texts), dtype=np.int64), texts)
+        self.lexicon = ENGLISH
+        self.counts = {k: counted_pairs(_core.tokenize_kinds(without_list_marks(t))) for k, t in enumerate(texts)}
 
 
 @settings(max_examples=200, deadline=None)
 @given(texts_st, texts_st, st.sampled_from([0.05, 0.15, 0.5, 2.0]))
-def test_consolidation_versions_are_a_differing_value_or_information_at_the_bar(a, b, info_tau):
-    view = TermView(_Gate([a, b, "the dog", "my car"]), GateConfig(info_tau=info_tau))
-    verdict = view.verdict((1, a), (2, b))
-    ta, tb = view.terms(1, a), view.terms(2, b)
-    differing = sorted(t for t in set(ta) ^ set(tb) if (ta.get(t) or tb.get(t)) in ("number", "name"))
-    assert verdict.differing == tuple(differing)
-    assert verdict.information == max(view.information(ta, tb), view.information(tb, ta))
-    assert verdict.versions == (bool(differing) or verdict.information >= info_tau)
-    assert view.verdict((2, b), (1, a)) == verdict
+def test_consolidation_asks_the_gates_formula_and_the_one_rule(a, b, info_tau):
+    gate = _Gate([a, b, "the dog", "my car"])
+    config = GateConfig(info_tau=info_tau)
+    view = TermView(gate, config)
+    verdict = view.verdict((0, a), (1, b))
+    netted, _ = gate.keywords.info_novelty_netted(
+        b, [0], 0, rarity=ENGLISH.rarity, w_number=config.info_number_weight, w_name=config.info_name_weight,
+        w_word=config.info_word_weight, idf_prior=IDF_PRIOR, prior_weight=IDF_PRIOR_WEIGHT)
+    forward = view.evidence((1, b), (0, a))
+    assert forward.information == netted
+    assert forward.new_values == unsaid_values(gate, b, 0)
+    bars = VersionBars(info_tau=info_tau)
+    assert verdict.versions == (newer_version_reason(forward, bars=bars) is not None)
+    assert verdict.distinct == (not older_may_leave(forward, view.evidence((0, a), (1, b), words=True), bars=bars))
 
 
-def test_pair_information_is_the_weighted_share_the_other_lacks():
-    idf = {"meeting": 1.0, "3pm": 2.0, "room": 0.0}.__getitem__
-    weights = {"word": 0.5, "number": 2.0, "name": 1.5}
-    mine = {"meeting": "word", "3pm": "number", "room": "word"}
-    got = pair_information(mine, {"meeting"}, idf=idf, weights=weights)
-    assert got == (2.0 * 2.0 + 0.5 * 1e-3) / (0.5 * 1.0 + 2.0 * 2.0 + 0.5 * 1e-3)
-    assert pair_information(mine, mine, idf=idf, weights=weights) == 0.0
-    assert pair_information({}, mine, idf=idf, weights=weights) == 0.0
+@pytest.mark.parametrize("older, newer, leaves", [
+    ("My gate code is 4471.", "My gate code is 4472.", True),
+    ("I have 2 cats.", "I have 3 cats.", True),
+    ("Room 101 has the colour printer.", "Room 102 has the colour printer.", False),
+    ("Bus 12 stops at the library.", "Bus 14 stops at the library.", False),
+    # A correction with no new terms is a version, as at write (a change said).
+    ("I work at the bakery on Elm Street.", "I don't work at the bakery on Elm Street anymore.", True),
+    # The older holds a value the newer does not replace: both stay.
+    ("Melanie has been married for 5 years.", "Melanie loved her wedding day.", False),
+])
+def test_the_older_leaves_only_when_nothing_true_is_lost(older, newer, leaves):
+    view = TermView(_Gate([older, newer, "the dog", "my car"]), GateConfig())
+    assert view.verdict((0, older), (1, newer)).distinct == (not leaves)
+
+
+def test_another_subject_is_never_a_newer_version():
+    e = VersionEvidence(information=1.0, new_values=("102",), said=frozenset({"now"}), other_subject=True)
+    assert newer_version_reason(e, bars=VersionBars(info_tau=0.15)) is None
+    assert other_subject("Room 101 has the colour printer.", "Room 102 has the colour printer.")
+    assert not other_subject("My gate code is 4471.", "My gate code is 4472.")
+    assert not other_subject("I live in apartment 4B.", "I live in apartment 7C.")

@@ -1,69 +1,57 @@
 """Duplicates, versions or distinct facts: what two memories say that the other does not.
 
-Two memories close in meaning are *duplicates* when neither says anything the
-other does not, and *versions* of one fact when they differ in content: a
-number, a date or a name that one holds and the other lacks ("the meeting is
-at 3pm" / "the meeting is at 4pm"), or enough rare words that one carries information the other lacks
-(at least ``GateConfig.info_tau``, the gate's bar).
+Consolidation asks of two close memories, the older and the newer, what the
+gate asks of a candidate and its nearest memory, with the gate's own
+measures:
 
-They are *distinct* facts, and never merged, when each says much the other
-does not: the information term over their plain words (numbers, dates and
-names left out, so that a corrected value stays a version) is at least
-``DISTINCT_INFO`` in *both* directions. "Melanie went camping in the mountains last week" and "Melanie
-enjoys camping with her kids in the forest" are close in meaning (cosine
-0.80) but neither contains the other; closing the older one would lose an
-event. A version that adds a detail ("we have a dog" / "we have a
-greyhound called Biscuit") is new in one direction only, and a corrected
-value in neither by much.
+- the newer's *information* against the older is the gate's term, one Rust
+  formula (``KeywordIndex.info_novelty_netted`` with the older as the only
+  neighbour and the nearest: the new-term share with the IDF shrunk towards
+  a prior, net of the words a paraphrase swapped); its *new values* are the
+  gate's ``unsaid_values`` (numbers, dates, names and counted things the
+  older does not say); its *change* is the change cues it says and the older
+  does not;
+- the newer is a *version* of the older when ``newer_version_reason`` (the
+  one rule of memsieve.read.versions) says so, and the two are
+  *duplicates* when neither carries anything;
+- the older may leave search only when ``older_may_leave`` says nothing true
+  is lost: the newer says a change, or the older's plain words carry less
+  than ``info_tau`` against the newer (the same Rust formula,
+  ``_core.net_information``, over its words, nothing netted: a detail only
+  the older holds is kept) and its values are ones the newer replaced.
+  Otherwise the two are *distinct* facts and never merged. Memories that
+  name their subject by a different number or name ("Room 101 ..." /
+  "Room 102 ...", ``Lexicon.identifying_values``) are distinct too.
 
-The information of a text against another (``pair_information``) is a
-pairwise cousin of the gate's information term, not the gate's own:
-
-    info(A, B) = sum over t in A - B of w(t) max(idf(t), 1e-3)
-                 / sum over t in A of w(t) max(idf(t), 1e-3)
-
-with A and B the two texts' distinct content terms, w the weight of a term's
-kind (``GateConfig.info_number_weight``, ``info_name_weight``,
-``info_word_weight``; the heaviest where a term has several) and idf the
-scope's bm25 IDF, read from the scope's ``ScopeGate``. The gate's term
-(rust/info.rs, netted by ``ScopeGate``) differs in three ways: it shrinks
-each IDF towards a prior, (N idf + 10 * 3.0) / (N + 10) in a scope of N
-memories, where this one takes the IDF as it is; it compares a text with the
-union of its ``info_k`` nearest memories, where this one compares two
-memories; and it nets word substitutions against the nearest memory (new
-plain words weighted by their rarity, less the nearest memory's words the
-text dropped), where this one does not. Whether two memories are versions
-is the one rule of memsieve.read.versions.
+"Melanie went camping in the mountains last week" and "Melanie enjoys
+camping with her kids in the forest" are close in meaning (cosine 0.80) but
+the older's event is not in the newer: both stay. "My gate code is 4471" /
+"My gate code is 4472" are one attribute with a newer value: the older
+leaves search, its validity closed.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Container, Mapping
 from dataclasses import dataclass
 from typing import Any
 
 from memsieve import _core
 from memsieve.gate.config import GateConfig
-from memsieve.read.versions import VersionBars, VersionEvidence, newer_version_reason
-
-#: Kinds whose difference alone makes two memories versions: a changed value is a correction.
-VALUE_KINDS = ("number", "name")
-
-#: The information both directions must reach for two memories to be distinct facts. On the
-#: LoCoMo dev facts, pairs at cosine >= 0.8 have a median smaller-direction information of 0.69;
-#: paraphrases and added details sit below 0.5 (docs/CONSOLIDATION.md).
-DISTINCT_INFO = 0.5
+from memsieve.gate.profiles.kde import IDF_PRIOR, IDF_PRIOR_WEIGHT, unsaid_values
+from memsieve.read.versions import (VersionBars, VersionEvidence, newer_version_reason, older_may_leave,
+                                    slot_terms)
 
 
 @dataclass(frozen=True)
 class PairVerdict:
-    """How two memories relate.
+    """How two memories relate, the older first.
 
     Attributes:
-        versions: True when they differ in content (see the module docs).
-        distinct: True when each says much the other does not: never merged.
+        versions: True when the newer is a newer version of the older (``newer_version_reason``).
         information: the larger of the two directions' information terms, in [0, 1].
-        differing: the number, date and name terms only one of them holds, sorted.
+        differing: the values only one of them says (``unsaid_values``, both ways), sorted.
+        distinct: True when merging would lose what the older says (``older_may_leave``
+            is False): never merged.
     """
 
     versions: bool
@@ -72,87 +60,65 @@ class PairVerdict:
     distinct: bool = False
 
 
-def pair_information(mine: Mapping[str, str], theirs: Container[str], *, idf: Callable[[str], float],
-                     weights: Mapping[str, float]) -> float:
-    """The weighted share of one memory's terms that another lacks, in [0, 1] (0 for no terms).
-
-    The formula is the module's ``info(A, B)``; the sums run in ``mine``'s
-    order, so the float is the same in every process.
-
-    Args:
-        mine: the memory's content terms, term -> kind (``TermView.terms``).
-        theirs: the other memory's terms.
-        idf: the scope's bm25 IDF of a term.
-        weights: the weight of each kind (``"number"``, ``"name"``, ``"word"``).
-    """
-    def weight(term: str, kind: str) -> float:
-        # The floor keeps a term that the scope holds almost everywhere counting a little, by its kind.
-        return weights[kind] * max(idf(term), 1e-3)
-
-    total = sum(weight(t, k) for t, k in mine.items())
-    if total <= 0.0:
-        return 0.0
-    return sum(weight(t, k) for t, k in mine.items() if t not in theirs) / total
+def _one(_: str) -> float:
+    return 1.0
 
 
 class TermView:
-    """The content terms of a scope's memories, with the scope's IDF.
+    """Two memories of a scope as the gate sees them: its keyword index, counts and lexicon.
 
     Args:
-        gate: the scope's ``ScopeGate`` (only its public ``term_idf`` is read).
+        gate: the scope's ``ScopeGate`` (its ``keywords``, ``counts``, ``cues``
+            and ``lexicon``); every memory asked about is in its index.
         config: the gate configuration (kind weights and ``info_tau``).
-        distinct_info: see ``DISTINCT_INFO``; above 1, no pair is distinct.
     """
 
-    def __init__(self, gate: Any, config: GateConfig, *, distinct_info: float = DISTINCT_INFO) -> None:
+    def __init__(self, gate: Any, config: GateConfig) -> None:
         self._gate = gate
-        self._weights = {"number": config.info_number_weight, "name": config.info_name_weight,
-                         "word": config.info_word_weight}
+        self._config = config
         self._bars = VersionBars(info_tau=config.info_tau)
-        self._distinct = distinct_info
-        self._terms: dict[int, dict[str, str]] = {}
-        self._idf: dict[str, float] = {}
+        self._params = {"w_number": config.info_number_weight, "w_name": config.info_name_weight,
+                        "w_word": config.info_word_weight, "idf_prior": IDF_PRIOR,
+                        "prior_weight": IDF_PRIOR_WEIGHT}
 
-    def terms(self, seq: int, text: str) -> dict[str, str]:
-        """term -> kind of one memory's text, in text order (a term of several kinds keeps the heaviest)."""
-        if seq not in self._terms:
-            kinds: dict[str, str] = {}
-            for term, _, kind in _core.tokenize_kinds(text):
-                old = kinds.get(term)
-                if old is None or self._weights[kind] > self._weights[old]:
-                    kinds[term] = kind
-            self._terms[seq] = kinds
-        return self._terms[seq]
+    def information(self, mine: tuple[int, str], theirs: tuple[int, str]) -> float:
+        """The gate's information term of one memory against another (``info_novelty_netted``)."""
+        keywords, lexicon = self._gate.keywords, self._gate.lexicon
+        info, _ = keywords.info_novelty_netted(mine[1], [theirs[0]], theirs[0], rarity=lexicon.rarity,
+                                               **self._params)
+        return float(info)
 
-    def idf(self, term: str) -> float:
-        """The scope's bm25 IDF of one term, at least 0, read once per term."""
-        if term not in self._idf:
-            self._idf[term] = max(self._gate.term_idf(term), 0.0)
-        return self._idf[term]
+    def word_information(self, mine: tuple[int, str], theirs: tuple[int, str]) -> float:
+        """The share of one memory's plain words the other lacks: ``_core.net_information`` over its
+        words, IDF shrunk as the gate shrinks it, and nothing netted (the other's terms given are
+        only those both hold), so a paraphrase's swapped words do not pay for a lost detail."""
+        keywords = self._gate.keywords
+        words = [t for t in _core.tokenize_kinds(mine[1]) if t[2] == "word"]
+        if not words:
+            return 0.0
+        held = set(keywords.tokens_of(theirs[0]))
+        shared = list(dict.fromkeys(t[0] for t in words if t[0] in held))
+        return float(_core.net_information(1.0, words, shared, n_docs=len(keywords), idf=keywords.idf,
+                                           rarity=_one, **self._params))
 
-    def information(self, mine: dict[str, str], theirs: dict[str, str]) -> float:
-        """``pair_information`` of two memories' terms with this scope's IDF and kind weights."""
-        return pair_information(mine, theirs, idf=self.idf, weights=self._weights)
+    def evidence(self, mine: tuple[int, str], theirs: tuple[int, str], *, words: bool = False) -> VersionEvidence:
+        """What ``mine`` says against ``theirs``, as the gate measures a candidate against its nearest."""
+        gate, lexicon = self._gate, self._gate.lexicon
+        said = lexicon.cues(mine[1]) - lexicon.cues(theirs[1])
+        a_terms, b_terms = set(gate.keywords.tokens_of(mine[0])), set(gate.keywords.tokens_of(theirs[0]))
+        other = (bool(lexicon.identifying_values(mine[1]) - b_terms)
+                 and bool(lexicon.identifying_values(theirs[1]) - a_terms))
+        info = self.word_information(mine, theirs) if words else self.information(mine, theirs)
+        return VersionEvidence(said=said, information=info, new_values=unsaid_values(gate, mine[1], theirs[0]),
+                               shares_slot=bool(slot_terms(mine[1], lexicon) & slot_terms(theirs[1], lexicon)),
+                               other_subject=other)
 
-    def verdict(self, a: tuple[int, str], b: tuple[int, str]) -> PairVerdict:
-        """Duplicates or versions, for two (seq, text) memories (in either order)."""
-        ta, tb = self.terms(*a), self.terms(*b)
-        info_ab, info_ba = self.information(ta, tb), self.information(tb, ta)
-        values_ab, values_ba = _new_values(ta, tb), _new_values(tb, ta)
-        # Consolidation does not ask which is newer: two memories are versions when either is a
-        # newer version of the other.
-        versions = any(newer_version_reason(VersionEvidence(information=info, new_values=values),
-                                            bars=self._bars) is not None
-                       for info, values in ((info_ab, values_ab), (info_ba, values_ba)))
-        # Distinctness reads the plain words only: a corrected value is new in both directions
-        # ("3pm" / "4pm") and is still a version of one fact.
-        wa = {t: k for t, k in ta.items() if k == "word"}
-        wb = {t: k for t, k in tb.items() if k == "word"}
-        distinct = min(self.information(wa, wb), self.information(wb, wa)) >= self._distinct
-        return PairVerdict(versions=versions, information=max(info_ab, info_ba),
-                           differing=tuple(sorted(values_ab + values_ba)), distinct=distinct)
-
-
-def _new_values(mine: dict[str, str], theirs: dict[str, str]) -> tuple[str, ...]:
-    """The number, date and name terms of ``mine`` that ``theirs`` lacks."""
-    return tuple(t for t, k in mine.items() if k in VALUE_KINDS and t not in theirs)
+    def verdict(self, older: tuple[int, str], newer: tuple[int, str]) -> PairVerdict:
+        """How two (seq, text) memories relate, the older first."""
+        forward = self.evidence(newer, older)
+        backward = self.evidence(older, newer, words=True)
+        versions = newer_version_reason(forward, bars=self._bars) is not None
+        leave = older_may_leave(forward, backward, bars=self._bars)
+        return PairVerdict(versions=versions, information=max(forward.information, self.information(older, newer)),
+                           differing=tuple(sorted(set(forward.new_values) | set(backward.new_values))),
+                           distinct=not leave)

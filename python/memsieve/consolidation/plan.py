@@ -9,8 +9,10 @@ Deterministic rule (no LLM):
   validity is closed at the next newer one's ``valid_from``, so a
   point-in-time search still finds the value that held then.
 
-Pairs of *distinct* facts (each says much the other does not) never join a
-group, whatever their cosine.
+Pairs of *distinct* facts never join a group, whatever their cosine: pairs
+where the older would leave search with something true the newer does not
+say (information.py: a detail only it holds, a value the newer did not
+replace, another subject).
 
 "Newest" orders members by ``valid_from`` (when the fact began to hold), then
 ``created_at``, then seq. Every member but the kept one becomes inactive.
@@ -159,11 +161,15 @@ def plan_clusters(seqs: np.ndarray, matrix: np.ndarray, items: dict[int, MemoryI
 
 def mergeable(pairs: Pairs, seqs: np.ndarray, items: dict[int, MemoryItem], view: TermView) -> Pairs:
     """The close pairs that are not distinct facts (information.py): only these may join a group."""
-    def memory(row: int) -> tuple[int, str]:
+    def memory(row: int) -> tuple[tuple[str, str, int], tuple[int, str]]:
         seq = int(seqs[row])
-        return seq, items[seq].text
+        item = items[seq]
+        return (item.valid_from or item.created_at, item.created_at, seq), (seq, item.text)
 
-    keep = [k for k, (i, j) in enumerate(zip(pairs.left.tolist(), pairs.right.tolist()))
-            if not view.verdict(memory(i), memory(j)).distinct]
+    keep = []
+    for k, (i, j) in enumerate(zip(pairs.left.tolist(), pairs.right.tolist())):
+        older, newer = sorted((memory(i), memory(j)))
+        if not view.verdict(older[1], newer[1]).distinct:
+            keep.append(k)
     idx = np.asarray(keep, dtype=np.int64)
     return Pairs(pairs.left[idx], pairs.right[idx], pairs.sim[idx])

@@ -96,6 +96,8 @@ class ScopeGate:
         self.cues: dict[int, frozenset[str]] = {}
         # The (number, thing counted) pairs of the memories that count anything.
         self.counts: dict[int, frozenset[tuple[str, str]]] = {}
+        # The numbers and names that say which thing a memory is about (most say none).
+        self.named: dict[int, frozenset[str]] = {}
         self.trace: list[tuple[int, float, float]] = []
         # Memory ids of seqs the write path has met, so naming a candidate's
         # nearest memory needs no query: a seq's id never changes (rows are
@@ -192,6 +194,11 @@ class ScopeGate:
                 self.counts[seq] = counted
             else:
                 self.counts.pop(seq, None)
+            named = self.profile.named_of(self.lexicon, text)
+            if named:
+                self.named[seq] = named
+            else:
+                self.named.pop(seq, None)
 
     @_locked
     def terms_of(self, seq: int) -> set[str]:
@@ -313,6 +320,7 @@ class ScopeGate:
         self.keywords.remove(seq)
         self.cues.pop(seq, None)
         self.counts.pop(seq, None)
+        self.named.pop(seq, None)
         self.ids.pop(seq, None)
         self.shares.pop(seq, None)
         if self.index is not None:

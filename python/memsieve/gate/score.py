@@ -29,6 +29,9 @@ class GateScore:
         decided_by: which signal set the route: ``"novelty"``,
             ``"information"`` (close in meaning but carrying new
             information), ``"first"`` (empty scope) or ``"none"`` (no gate).
+        other_subject: it names its subject by another number or name than its nearest
+            memory ("Room 102 ..." / "Room 101 ..."): another fact, stored but never linked as
+            that memory's newer version.
     """
 
     novelty: float
@@ -44,11 +47,13 @@ class GateScore:
     changes: tuple[str, ...] = ()
     info_tau: float = math.nan
     new_values: tuple[str, ...] = ()
+    other_subject: bool = False
 
     @property
     def says_more(self) -> bool:
-        """It carries new information or says a change its nearest memories do not:
-        stored beside them, it is their newer version."""
+        """It carries new information or says a change its nearest memories do not, and is
+        about the same thing as its nearest (not ``other_subject``): stored beside them, it is
+        their newer version."""
         evidence = VersionEvidence(said=frozenset(self.changes), information=self.information,
-                                   new_values=self.new_values)
+                                   new_values=self.new_values, other_subject=self.other_subject)
         return newer_version_reason(evidence, bars=VersionBars(info_tau=self.info_tau)) is not None

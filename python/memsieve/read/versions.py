@@ -51,6 +51,13 @@ VERSION_RELEVANCE_GAP = 0.25
 #: directly ("I quit Fenwick Insurance" for "where do I work?").
 CHANGED_COS_OFFSET = 0.1  # below version_cos: 0.3 at the default
 CHANGED_RELEVANCE_GAP = 0.4
+#: A said change lets the older memory leave search (``older_may_leave``) only when it
+#: is about what the older says: the older's plain words carry less than this against
+#: the newer. "I quit Fenwick Insurance" ends "I work at Fenwick Insurance" (0.4 of the
+#: older's words unsaid); a "not" in a fact that shares a word or two with an older one
+#: ends nothing. On the LoCoMo dev facts, every merge by a change cue at 0.5 or above
+#: hid a detail the newer does not hold (docs/CONSOLIDATION.md).
+CHANGED_INFO = 0.5
 
 #: Why a memory is a newer version of another (see ``newer_version_reason``).
 VersionReason = Literal["information", "value", "change", "close"]
@@ -73,6 +80,9 @@ class VersionEvidence:
         cosine: their cosine (None: not measured, as at write, where the gate's band is the
             similarity bar, and in consolidation, where its ``min_sim`` is).
         relevance_gap: how far apart their cosines to the query are (None: no query).
+        other_subject: each names its subject by a number or name the other lacks
+            (``other_subject``): "Room 101 has the printer" / "Room 102 has the printer"
+            are two facts, both true, and neither is a version of the other.
     """
 
     said: frozenset[str] = frozenset()
@@ -82,6 +92,7 @@ class VersionEvidence:
     shares_slot: bool | None = None
     cosine: float | None = None
     relevance_gap: float | None = None
+    other_subject: bool = False
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -96,6 +107,8 @@ class VersionBars:
         relevance_gap: ... answering alike: their cosines to the query at most this far apart.
         changed_cos: a said change's similarity bar (``version_cos - CHANGED_COS_OFFSET``).
         changed_gap: a said change's relevance bar.
+        changed_info: a said change lets the older leave search when the older's plain
+            words carry less than this against the newer (``older_may_leave``).
     """
 
     info_tau: float = math.nan
@@ -103,6 +116,7 @@ class VersionBars:
     relevance_gap: float = VERSION_RELEVANCE_GAP
     changed_cos: float = DEFAULT_VERSION_COS - CHANGED_COS_OFFSET
     changed_gap: float = CHANGED_RELEVANCE_GAP
+    changed_info: float = CHANGED_INFO
 
     @classmethod
     def at_read(cls, version_cos: float) -> "VersionBars":
@@ -113,7 +127,8 @@ class VersionBars:
 def newer_version_reason(evidence: VersionEvidence, *, bars: VersionBars) -> VersionReason | None:
     """Why the later memory is a newer version of the earlier, or None when nothing says so.
 
-    The clauses, the first met named:
+    Nothing says so when the two are about different things
+    (``other_subject``). Otherwise the clauses, the first met named:
 
     - ``"information"``: it carries information the earlier lacks
       (``information >= info_tau``; the gate and consolidation measure it);
@@ -131,6 +146,8 @@ def newer_version_reason(evidence: VersionEvidence, *, bars: VersionBars) -> Ver
         bars: the caller's bars.
     """
     e = evidence
+    if e.other_subject:
+        return None
     if e.information >= bars.info_tau:
         return "information"
     if e.new_values:
@@ -142,6 +159,41 @@ def newer_version_reason(evidence: VersionEvidence, *, bars: VersionBars) -> Ver
             and (e.shares_slot or e.said or e.unsaid)):
         return "close"
     return None
+
+
+def older_may_leave(newer: VersionEvidence, older: VersionEvidence, *, bars: VersionBars) -> bool:
+    """Whether the older of two memories may leave search for the newer: nothing true is lost.
+
+    Either the newer says a change the older does not (a correction, an
+    ending) about what the older says (the older's plain words carry less
+    than ``changed_info`` against it), or the older says nothing the newer lacks but the values the
+    newer replaced: its plain words' information against the newer
+    (``older.information``) is below ``info_tau``, and any number, date or
+    name only it holds (``older.new_values``) faces one the newer holds in
+    its place ("code 4471" / "code 4472"). Two memories about different
+    things (``other_subject``) both stay.
+
+    Args:
+        newer: the newer's evidence against the older.
+        older: the older's against the newer (``information`` over its plain words).
+        bars: the caller's bars.
+    """
+    if newer.other_subject or older.other_subject:
+        return False
+    if newer_version_reason(newer, bars=bars) == "change" and older.information < bars.changed_info:
+        return True
+    replaced = not older.new_values or bool(newer.new_values)
+    return bool(older.information < bars.info_tau) and replaced and not older.said
+
+
+def other_subject(a: str, b: str, lexicon: Lexicon = ENGLISH) -> bool:
+    """Whether each text names its subject by a number or name the other lacks (``Lexicon.identifying_values``)."""
+    return _other(lexicon.identifying_values(a), set(_core.tokenize(a)),
+                  lexicon.identifying_values(b), set(_core.tokenize(b)))
+
+
+def _other(ids_a: frozenset[str], terms_a: set[str], ids_b: frozenset[str], terms_b: set[str]) -> bool:
+    return bool(ids_a - terms_b) and bool(ids_b - terms_a)
 
 
 def _within(e: VersionEvidence, *, cos: float, gap: float) -> bool:
@@ -198,6 +250,8 @@ def version_pairs(ranked: Sequence[Version], *, texts: Mapping[int, str], vector
     bars = VersionBars.at_read(version_cos)
     cues = [lexicon.cues(texts[v.key]) for v in known]
     slots = [slot_terms(texts[v.key], lexicon) for v in known]
+    terms = [set(_core.tokenize(texts[v.key])) for v in known]
+    named = [lexicon.identifying_values(texts[v.key]) for v in known]
     # Only a pair within the looser of the two bars can be versions: the rule tells which are.
     near = np.triu((sims >= min(bars.version_cos, bars.changed_cos))
                    & (gap <= max(bars.relevance_gap, bars.changed_gap)), k=1)
@@ -206,7 +260,8 @@ def version_pairs(ranked: Sequence[Version], *, texts: Mapping[int, str], vector
         new, old = (i, j) if known[i].recency() > known[j].recency() else (j, i)
         evidence = VersionEvidence(said=cues[new] - cues[old], unsaid=cues[old] - cues[new],
                                    shares_slot=bool(slots[new] & slots[old]), cosine=sims[i, j],
-                                   relevance_gap=gap[i, j])
+                                   relevance_gap=gap[i, j],
+                                   other_subject=_other(named[new], terms[new], named[old], terms[old]))
         if newer_version_reason(evidence, bars=bars) is not None:
             pairs.append((known[i].key, known[j].key))
     return pairs

@@ -80,3 +80,54 @@ def find_subject_terms(text: str, *, relations: Collection[str]) -> frozenset[st
                 if 0 <= j < len(tokens) and (tokens[j][2] == "name" or j == 0):
                     out.add(tokens[j][0])
     return frozenset(out)
+
+
+# A clause of a text: what lies between two of these marks.
+_CLAUSE_END = re.compile(r"[.;:!?,()\n]+")
+_WORD = re.compile(r"[\w][\w'-]*")
+
+
+def find_identifying_values(text: str, *, determiners: Collection[str],
+                            value_labels: Collection[str]) -> frozenset[str]:
+    """The index terms of the numbers and names that say *which* thing a text is about.
+
+    A clause that opens (after determiners such as "the" or "my") with a noun
+    followed by a number, and goes on after it, names its subject by that
+    number: "Room 101 has the colour printer", "my flight 22 leaves at noon".
+    The number is then part of the subject, not a value the text states
+    ("my gate code is 4471", "I have 2 cats", "I live in apartment 4B"),
+    unless the noun is a value label ("code 4471 opens the gate"). A
+    capitalized word opening a clause is its subject too ("Ana moved ...",
+    "Bus 12 ..."), and is returned when the tokenizer keeps it.
+
+    Args:
+        text: any text.
+        determiners: lowercased words that may precede the opening noun.
+        value_labels: lowercased nouns whose number is a value.
+    """
+    out: set[str] = set()
+    for clause in _CLAUSE_END.split(fold(text)):
+        found = _WORD.findall(clause)
+        k = 0
+        while k < len(found) and found[k].lower() in determiners:
+            k += 1
+        if k >= len(found):
+            continue
+        head = found[k]
+        if head[:1].isupper() and not any(c.isdigit() for c in head):
+            out.update(_core.tokenize(head.split("'")[0]))
+        # The noun may be a compound of two ("meeting room 1 has a whiteboard").
+        for noun in (k, k + 1):
+            at = noun + 1
+            if at + 1 >= len(found) or not _digits(found[at]) or _digits(found[noun]):
+                continue
+            if noun > k and (_digits(found[k]) or not _core.tokenize(found[noun]) or not _core.tokenize(head)):
+                continue
+            if found[noun].lower() not in value_labels:
+                out.update(_core.tokenize(found[at]))
+                break
+    return frozenset(out)
+
+
+def _digits(word: str) -> bool:
+    return any(c.isdigit() for c in word)

@@ -75,3 +75,17 @@ NOT_A_FORGET_REQUEST = (
 #: Month names, for dates written out the way a conversation writes them ("8 May 2023").
 MONTHS: tuple[str, ...] = ("January", "February", "March", "April", "May", "June", "July", "August",
                            "September", "October", "November", "December")
+
+#: Words that may stand before the noun a clause opens with ("the", "my"): they do
+#: not stop "my flight 22 leaves at noon" from opening with its subject.
+DETERMINERS = frozenset("""
+the a an my our your his her their its this that these those each every
+""".split())
+
+#: Nouns whose number is the value of an attribute, not the name of a thing:
+#: "code 4471 opens the gate" states the code. A noun followed by a number
+#: otherwise names which one ("room 101", "bus 12", "flight 22").
+VALUE_LABELS = frozenset("""
+code pin password passcode number no score total count price cost fee rate age weight height size
+balance budget salary rent temperature speed extension ext zip postcode
+""".split())

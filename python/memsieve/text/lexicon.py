@@ -30,7 +30,7 @@ from memsieve import _core
 from memsieve.errors import ConfigError
 from memsieve.resources import packaged_tokenizer_path
 from memsieve.text import english
-from memsieve.text.cues import find_cues, find_subject_terms
+from memsieve.text.cues import find_cues, find_identifying_values, find_subject_terms
 from memsieve.text.fold import fold, words
 from memsieve.text.rarity import load_ranks, rarity_of_rank
 
@@ -102,6 +102,9 @@ class Lexicon:
         request_words: the words a request to forget is made of ("please",
             "forget", "everything about"), dropped to leave its subject.
         old_words: words that ask for the older version of a fact ("old", "previous").
+        determiners: words that may open a clause before its subject ("the", "my").
+        value_labels: nouns whose number is an attribute's value, not the name of a
+            thing ("code 4471"); after any other noun a number names which one ("room 101").
         forget_request: a regular expression, searched on the folded
             lowercased text, that finds a request to forget; None: no text is one.
         not_a_forget_request: a regular expression for texts that match
@@ -117,6 +120,8 @@ class Lexicon:
     relations: frozenset[str] = frozenset()
     request_words: frozenset[str] = frozenset()
     old_words: frozenset[str] = frozenset()
+    determiners: frozenset[str] = frozenset()
+    value_labels: frozenset[str] = frozenset()
     forget_request: str | None = None
     not_a_forget_request: str | None = None
     vocabulary: Any = None
@@ -125,7 +130,8 @@ class Lexicon:
     def __post_init__(self) -> None:
         if not isinstance(self.name, str) or not self.name.strip():
             raise ConfigError(f"lexicon name must be a non-empty string, got {self.name!r}; e.g. name='german'")
-        for name in ("change_cues", "cue_suffixes", "relations", "request_words", "old_words"):
+        for name in ("change_cues", "cue_suffixes", "relations", "request_words", "old_words", "determiners",
+                     "value_labels"):
             object.__setattr__(self, name, _entries(getattr(self, name), name=name))
         _check_vocabulary(self.vocabulary)
         object.__setattr__(self, "_derived", _Derived(self))
@@ -145,7 +151,8 @@ class Lexicon:
         suffixes = frozenset(english.CUE_SUFFIXES)
         return cls(name="english", change_cues=frozenset(c for g in english.CUES.values() for c in g) - suffixes,
                    cue_suffixes=suffixes, relations=english.RELATIONS, request_words=english.REQUEST_WORDS,
-                   old_words=english.OLD_WORDS, forget_request=english.FORGET_REQUEST,
+                   old_words=english.OLD_WORDS, determiners=english.DETERMINERS,
+                   value_labels=english.VALUE_LABELS, forget_request=english.FORGET_REQUEST,
                    not_a_forget_request=english.NOT_A_FORGET_REQUEST, vocabulary=packaged_tokenizer_path())
 
     # ---- what a text says ------------------------------------------------------
@@ -161,6 +168,18 @@ class Lexicon:
     def subject_terms(self, text: str) -> frozenset[str]:
         """The index terms that name who the text is about (memsieve.text.cues.find_subject_terms)."""
         return find_subject_terms(text, relations=self.relations)
+
+    def identifying_values(self, text: str) -> frozenset[str]:
+        """The index terms of the numbers and names that say which thing a text is about
+        (memsieve.text.cues.find_identifying_values): two texts that differ in one are
+        about two things, and neither is a newer version of the other.
+
+        >>> sorted(ENGLISH.identifying_values("Room 101 has the colour printer."))
+        ['101', 'room']
+        >>> sorted(ENGLISH.identifying_values("My gate code is 4471."))
+        []
+        """
+        return self._derived.identifying(text)
 
     def rarity(self, word: str) -> float:
         """A weight in [COMMON_WEIGHT, 1.0] (memsieve.text.rarity): low for common words, 1.0 for rare ones."""
@@ -204,6 +223,9 @@ class _Derived:
         self.not_a_forget_request = _pattern(lexicon.not_a_forget_request, name="not_a_forget_request")
         self.vocabulary = lexicon.vocabulary
         self.cues: Callable[[str], frozenset[str]] = functools.lru_cache(maxsize=_CUE_MEMO_SIZE)(self._cues)
+        self.identifying: Callable[[str], frozenset[str]] = functools.lru_cache(maxsize=_CUE_MEMO_SIZE)(
+            functools.partial(find_identifying_values, determiners=lexicon.determiners,
+                              value_labels=lexicon.value_labels))
         self.rarity: Callable[[str], float] = functools.lru_cache(maxsize=_RARITY_MEMO_SIZE)(self._rarity)
         self._request_words = lexicon.request_words
         self.request_terms = functools.cache(self._request_terms)

@@ -33,6 +33,7 @@ class ScopeView(Protocol):
     keywords: _core.KeywordIndex
     cues: dict[int, frozenset[str]]
     counts: dict[int, frozenset[tuple[str, str]]]
+    named: dict[int, frozenset[str]]
     threshold: Threshold
     lexicon: Lexicon
     index: ScopeIndex | None
@@ -94,6 +95,10 @@ class GateProfile(ABC):
 
     def cues_of(self, lexicon: Lexicon, text: str) -> frozenset[str]:
         """The change cues a memory's text says, kept by the gate for the profile's scores (none by default)."""
+        return frozenset()
+
+    def named_of(self, lexicon: Lexicon, text: str) -> frozenset[str]:
+        """The numbers and names that say which thing a memory is about, kept like its cues (none by default)."""
         return frozenset()
 
     def counts_of(self, text: str) -> frozenset[tuple[str, str]]:

@@ -18,7 +18,7 @@ from memsieve.text.lexicon import Lexicon
 
 # The information term's IDF prior for small scopes, idf_eff = (N idf + m * prior) / (N + m):
 # passed to the Rust core and used by the substitution netting below, so both read one value.
-_IDF_PRIOR, _IDF_PRIOR_WEIGHT = 3.0, 10.0
+IDF_PRIOR, IDF_PRIOR_WEIGHT = 3.0, 10.0
 
 
 class KernelDensityGate(GateProfile):
@@ -36,6 +36,9 @@ class KernelDensityGate(GateProfile):
 
     def cues_of(self, lexicon: Lexicon, text: str) -> frozenset[str]:
         return lexicon.cues(text)
+
+    def named_of(self, lexicon: Lexicon, text: str) -> frozenset[str]:
+        return lexicon.identifying_values(text)
 
     def counts_of(self, text: str) -> frozenset[tuple[str, str]]:
         return counted_pairs(_core.tokenize_kinds(without_list_marks(text)))
@@ -55,7 +58,7 @@ class KernelDensityGate(GateProfile):
         # (rust/gate/info; the same function consolidation calls).
         information, new = gate.keywords.info_novelty_netted(
             text, neighbours[:c.k], score.nearest_seq, rarity=gate.lexicon.rarity, w_number=c.number_weight,
-            w_name=c.name_weight, w_word=c.word_weight, idf_prior=_IDF_PRIOR, prior_weight=_IDF_PRIOR_WEIGHT)
+            w_name=c.name_weight, w_word=c.word_weight, idf_prior=IDF_PRIOR, prior_weight=IDF_PRIOR_WEIGHT)
         said = gate.lexicon.cues(text).difference(*(gate.cues.get(n, ()) for n in neighbours[:c.k]))
         changes = tuple(sorted(said))
         # A NOOP folds the text into its nearest memory alone, and a reader sees
@@ -64,19 +67,32 @@ class KernelDensityGate(GateProfile):
         unsaid = () if score.nearest_seq is None else unsaid_values(gate, text, int(score.nearest_seq))
         evidence = VersionEvidence(said=frozenset(changes), information=information, new_values=unsaid)
         carries = newer_version_reason(evidence, bars=VersionBars(info_tau=c.tau)) is not None
+        # A candidate that names its subject by another number or name than its nearest
+        # memory ("Room 102 ..." / "Room 101 ...") is another fact: stored, never its version.
+        other = score.nearest_seq is not None and other_subject_of(gate, text, int(score.nearest_seq))
         route = score.route
-        routed = "BAND" if route == "NOOP" and carries else route  # an ADD stays an ADD
+        routed = "BAND" if route == "NOOP" and (carries or other) else route  # an ADD stays an ADD
         return GateScore(novelty=score.novelty, tau=score.tau, delta=score.delta, kappa=score.kappa,
                          nearest_seq=score.nearest_seq, nearest_cos=score.nearest_cos, route=routed,
                          information=information, new_terms=tuple(new),
                          decided_by="information" if routed != route else "novelty", changes=changes,
-                         info_tau=c.tau, new_values=unsaid)
+                         info_tau=c.tau, new_values=unsaid, other_subject=other)
 
 
 def counted_pairs(tokens: list[tuple[str, str, str]]) -> frozenset[tuple[str, str]]:
     """(number, thing counted) of every number followed by a plain word, from ``_core.tokenize_kinds``."""
     return frozenset((term, tokens[i + 1][0]) for i, (term, _, kind) in enumerate(tokens[:-1])
                      if kind == "number" and tokens[i + 1][2] == "word")
+
+
+def other_subject_of(gate: ScopeView, text: str, nearest: int) -> bool:
+    """Whether ``text`` and memory ``nearest`` each name their subject by a number or name the other
+    lacks (``Lexicon.identifying_values``; ``memsieve.read.versions.other_subject`` on two texts)."""
+    mine = gate.lexicon.identifying_values(text)
+    theirs = gate.named.get(nearest, frozenset())
+    if not mine or not theirs:
+        return False
+    return bool(mine - set(gate.keywords.tokens_of(nearest))) and bool(theirs - set(_core.tokenize(text)))
 
 
 def unsaid_values(gate: ScopeView, text: str, nearest: int) -> tuple[str, ...]:

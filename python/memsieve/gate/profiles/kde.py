@@ -68,10 +68,15 @@ class KernelDensityGate(GateProfile):
         evidence = VersionEvidence(said=frozenset(changes), information=information, new_values=unsaid)
         carries = newer_version_reason(evidence, bars=VersionBars(info_tau=c.tau)) is not None
         # A candidate that names its subject by another number or name than its nearest
-        # memory ("Room 102 ..." / "Room 101 ...") is another fact: stored, never its version.
+        # memory ("Room 102 ..." / "Room 101 ...") is another fact: when stored, it is
+        # never linked as that memory's version. It does not by itself keep a text
+        # from a NOOP: a differing number is a value its nearest does not say, and
+        # is caught above; a differing capitalized opener alone (a speaker's name
+        # before the same words) was measured on LoCoMo dev to store 4.6% more turns
+        # for no recall.
         other = score.nearest_seq is not None and other_subject_of(gate, text, int(score.nearest_seq))
         route = score.route
-        routed = "BAND" if route == "NOOP" and (carries or other) else route  # an ADD stays an ADD
+        routed = "BAND" if route == "NOOP" and carries else route  # an ADD stays an ADD
         return GateScore(novelty=score.novelty, tau=score.tau, delta=score.delta, kappa=score.kappa,
                          nearest_seq=score.nearest_seq, nearest_cos=score.nearest_cos, route=routed,
                          information=information, new_terms=tuple(new),

@@ -9,7 +9,8 @@ first *person reference* as its subject:
   possessive right before a relation word ("my mother"): that names the relation;
 - a relation word ("mother", "sister's", "boss") is that person, with the
   names beside it ("my sister Lena", "Tomas, my roommate"); one that follows
-  another's possessive ("my wife's boss") belongs to that other person;
+  another's possessive ("my wife's boss") belongs to that other person, and
+  is the subject: the fact is the boss's, not the wife's nor the user's own boss's;
 - a third-person pronoun ("she", "his") is someone other than the user, unnamed;
 - a capitalized word the caller knows to be a person's name ("Anna", from the
   request or from "my cousin Anna" elsewhere) is that person; an unknown
@@ -119,6 +120,8 @@ def find_subject(text: str, *, self_words: Collection[str], possessives: Collect
             if not chained and any(low[j] in possessives for j in range(max(0, i - 3), i)):
                 own.add(_term(base[i]))
                 own.update(names)
+            if low[i] != base[i] and i + 1 < len(low) and is_rel[i + 1]:
+                continue  # "my husband's sister": the sister is the subject, not the husband
             if first is None:
                 first = Subject(who="person", terms=frozenset({_term(base[i])} | names), names=frozenset(names))
         elif w in self_words:

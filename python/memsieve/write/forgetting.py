@@ -23,7 +23,10 @@ memories the request is about. The rule is deterministic and explainable:
    the rest). A request that is only a person ("everything about Oskar")
    names every memory that gives that person by name, or as the user's own
    relation ("my boss", not "my wife's boss").
-5. A request for the *old* or *previous* value ("forget my old address"; the
+5. A value the request gives (a number, a date, a weekday, a name) that a
+   memory lacks while it holds another of that kind marks a near miss:
+   "forget my dentist appointment on Monday" spares the one on Friday.
+6. A request for the *old* or *previous* value ("forget my old address"; the
    lexicon's old-version words) names the older versions of the matched fact
    and spares the newest one: the versions are the matched memories' groups
    (linked by the write path, or near-duplicates).
@@ -51,6 +54,7 @@ class ForgetQuery:
         wants_old: the request asks for the older version(s) only.
         subject: the subject as text, for embedding.
         about: whom the request is about (the user unless it names someone).
+        values: (term, kind) of the request's values: its numbers, dates and names (rule 5).
         person_only: the request names a person and nothing else ("everything about Oskar").
         lexicon: the language it was read in, which reads the memories' subjects too.
     """
@@ -60,6 +64,7 @@ class ForgetQuery:
     subject: str
     about: Subject = USER
     person_only: bool = False
+    values: tuple[tuple[str, str], ...] = ()
     lexicon: Lexicon = field(default=ENGLISH, compare=False, repr=False)
 
     @property
@@ -68,6 +73,18 @@ class ForgetQuery:
         if self.about.who != "person" or self.person_only:
             return self.terms
         return tuple(t for t in self.terms if t not in self.about.terms)
+
+    def _other_value(self, text: str) -> bool:
+        """Whether the memory holds another value where the request's is missing ("on Friday" for "on Monday")."""
+        wanted = [(t, k) for t, k in self.values if t not in self.about.terms]
+        if not wanted:
+            return False
+        held: dict[str, set[str]] = {}
+        for term, _, kind in _core.tokenize_kinds(text):
+            held.setdefault(kind, set()).add(term)
+        asked, every = {t for t, _ in self.values}, set().union(*held.values())
+        # (presence is of any kind: a name that opens a sentence is read as a plain word)
+        return any(t not in every and held.get(k, set()) - asked for t, k in wanted)
 
     def scoped(self, holds: Callable[[str], bool]) -> "ForgetQuery":
         """The query in a scope: ``person_only`` when the person is all of its terms some memory holds
@@ -83,6 +100,8 @@ class ForgetQuery:
         Args:
             known: lowercased names known to be people's in the scope.
         """
+        if self._other_value(text):
+            return False
         about = self.about
         if not self.lexicon.self_words:
             return True  # a lexicon that cannot tell the user from others names by the words alone
@@ -94,7 +113,7 @@ class ForgetQuery:
         if self.person_only:
             if about.names:
                 return bool(about.names & set(terms))
-            return bool(about.terms & (mine.own | (mine.terms if mine.who == "person" else frozenset())))
+            return bool(about.terms & mine.own)  # "my boss", not "my wife's boss"
         if mine.who != "person":
             return False
         if about.names and mine.names:
@@ -114,17 +133,20 @@ def parse_request(what: str, *, lexicon: Lexicon = ENGLISH) -> ForgetQuery:
     wants_old = lexicon.asks_for_old(what)
     terms: list[str] = []
     surfaces: list[str] = []
-    for term, surface, _ in kinds:
+    values: list[tuple[str, str]] = []
+    for term, surface, kind in kinds:
         if term in request or surface in request or surface in lexicon.old_words or term in terms:
             continue
         terms.append(term)
         surfaces.append(surface)
+        if kind in ("number", "name"):
+            values.append((term, kind))
     _, about = lexicon.request_subject(what)
     if about.who == "person" and not about.terms & set(terms):
         about = USER  # the "person" was a word of the asking ("Bitte ..."), not of the subject
     person_only = about.who == "person" and bool(terms) and set(terms) <= about.terms
     return ForgetQuery(terms=tuple(terms), wants_old=wants_old, subject=" ".join(surfaces) or what, about=about,
-                       person_only=person_only, lexicon=lexicon)
+                       person_only=person_only, values=tuple(values), lexicon=lexicon)
 
 
 def coverage(query: ForgetQuery, memory_terms: set[str], idf: Callable[[str], float]) -> float:

@@ -11,7 +11,7 @@ from langgraph.graph import END, START, StateGraph
 from langgraph.runtime import Runtime
 from langgraph.store.base import BaseStore, GetOp, InvalidNamespaceError, PutOp, SearchOp
 
-from memsieve import Memory
+from memsieve import GateConfig, Memory
 from memsieve.errors import InvalidInputError, MemsieveError
 from memsieve.integrations.langgraph import MemsieveStore, namespace_user, scope_namespace
 from memsieve.scope import Scope
@@ -149,12 +149,18 @@ def test_filters_honour_every_documented_operator(store):
 
     assert keys({"tag": "sea"}) == ["a"] and keys({"tag": {"$eq": "hill"}}) == ["b"]
     assert keys({"tag": {"$ne": "sea"}}) == ["b", "c", "d"]  # a missing field is not equal
-    assert keys({"stars": {"$gt": 1}}) == ["b", "c"]  # "many" is not comparable with 1
-    assert keys({"stars": {"$gte": 3}}) == ["b", "c"] and keys({"stars": {"$lt": 3}}) == ["a"]
-    assert keys({"stars": {"$lte": 3, "$gt": 1}}) == ["b"]
-    assert keys({"meta.lang": "pt"}) == ["b"] and keys({"meta": {"lang": "en"}}) == ["a"]
-    assert keys({"tag": {"$gt": "r"}}) == ["a", "c"]  # strings compare as text
-    assert keys({"stars": {"$gte": 1}}, query="library books") == ["a", "b", "c"]
+    # As in LangGraph's InMemoryStore: order operators compare floats, and "many" is none, so they fail.
+    with pytest.raises(InvalidInputError, match=r"operator '\$gt' compares numbers, and 'many' is none"):
+        keys({"stars": {"$gt": 1}})
+    with pytest.raises(InvalidInputError, match="compares numbers"):
+        keys({"stars": {"$gte": 1}}, query="library books")  # whichever items the ranking reaches
+    store.put(ns, "d", {"text": "Farmers sell cheese at the Friday market.", "stars": "4"})
+    assert keys({"stars": {"$gt": 1}}) == ["b", "c", "d"]  # "4" reads as 4.0
+    assert keys({"stars": {"$gte": 3}}) == ["b", "c", "d"] and keys({"stars": {"$lt": 3}}) == ["a"]
+    assert keys({"stars": {"$lte": 3, "$gt": 1}}) == ["b"] and keys({"stars": {"$gt": "2.5"}}) == ["b", "c", "d"]
+    assert keys({"meta.lang": "pt"}) == [] and keys({"meta": {"lang": "en"}}) == ["a"]  # a key, not a path
+    assert keys({"tag": None}) == ["d"] and keys({"stars": 1.0}) == ["a"]  # a missing key reads as None
+    assert keys({"stars": {"$gte": 1}}, query="library books") == ["a", "b", "c", "d"]
     assert store.search(ns, filter={"stars": {"$gte": 1}}, query="library books", limit=1)[0].key == "c"
     with pytest.raises(InvalidInputError, match=r"unknown operator '\$in'"):
         store.search(ns, filter={"tag": {"$in": ["sea"]}})
@@ -354,3 +360,64 @@ def test_from_conn_string_refuses_bad_fields_before_opening_a_database(tmp_path)
         with MemsieveStore.from_conn_string(path, fields="note"):  # type: ignore[arg-type]
             pass
     assert not path.exists()
+
+
+# ---- the same puts and searches as LangGraph's InMemoryStore --------------------------------
+
+from hypothesis import HealthCheck, given, settings, strategies as st  # noqa: E402
+from langgraph.store.memory import InMemoryStore  # noqa: E402
+
+from conftest import TableEmbedder  # noqa: E402
+
+LABELS = ["users", "u1", "u2", "*", "**", "%2A", "a b", "Ü", "x%y", "users*", "-", "?"]
+FIELD_VALUES = st.one_of(st.none(), st.booleans(), st.integers(-3, 3), st.floats(-3, 3, allow_nan=False),
+                         st.sampled_from(["1", "2.5", " 2 ", "abc", "", "-1e0", "inf", "a.b", "*"]),
+                         st.lists(st.integers(0, 2), max_size=2), st.fixed_dictionaries({"n": st.integers(0, 2)}))
+OPERANDS = st.one_of(st.none(), st.booleans(), st.integers(-3, 3), st.floats(-3, 3, allow_nan=False),
+                     st.sampled_from(["1", "2.5", "abc", "0", "-2"]))
+CONDITION = st.one_of(
+    FIELD_VALUES,
+    st.dictionaries(st.sampled_from(["$eq", "$ne", "$gt", "$gte", "$lt", "$lte"]), OPERANDS, min_size=1, max_size=2),
+    st.fixed_dictionaries({"n": st.one_of(st.integers(0, 2), st.fixed_dictionaries({"$gte": st.integers(0, 2)}))}))
+NAMESPACES = st.lists(st.sampled_from(LABELS), min_size=1, max_size=3).map(tuple)
+PUT = st.tuples(NAMESPACES, st.sampled_from(["k1", "k2", "k3"]),
+                st.dictionaries(st.sampled_from(["x", "y", "a.b"]), FIELD_VALUES, max_size=3))
+SEARCH = st.tuples(st.lists(st.sampled_from(LABELS), max_size=2).map(tuple),
+                   st.one_of(st.none(), st.dictionaries(st.sampled_from(["x", "y", "a.b", "z"]), CONDITION,
+                                                        min_size=1, max_size=2)))
+
+
+def _outcome(store, prefix, flt):
+    """The (namespace, key) set a search returns, or "error" when it fails on the filter."""
+    try:
+        hits = store.search(prefix, filter=flt, limit=1000)
+    except (ValueError, TypeError, OverflowError, InvalidInputError):
+        return "error"
+    return {(h.namespace, h.key) for h in hits}
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(puts=st.lists(PUT, min_size=1, max_size=8), searches=st.lists(SEARCH, min_size=1, max_size=6))
+def test_search_agrees_with_langgraphs_in_memory_store(puts, searches):
+    # Every put is stored (no gate); texts are unique so none is a duplicate of another.
+    ours = MemsieveStore(Memory(":memory:", embedder=TableEmbedder(), gate=GateConfig(profile="none")), fields=["text"])
+    theirs = InMemoryStore()
+    try:
+        for i, (ns, key, value) in enumerate(puts):
+            value = {**value, "text": f"note number {i} under {'/'.join(ns)} at {key}"}
+            ours.put(ns, key, value)
+            theirs.put(ns, key, value)
+        for prefix, flt in searches:
+            assert _outcome(ours, prefix, flt) == _outcome(theirs, prefix, flt), (prefix, flt)
+        assert _outcome(ours, ("*",), None) == _outcome(theirs, ("*",), None)
+    finally:
+        ours.memory.close()
+
+
+def test_a_star_in_a_search_prefix_is_a_label(store):
+    for ns in [("users", "ana"), ("users", "ben"), ("users", "*"), ("*",)]:
+        store.put(ns, "k", {"text": f"A note kept under {'/'.join(ns)}."})
+    assert {h.namespace for h in store.search(("*",))} == {("*",)}
+    assert {h.namespace for h in store.search(("users", "*"))} == {("users", "*")}
+    assert len(store.search(("users",))) == 3
+    assert store.list_namespaces(prefix=("users", "*")) == [("users", "*"), ("users", "ana"), ("users", "ben")]

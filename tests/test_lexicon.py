@@ -139,3 +139,26 @@ def test_importing_the_gate_or_the_lexicon_does_not_load_the_embedder():
             "print(sorted(m for m in sys.modules if m.startswith('memsieve.embedding')))\n")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "[]", out.stdout + out.stderr
+
+
+@pytest.mark.parametrize("text, who, terms", [
+    ("I like tea.", "user", set()), ("My mother likes tea with lemon.", "person", {"mother"}),
+    ("Tomas, my roommate, plays the cello.", "person", {"toma", "roommat"}),
+    ("My wife's boss is very relaxed.", "person", {"boss"}), ("I visit my sister every Easter.", "user", set()),
+    ("My dog weighs 30 kilos.", "person", {"dog"}), ("The wifi password is hunter2.", "user", set()),
+    ("She is afraid of the dark.", "other", set()),
+])
+def test_the_lexicon_reads_whom_a_text_is_about(text, who, terms):
+    got = ENGLISH.subject(text)
+    assert (got.who, set(got.terms)) == (who, terms)
+
+
+def test_a_requests_subject_leaves_its_asking_out():
+    assert ENGLISH.request_subject("forget that I like tea")[1].who == "user"
+    assert ENGLISH.request_subject("Please forget what I told you about my brother's job")[1].terms == {"brother"}
+    assert ENGLISH.request_subject("forget what I said about Jonas")[1].names == {"jona"}
+    assert ENGLISH.request_subject("forget her birthday")[1].who == "other"
+    assert parse_request("forget everything about my boss").person_only
+    # A lexicon without self words reads no "ich" (an unknown opening word is only maybe a person), and
+    # forgetting then names by the words alone (test_forget_requests_are_read_in_the_lexicons_language).
+    assert not GERMAN.subject("Ich wohne in Berlin.").sure

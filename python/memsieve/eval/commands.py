@@ -19,6 +19,7 @@ BENCHMARKS: dict[str, str] = {
     "locomo": "memsieve.eval.runner",
     "updates": "memsieve.eval.updates",
     "longmemeval": "memsieve.eval.longmemeval",
+    "forget": "memsieve.eval.forget",
 }
 
 # The third-party modules of the ``eval`` extra (pyproject.toml), by import name.

@@ -27,10 +27,12 @@ Mapping:
       ``Memory.restore`` stores after all. ``BaseStore.put`` returns None,
       so the decisions of the last batch are in ``store.last_decisions``.
     - ``search`` with a query is memsieve's default search in every namespace
-      under the prefix, each namespace's results in memsieve's order, the
+      under the prefix (a literal prefix: ``"*"`` is a label, as in LangGraph's
+      InMemoryStore; ``list_namespaces`` patterns are where it is a wildcard), each namespace's results in memsieve's order, the
       lists merged by their next memory's cosine to the query; without a
       query, items newest first.
-      ``filter`` applies to the values (see memsieve.integrations.store_filters).
+      ``filter`` applies to the values as InMemoryStore applies it (see
+      memsieve.integrations.store_filters).
       An item put with ``index=False`` is stored (and gated) but left out of
       searches with a query.
 
@@ -232,10 +234,12 @@ class MemsieveStore(BaseStore):
     def _search(self, op: SearchOp) -> list[SearchItem]:
         flt = check_filter(op.filter)
         namespaces = self._namespaces(prefix=op.namespace_prefix)
+        # Every item under the prefix meets the filter, with a query too: an operator that cannot compare a
+        # value fails the search whichever items the ranking reaches, as in LangGraph's InMemoryStore.
+        items = [_search_item(_item(m, ns), None) for ns in namespaces
+                 for m in self.memory.get_all(user_id=namespace_user(ns))]
+        items = [it for it in items if matches(it.value, flt)]
         if op.query is None:
-            items = [_search_item(_item(m, ns), None) for ns in namespaces
-                     for m in self.memory.get_all(user_id=namespace_user(ns))]
-            items = [it for it in items if matches(it.value, flt)]
             items.sort(key=lambda it: it.updated_at, reverse=True)
             return items[op.offset: op.offset + op.limit]
         want = op.offset + op.limit
@@ -288,13 +292,13 @@ class MemsieveStore(BaseStore):
         out = set()
         for key in self.memory.store.scope_keys():
             namespace = scope_namespace(Scope.from_key(key))
-            if namespace is not None and pattern_matches(namespace, prefix, at="prefix"):
+            if namespace is not None and namespace[: len(prefix)] == tuple(prefix):  # literal: "*" is a label
                 if self.memory.get_all(user_id=namespace_user(namespace), limit=1):
                     out.add(namespace)
         return sorted(out)
 
     def _list_namespaces(self, op: ListNamespacesOp) -> list[tuple[str, ...]]:
-        names = self._namespaces()
+        names = self._namespaces()  # the patterns below are where "*" matches any label
         for cond in op.match_conditions or ():
             names = [n for n in names if pattern_matches(n, cond.path, at=cond.match_type)]
         if op.max_depth is not None:

@@ -1,14 +1,24 @@
-"""The filters and namespace patterns of LangGraph's ``BaseStore``, evaluated on plain values.
+"""The filters and namespace patterns of LangGraph's ``BaseStore``, evaluated as its ``InMemoryStore`` does.
 
-Kept apart from the store so the rules can be read (and tested) on their own:
+Kept apart from the store so the rules can be read (and tested) on their own.
+The reference is LangGraph's own in-memory store (a differential test,
+tests/test_langgraph.py, runs both on the same puts and searches):
 
-- A filter maps a field (a dotted path into the item's value) to either a
-  value, which must equal the field, or a mapping of operators: ``$eq``,
-  ``$ne``, ``$gt``, ``$gte``, ``$lt``, ``$lte``. Order comparisons hold only
-  between two numbers or two strings (an ISO date compares as text); any other
-  pair does not match, so a missing field never passes ``$gt``.
-- A namespace pattern is a tuple of labels in which ``"*"`` matches any one
-  label, anchored at the start (prefix) or the end (suffix) of a namespace.
+- A filter maps a top-level key of the item's value to a condition; a key
+  the value lacks reads as None (so ``{"x": None}`` matches a missing ``x``,
+  and a dotted key is a key, not a path).
+- A condition that is a mapping with any ``$`` key is a set of operators,
+  all of which must hold: ``$eq`` and ``$ne`` are Python's ``==`` and ``!=``
+  (``1 == 1.0 == True``); ``$gt``, ``$gte``, ``$lt`` and ``$lte`` compare
+  both sides as floats (``"10"`` is 10.0, ``True`` is 1.0), and a side that
+  is no number (None, ``"abc"``, a list) makes the search fail with
+  InvalidInputError, as LangGraph's store raises.
+- Another mapping matches a mapping value key by key, recursively; a list or
+  tuple matches a list or tuple of the same length element by element; any
+  other condition is compared with ``==``.
+- A search's namespace prefix is literal: ``"*"`` is a label like any
+  other. A pattern of ``list_namespaces`` (prefix or suffix) is where
+  ``"*"`` matches any one label.
 """
 
 from __future__ import annotations
@@ -37,20 +47,30 @@ def check_filter(flt: Any) -> dict[str, Any]:
     if not isinstance(flt, Mapping) or not all(isinstance(k, str) and k for k in flt):
         raise InvalidInputError(f"filter must be a mapping of field names to conditions, got {short_repr(flt)}")
     for field, cond in flt.items():
-        if _is_operators(cond):
+        _check_condition(field, cond)
+    return dict(flt)
+
+
+def _check_condition(field: str, cond: Any) -> None:
+    if isinstance(cond, Mapping):
+        if any(isinstance(k, str) and k.startswith("$") for k in cond):
             unknown = [op for op in cond if op not in OPERATORS]
             if unknown:
                 raise InvalidInputError(f"filter on {field!r} uses unknown operator {unknown[0]!r}; "
                                         f"use one of {', '.join(OPERATORS)}")
-    return dict(flt)
-
-
-def _is_operators(cond: Any) -> bool:
-    return isinstance(cond, Mapping) and bool(cond) and all(isinstance(k, str) and k.startswith("$") for k in cond)
+            return
+        for k, v in cond.items():
+            _check_condition(f"{field}.{k}", v)
+    elif isinstance(cond, (list, tuple)):
+        for v in cond:
+            _check_condition(field, v)
 
 
 def lookup(value: Mapping[str, Any], path: str) -> Any:
-    """The field at a dotted path of ``value`` (``"a.b"`` is ``value["a"]["b"]``); a missing one is _MISSING."""
+    """The field at a dotted path of ``value`` (``"a.b"`` is ``value["a"]["b"]``); a missing one is _MISSING.
+
+    For the fields a store indexes, not for filters (a filter's key is a top-level key).
+    """
     if path in value:  # a key that itself holds a dot wins over the nested reading
         return value[path]
     node: Any = value
@@ -61,31 +81,41 @@ def lookup(value: Mapping[str, Any], path: str) -> Any:
     return node
 
 
-def _comparable(a: Any, b: Any) -> bool:
-    def number(x: Any) -> bool:
-        return isinstance(x, (int, float)) and not isinstance(x, bool)
-
-    return (number(a) and number(b)) or (isinstance(a, str) and isinstance(b, str))
+def _number(x: Any, op: str) -> float:
+    try:
+        return float(x)
+    except (TypeError, ValueError, OverflowError):
+        raise InvalidInputError(f"filter operator {op!r} compares numbers, and {short_repr(x)} is none; "
+                                f"filter on a field that holds numbers (or numeric strings)") from None
 
 
 def _holds(actual: Any, op: str, operand: Any) -> bool:
     if op == "$eq":
-        return actual is not _MISSING and actual == operand
+        return bool(actual == operand)
     if op == "$ne":
-        return actual is _MISSING or actual != operand
-    return actual is not _MISSING and _comparable(actual, operand) and _ORDER[op](actual, operand)
+        return bool(actual != operand)
+    return _ORDER[op](_number(actual, op), _number(operand, op))
+
+
+def _agrees(actual: Any, cond: Any) -> bool:
+    """Whether a field's value (None when missing) meets one condition of a filter."""
+    if isinstance(cond, Mapping):
+        if any(isinstance(k, str) and k.startswith("$") for k in cond):
+            return all(_holds(actual, op, operand) for op, operand in cond.items())
+        return isinstance(actual, Mapping) and all(_agrees(actual.get(k), v) for k, v in cond.items())
+    if isinstance(cond, (list, tuple)):
+        return (isinstance(actual, (list, tuple)) and len(actual) == len(cond)
+                and all(_agrees(a, c) for a, c in zip(actual, cond)))
+    return bool(actual == cond)
 
 
 def matches(value: Mapping[str, Any], flt: Mapping[str, Any]) -> bool:
-    """Whether ``value`` passes every condition of a filter checked by :func:`check_filter`."""
-    for field, cond in flt.items():
-        actual = lookup(value, field)
-        if _is_operators(cond):
-            if not all(_holds(actual, op, operand) for op, operand in cond.items()):
-                return False
-        elif actual is _MISSING or actual != cond:
-            return False
-    return True
+    """Whether ``value`` passes every condition of a filter checked by :func:`check_filter`, in order.
+
+    Raises:
+        InvalidInputError: an order operator met a side that is not a number.
+    """
+    return all(_agrees(value.get(field), cond) for field, cond in flt.items())
 
 
 def pattern_matches(namespace: Sequence[str], pattern: Sequence[str], *, at: str) -> bool:

@@ -40,6 +40,36 @@ in-law stepmother stepfather stepson stepdaughter friend colleague coworker co-w
 neighbour neighbor roommate flatmate housemate landlord landlady
 """.split())
 
+#: Words that name the speaker: a text whose first person reference is one of
+#: these is about the user (memsieve.text.subjects).
+SELF_WORDS = frozenset("i me my mine myself we us our ours ourselves i'm i've i'd i'll we're we've we'd we'll".split())
+
+#: The first-person possessives among them: before a relation word ("my mother")
+#: they name that person, not the user.
+SELF_POSSESSIVES = frozenset({"my", "our"})
+
+#: Pronouns for someone other than the speaker: "forget her birthday" is not the user's.
+OTHER_PRONOUNS = frozenset(
+    "he him his himself she her hers herself they them their theirs themselves he's she's they're".split())
+
+#: Animals a fact is often about, named like a relation ("my dog weighs 30 kilos" is
+#: not the user's weight). Read only for whom a fact is about, not as relations.
+COMPANIONS = frozenset("dog dogs cat cats puppy kitten pet pets parrot hamster rabbit horse pony".split())
+
+#: The opening of a request to forget, up to its verb: cut before the subject is read
+#: ("Could you please forget ...", "Delete ...", "Stop storing ...").
+REQUEST_OPENING = (
+    r"^.*?\b(?:forget|delete|remove|erase|wipe|scrap|discard|purge|(?:stop|quit)\s+(?:remembering|storing|keeping)"
+    r"|(?:don'?t|do not)\s+(?:keep|store|remember))\b"
+)
+
+#: The request's own framing, where the user speaks of having said it ("what I told
+#: you about", "that I mentioned"): cut too, so its "I" does not make the user the subject.
+REQUEST_FRAMING = (
+    r"\b(?:everything|anything|all|what|that|things?|stuff)?\s*(?:i|we)\s+(?:said|told|mentioned|shared|wrote|"
+    r"typed|say|tell|mention)(?:\s+(?:you|to you))?\b"
+)
+
 #: Words a request to forget is made of, not what it is about.
 REQUEST_WORDS = frozenset((
     "please forget delete remove erase wipe drop scrap discard purge clear keep store save remember "

@@ -33,6 +33,7 @@ from memsieve.text import english
 from memsieve.text.cues import find_cues, find_identifying_values, find_subject_terms
 from memsieve.text.fold import fold, words
 from memsieve.text.rarity import load_ranks, rarity_of_rank
+from memsieve.text.subjects import Subject, find_subject, relation_names
 
 # The gate meets each candidate's cues twice or more (scored, then stored) and a
 # common word's rarity in nearly every candidate; remembering recent answers
@@ -54,14 +55,14 @@ def _entries(value: Any, *, name: str) -> frozenset[str]:
     return frozenset(out)
 
 
-def _pattern(value: Any, *, name: str) -> re.Pattern[str] | None:
+def _pattern(value: Any, *, name: str, flags: int = 0) -> re.Pattern[str] | None:
     if value is None:
         return None
     if not isinstance(value, str) or not value:
         raise ConfigError(f"lexicon {name} must be a non-empty regular expression string or None, got {value!r}; "
                           f"pass e.g. r'\\bforget\\b', or None when no text is one")
     try:
-        return re.compile(value)
+        return re.compile(value, flags)
     except re.error as exc:
         raise ConfigError(f"lexicon {name} {value!r:.80} is not a valid regular expression ({exc}); fix it") from None
 
@@ -105,6 +106,14 @@ class Lexicon:
         determiners: words that may open a clause before its subject ("the", "my").
         value_labels: nouns whose number is an attribute's value, not the name of a
             thing ("code 4471"); after any other noun a number names which one ("room 101").
+        self_words: first-person words ("i", "my", "i'm"): the user (memsieve.text.subjects).
+        self_possessives: the possessives among them ("my"), which before a relation word name that person.
+        other_pronouns: third-person pronouns ("she", "his"): someone not the user.
+        companions: animals a fact is about, read like relation words for its subject ("dog").
+        request_opening: a regular expression for a request's opening up to its verb
+            ("could you forget"), cut before its subject is read; None: nothing is cut.
+        request_framing: a regular expression for the request's talk of having said
+            it ("what i told you"), cut too; None: nothing is cut.
         forget_request: a regular expression, searched on the folded
             lowercased text, that finds a request to forget; None: no text is one.
         not_a_forget_request: a regular expression for texts that match
@@ -122,6 +131,12 @@ class Lexicon:
     old_words: frozenset[str] = frozenset()
     determiners: frozenset[str] = frozenset()
     value_labels: frozenset[str] = frozenset()
+    self_words: frozenset[str] = frozenset()
+    self_possessives: frozenset[str] = frozenset()
+    other_pronouns: frozenset[str] = frozenset()
+    companions: frozenset[str] = frozenset()
+    request_opening: str | None = None
+    request_framing: str | None = None
     forget_request: str | None = None
     not_a_forget_request: str | None = None
     vocabulary: Any = None
@@ -131,7 +146,7 @@ class Lexicon:
         if not isinstance(self.name, str) or not self.name.strip():
             raise ConfigError(f"lexicon name must be a non-empty string, got {self.name!r}; e.g. name='german'")
         for name in ("change_cues", "cue_suffixes", "relations", "request_words", "old_words", "determiners",
-                     "value_labels"):
+                     "value_labels", "self_words", "self_possessives", "other_pronouns", "companions"):
             object.__setattr__(self, name, _entries(getattr(self, name), name=name))
         _check_vocabulary(self.vocabulary)
         object.__setattr__(self, "_derived", _Derived(self))
@@ -152,7 +167,10 @@ class Lexicon:
         return cls(name="english", change_cues=frozenset(c for g in english.CUES.values() for c in g) - suffixes,
                    cue_suffixes=suffixes, relations=english.RELATIONS, request_words=english.REQUEST_WORDS,
                    old_words=english.OLD_WORDS, determiners=english.DETERMINERS,
-                   value_labels=english.VALUE_LABELS, forget_request=english.FORGET_REQUEST,
+                   value_labels=english.VALUE_LABELS, self_words=english.SELF_WORDS,
+                   self_possessives=english.SELF_POSSESSIVES, other_pronouns=english.OTHER_PRONOUNS,
+                   companions=english.COMPANIONS, request_opening=english.REQUEST_OPENING,
+                   request_framing=english.REQUEST_FRAMING, forget_request=english.FORGET_REQUEST,
                    not_a_forget_request=english.NOT_A_FORGET_REQUEST, vocabulary=packaged_tokenizer_path())
 
     # ---- what a text says ------------------------------------------------------
@@ -205,6 +223,44 @@ class Lexicon:
         """The request words as typed and as index terms (stemmed), to drop from a request's subject."""
         return self._derived.request_terms()
 
+    def subject(self, text: str, *, known: Iterable[str] = ()) -> Subject:
+        """Whom a text is about (memsieve.text.subjects): the user, a person, or an unnamed other.
+
+        >>> ENGLISH.subject("My mother likes tea with lemon.").terms
+        frozenset({'mother'})
+        >>> ENGLISH.subject("I like tea.").who
+        'user'
+
+        Args:
+            known: lowercased names known to be people's (from the request, or beside a relation word).
+        """
+        d = self._derived
+        return find_subject(text, self_words=self.self_words, possessives=self.self_possessives,
+                            other_pronouns=self.other_pronouns, relations=d.persons, known=known)
+
+    def request_subject(self, text: str) -> tuple[str, Subject]:
+        """A request's subject text (its opening and framing cut) and whom it is about.
+
+        >>> ENGLISH.request_subject("Please forget what I told you about my brother's job")[1].terms
+        frozenset({'brother'})
+        """
+        d = self._derived
+        folded = fold(text)
+        rest = d.request_opening.sub(" ", folded, count=1) if d.request_opening is not None else folded
+        rest = d.request_framing.sub(" ", rest) if d.request_framing is not None else rest
+        rest = " ".join(rest.split())
+        known = {s for _, s, kind in _core.tokenize_kinds(text) if kind == "name"}
+        known = {w[:-2] if w.endswith("'s") else w.rstrip("'") for w in known} | self.relation_names(text)
+        about = self.subject(rest, known=known)
+        if about.who == "person" and not about.sure:  # a capitalized word the user asks about is a person
+            about = Subject(who="person", terms=about.terms, names=about.names, own=about.own,
+                            people=about.people | about.names)
+        return rest, about
+
+    def relation_names(self, text: str) -> frozenset[str]:
+        """The names a text gives people beside a relation word ("my cousin Aisha" -> {"aisha"}), lowercased."""
+        return relation_names(text, relations=self._derived.persons, possessives=self.self_possessives)
+
     def asks_for_old(self, text: str) -> bool:
         """Whether a request asks for the older version of a fact ("forget my old address")."""
         # Read from the raw words, each part of a contraction on its own: the index
@@ -220,6 +276,9 @@ class _Derived:
         self.phrases = tuple(sorted(c for c in lexicon.change_cues if " " in c))
         self.suffixes = tuple(sorted(lexicon.cue_suffixes))
         self.forget_request = _pattern(lexicon.forget_request, name="forget_request")
+        self.request_opening = _pattern(lexicon.request_opening, name="request_opening", flags=re.IGNORECASE)
+        self.request_framing = _pattern(lexicon.request_framing, name="request_framing", flags=re.IGNORECASE)
+        self.persons = lexicon.relations | lexicon.companions
         self.not_a_forget_request = _pattern(lexicon.not_a_forget_request, name="not_a_forget_request")
         self.vocabulary = lexicon.vocabulary
         self.cues: Callable[[str], frozenset[str]] = functools.lru_cache(maxsize=_CUE_MEMO_SIZE)(self._cues)

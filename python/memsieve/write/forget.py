@@ -64,7 +64,8 @@ class ForgetPath:
     def named(self, query: ForgetQuery, vector: np.ndarray) -> list[Forgotten]:
         """The memories the deterministic rule names (memsieve.write.forgetting.choose)."""
         return choose(query, self.gate, vector, versions_of=self._versions_of, recency=self._recency,
-                      vectors_of=self.reader.embeddings_for_seqs)
+                      vectors_of=self.reader.embeddings_for_seqs,
+                      text_of=lambda s: self.rows[s].text if s in self.rows else None)
 
     def asked_of_llm(self, request: str, vector: np.ndarray, *, decide: Callable[[str, list[tuple[str, str]]], Any],
                      guard: Callable[[Any, float, float], Any], min_sim: float) -> tuple[Removal | None, Any]:

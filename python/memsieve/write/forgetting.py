@@ -13,7 +13,20 @@ memories the request is about. The rule is deterministic and explainable:
 3. When no memory covers the subject terms (the request paraphrases: "my old
    employer" for "I used to work at ..."), the memory nearest in meaning is
    named if its cosine reaches ``min_cosine``.
-4. A request for the *old* or *previous* value ("forget my old address"; the
+4. A request is about its subject (the lexicon's reading of whom a text is
+   about, memsieve.text.subjects): the user's own facts, unless it names
+   another person ("my mother", "Anna", "her"), then only that person's. A
+   memory is named only if its own subject agrees: "forget that I like tea"
+   spares "My mother likes tea with lemon", "forget where my brother lives"
+   spares the sister's home and "My brother works at a shipyard" (the
+   person's terms say whom, the rest of the request what: coverage is of
+   the rest). A request that is only a person ("everything about Oskar")
+   names every memory that gives that person by name, or as the user's own
+   relation ("my boss", not "my wife's boss").
+5. A value the request gives (a number, a date, a weekday, a name) that a
+   memory lacks while it holds another of that kind marks a near miss:
+   "forget my dentist appointment on Monday" spares the one on Friday.
+6. A request for the *old* or *previous* value ("forget my old address"; the
    lexicon's old-version words) names the older versions of the matched fact
    and spares the newest one: the versions are the matched memories' groups
    (linked by the write path, or near-duplicates).
@@ -21,14 +34,15 @@ memories the request is about. The rule is deterministic and explainable:
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from collections.abc import Callable, Collection, Sequence
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 import numpy as np
 
 from memsieve import _core
 from memsieve.text.lexicon import ENGLISH, Lexicon
+from memsieve.text.subjects import USER, Subject
 
 
 @dataclass(frozen=True)
@@ -39,11 +53,72 @@ class ForgetQuery:
         terms: the subject terms (index tokens), request words removed.
         wants_old: the request asks for the older version(s) only.
         subject: the subject as text, for embedding.
+        about: whom the request is about (the user unless it names someone).
+        values: (term, kind) of the request's values: its numbers, dates and names (rule 5).
+        person_only: the request names a person and nothing else ("everything about Oskar").
+        lexicon: the language it was read in, which reads the memories' subjects too.
     """
 
     terms: tuple[str, ...]
     wants_old: bool
     subject: str
+    about: Subject = USER
+    person_only: bool = False
+    values: tuple[tuple[str, str], ...] = ()
+    lexicon: Lexicon = field(default=ENGLISH, compare=False, repr=False)
+
+    @property
+    def what_terms(self) -> tuple[str, ...]:
+        """The terms that say what is to be forgotten: a named person's own terms left out, unless they are all."""
+        if self.about.who != "person" or self.person_only:
+            return self.terms
+        return tuple(t for t in self.terms if t not in self.about.terms)
+
+    def _other_value(self, text: str) -> bool:
+        """Whether the memory holds another value where the request's is missing ("on Friday" for "on Monday")."""
+        wanted = [(t, k) for t, k in self.values if t not in self.about.terms]
+        if not wanted:
+            return False
+        held: dict[str, set[str]] = {}
+        for term, _, kind in _core.tokenize_kinds(text):
+            held.setdefault(kind, set()).add(term)
+        asked, every = {t for t, _ in self.values}, set().union(*held.values())
+        # (presence is of any kind: a name that opens a sentence is read as a plain word)
+        return any(t not in every and held.get(k, set()) - asked for t, k in wanted)
+
+    def scoped(self, holds: Callable[[str], bool]) -> "ForgetQuery":
+        """The query in a scope: ``person_only`` when the person is all of its terms some memory holds
+        ("oh gosh, forget Ingmar": "gosh" names nothing)."""
+        if self.about.who != "person":
+            return self
+        held = [t for t in self.terms if holds(t)]
+        return replace(self, person_only=bool(self.terms) and set(held or self.terms) <= self.about.terms)
+
+    def allows(self, text: str, terms: Collection[str], *, known: Collection[str] = ()) -> bool:
+        """Whether a memory (its text and index terms) is about whom the request is (rule 4).
+
+        Args:
+            known: lowercased names known to be people's in the scope.
+        """
+        if self._other_value(text):
+            return False
+        about = self.about
+        if not self.lexicon.self_words:
+            return True  # a lexicon that cannot tell the user from others names by the words alone
+        mine = self.lexicon.subject(text, known={*known, *about.names})
+        if about.who == "user":
+            return mine.who == "user" or not mine.sure
+        if about.who == "other":
+            return mine.who != "user"
+        if self.person_only:
+            if about.names:
+                return bool(about.names & set(terms))
+            return bool(about.terms & mine.own)  # "my boss", not "my wife's boss"
+        if mine.who != "person":
+            return False
+        if about.names and mine.names:
+            return bool(about.names & mine.names)
+        return bool(about.terms & mine.terms)
 
 
 def parse_request(what: str, *, lexicon: Lexicon = ENGLISH) -> ForgetQuery:
@@ -58,25 +133,39 @@ def parse_request(what: str, *, lexicon: Lexicon = ENGLISH) -> ForgetQuery:
     wants_old = lexicon.asks_for_old(what)
     terms: list[str] = []
     surfaces: list[str] = []
-    for term, surface, _ in kinds:
+    values: list[tuple[str, str]] = []
+    for term, surface, kind in kinds:
         if term in request or surface in request or surface in lexicon.old_words or term in terms:
             continue
         terms.append(term)
         surfaces.append(surface)
-    return ForgetQuery(terms=tuple(terms), wants_old=wants_old, subject=" ".join(surfaces) or what)
+        if kind in ("number", "name"):
+            values.append((term, kind))
+    _, about = lexicon.request_subject(what)
+    if about.who == "person" and not about.terms & set(terms):
+        about = USER  # the "person" was a word of the asking ("Bitte ..."), not of the subject
+    person_only = about.who == "person" and bool(terms) and set(terms) <= about.terms
+    return ForgetQuery(terms=tuple(terms), wants_old=wants_old, subject=" ".join(surfaces) or what, about=about,
+                       person_only=person_only, values=tuple(values), lexicon=lexicon)
 
 
 def coverage(query: ForgetQuery, memory_terms: set[str], idf: Callable[[str], float]) -> float:
-    """IDF-weighted share of the query's subject terms that the memory holds (0.0 without terms)."""
-    total = sum(max(idf(t), 1e-6) for t in query.terms)
+    """IDF-weighted share of the query's subject terms that the memory holds (0.0 without terms).
+
+    The terms are what the request asks to forget (``ForgetQuery.what_terms``):
+    a named person's terms are the subject rule's to check, not coverage's.
+    """
+    terms = query.what_terms
+    total = sum(max(idf(t), 1e-6) for t in terms)
     if total <= 0.0:
         return 0.0
-    return sum(max(idf(t), 1e-6) for t in query.terms if t in memory_terms) / total
+    return sum(max(idf(t), 1e-6) for t in terms if t in memory_terms) / total
 
 
 def named_memories(query: ForgetQuery, *, keys: Sequence[int], terms_of: Callable[[int], set[str]],
                    idf: Callable[[str], float], cosines: Sequence[float], min_coverage: float = 0.5,
-                   min_cosine: float = 0.45) -> list[tuple[int, str]]:
+                   min_cosine: float = 0.45, allowed: Callable[[int], bool] = lambda key: True
+                   ) -> list[tuple[int, str]]:
     """(key, reason) of each memory the request names, before versions are considered.
 
     Args:
@@ -85,15 +174,19 @@ def named_memories(query: ForgetQuery, *, keys: Sequence[int], terms_of: Callabl
         terms_of: a memory's stored index terms.
         idf: the scope's IDF of a term.
         cosines: each memory's cosine to the request's subject, aligned with ``keys``.
+        allowed: whether a memory is about whom the request is (``ForgetQuery.allows``).
     """
     named = []
     for key in keys:
         c = coverage(query, terms_of(key), idf)
-        if c >= min_coverage:
+        if c >= min_coverage and allowed(key):
             named.append((key, f"it holds {c:.0%} of the request's subject terms, weighted by rarity"))
     if named or not keys:
         return named
-    best = max(range(len(keys)), key=lambda i: (cosines[i], -i))
+    fits = [i for i in range(len(keys)) if allowed(keys[i])]
+    if not fits:
+        return []
+    best = max(fits, key=lambda i: (cosines[i], -i))
     if cosines[best] >= min_cosine:
         return [(keys[best], f"no memory holds the request's words; it is the closest in meaning "
                              f"(cosine {cosines[best]:.2f})")]
@@ -123,9 +216,27 @@ class Forgotten:
     reason: str
 
 
+def subject_filter(query: ForgetQuery, texts: dict[int, str], terms_of: Callable[[int], Collection[str]]
+                   ) -> Callable[[int], bool]:
+    """``ForgetQuery.allows`` of each memory of ``texts`` (seq -> text), the scope's known names drawn from
+    them all ("my cousin Aisha" makes "Aisha is a nurse" Aisha's); a memory without a text is not allowed."""
+    known: set[str] = set()
+    for text in texts.values():
+        known |= query.lexicon.relation_names(text)
+    memo: dict[int, bool] = {}
+
+    def allowed(seq: int) -> bool:
+        if seq not in memo:
+            memo[seq] = seq in texts and query.allows(texts[seq], terms_of(seq), known=known)
+        return memo[seq]
+
+    return allowed
+
+
 def choose(query: ForgetQuery, gate: Any, subject_vector: np.ndarray, *, versions_of: Callable[[list[int]],
            list[tuple[int, int]]], recency: Callable[[int], tuple[str, str, int]],
-           vectors_of: Callable[[list[int]], dict[int, np.ndarray]], min_coverage: float = 0.5,
+           vectors_of: Callable[[list[int]], dict[int, np.ndarray]], text_of: Callable[[int], str | None],
+           min_coverage: float = 0.5,
            min_cosine: float = 0.45, version_cos: float = 0.2, relevance_gap: float = 0.12,
            min_relevance: float = 0.15) -> list[Forgotten]:
     """The memories of one scope's gate that a request to forget names (see the module docstring).
@@ -137,6 +248,7 @@ def choose(query: ForgetQuery, gate: Any, subject_vector: np.ndarray, *, version
         versions_of: pairs of seqs that are versions of one fact, among those given (write-path links).
         recency: a memory's (valid_from, created_at, seq) sort key.
         vectors_of: the (d,) embeddings of some memories, by seq.
+        text_of: a memory's text (None if unknown), for whom it is about (rule 4).
         version_cos: memories at least this close to the matched one, and
             about as close to the request's subject (within ``relevance_gap``
             of it, and at least ``min_relevance``), are its versions too. The
@@ -147,18 +259,21 @@ def choose(query: ForgetQuery, gate: Any, subject_vector: np.ndarray, *, version
     """
     if not len(gate):
         return []
+    query = query.scoped(lambda t: bool(gate.term_df(t)))
     lexical = [s for s, _ in gate.keyword_search(" ".join(query.terms), len(gate))] if query.terms else []
     near_seqs, near_cos = gate.nearest(subject_vector, min(10, len(gate)))
     near = [int(s) for s in near_seqs]
     keys = list(dict.fromkeys(lexical + near))
     cos_of = dict(zip(near, (float(c) for c in near_cos)))
+    texts = {k: t for k in keys if (t := text_of(k)) is not None}
+    allowed = subject_filter(query, texts, gate.terms_of)
     named = named_memories(query, keys=keys, terms_of=gate.terms_of, idf=_scope_idf(gate),
                            cosines=[cos_of.get(k, -1.0) for k in keys], min_coverage=min_coverage,
-                           min_cosine=min_cosine)
+                           min_cosine=min_cosine, allowed=allowed)
     if not query.wants_old:
         return [Forgotten(seq=k, reason=r) for k, r in named]
     # "my old address": the matched fact's older versions go, its newest stays.
-    chosen = [k for k, _ in named] or near[:1]
+    chosen = [k for k, _ in named] or [k for k in near if allowed(k)][:1]
     group = set(chosen)
     for a, b in versions_of(near + chosen):
         if a in group or b in group:
@@ -170,6 +285,7 @@ def choose(query: ForgetQuery, gate: Any, subject_vector: np.ndarray, *, version
         rel_c = float(vectors[c] @ subject_vector)
         group |= {k for k in near if k in vectors and float(vectors[k] @ vectors[c]) >= version_cos
                   and float(vectors[k] @ subject_vector) >= max(min_relevance, rel_c - relevance_gap)}
+    group = {k for k in group if allowed(k)}  # a version of the user's fact is the user's, not the brother's
     if len(group) < 2:
         return []  # nothing older to forget: the request names the only version
     newest = max(group, key=recency)

@@ -9,7 +9,8 @@ A soft delete keeps a memory's text and embedding (inactive, readable with
   deterministic rule names (memsieve.write.forgetting), and the scope's
   *inactive* memories (soft-deleted, superseded, retired by a merge) whose
   terms cover the request's subject terms as the rule requires, weighted by
-  rarity over the active and inactive memories together (an inactive memory
+  rarity over the active and inactive memories together, and that are about
+  whom the request is (the rule's subject check) (an inactive memory
   is never named by meaning alone: a purge cannot be undone);
 - in both cases, every memory a consolidation merge in force retired into a
   memory purged, at any depth (a member of a merge whose kept memory was
@@ -39,7 +40,7 @@ from memsieve import _core
 from memsieve.records import MemoryItem
 from memsieve.scope import Scope
 from memsieve.write.forget import ForgetPath
-from memsieve.write.forgetting import ForgetQuery, coverage
+from memsieve.write.forgetting import ForgetQuery, coverage, subject_filter
 from memsieve.write.retired import retired_into
 
 #: Share of the request's subject terms (weighted by rarity) an inactive memory must hold to be named.
@@ -105,10 +106,12 @@ def inactive_named(reader: Any, gate: Any, scope: Scope, query: ForgetQuery, *,
             weights[term] = math.log(1.0 + (n - df + 0.5) / (df + 0.5)) if df else 0.0
         return weights[term]
 
+    query = query.scoped(lambda t: idf(t) > 0.0)
+    allowed = subject_filter(query, {seq: text for seq, _, text in rows}, lambda seq: terms[seq])
     out = []
     for seq, memory_id, _ in rows:
         c = coverage(query, terms[seq], idf)
-        if c >= min_coverage:
+        if c >= min_coverage and allowed(seq):
             out.append((seq, memory_id, f"an inactive memory holding {c:.0%} of the request's subject terms, "
                                         "weighted by rarity"))
     return out

@@ -111,17 +111,20 @@ class ScopedMemory:
     # ---- reading ---------------------------------------------------------------
 
     def search(self, query: str, *, limit: int = 10, filters: dict[str, Any] | None = None, as_of: Any = None,
-               mode: SearchMode = "hybrid", current_only: bool = False) -> list[SearchResult]:
+               mode: SearchMode = "hybrid", current_only: bool = False,
+               reference_time: Any = None) -> list[SearchResult]:
         """``Memory.search`` in this scope: the memories that best match ``query``."""
         return self._memory.search(query, limit=limit, filters=filters, as_of=as_of, mode=mode,
-                                   current_only=current_only, **self._ids)
+                                   current_only=current_only, reference_time=reference_time, **self._ids)
 
     def context(self, query: str, *, limit: int = 10, filters: dict[str, Any] | None = None, as_of: Any = None,
                 mode: SearchMode | None = None, order: Order = "relevance", dated: bool = True,
-                current_only: bool = False, date_format: DateFormat = DEFAULT_DATE_FORMAT) -> str:
+                current_only: bool = False, date_format: DateFormat = DEFAULT_DATE_FORMAT,
+                reference_time: Any = None) -> str:
         """``Memory.context`` in this scope: search, rendered as prompt text."""
         return self._memory.context(query, limit=limit, filters=filters, as_of=as_of, mode=mode, order=order,
-                                    dated=dated, current_only=current_only, date_format=date_format, **self._ids)
+                                    dated=dated, current_only=current_only, date_format=date_format,
+                                    reference_time=reference_time, **self._ids)
 
     def get(self, memory_id: str) -> MemoryItem:
         """``Memory.get`` of a memory of this scope, active or deleted (another scope's id is not found)."""

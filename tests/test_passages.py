@@ -259,3 +259,19 @@ def test_the_gate_counts_a_long_memory_once_among_the_nearest():
     parts.drop(5)
     assert len(parts) == 0 and parts.nearest_memories(*own, q, 3)[0].tolist() == [1, 2, 3]
     assert 5 * PART_BASE + 1 > 5  # keys are derived, never a memory's own seq
+
+
+def test_postgres_stores_hydrates_and_purges_the_passages(pg_url):
+    emb = TableEmbedder()
+    mem = Memory(pg_url, embedder=emb)
+    mem.add("a memory that stays", **U)
+    memory_id, query = _long_memory(mem, emb, long_text(4000))
+    fresh = Memory(pg_url, embedder=emb)
+    assert fresh.search(query, mode="dense", limit=1, **U)[0].id == memory_id
+    n = mem.store._q("SELECT COUNT(*) FROM memory_parts").fetchone()[0]
+    assert n == len(passage_spans(long_text(4000))) - 1
+    mem.purge(memory_id, **U)
+    assert mem.store._q("SELECT COUNT(*) FROM memory_parts").fetchone()[0] == 0
+    assert memory_id not in [h.id for h in fresh.search(query, mode="dense", limit=5, **U)]
+    for m in (mem, fresh):
+        m.close()

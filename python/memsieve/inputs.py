@@ -22,10 +22,13 @@ from typing import Any, Literal, overload
 
 from memsieve.errors import ConfigError, InvalidInputError, InvalidTextError, NotFoundError, short_repr
 
-#: Longest text one candidate may hold. The default embedder truncates at 256
-#: tokens (roughly 1,000 characters of English); longer texts are refused rather
-#: than silently cut, so the caller decides how to split them.
-MAX_TEXT_CHARS = 4000
+#: Longest text one candidate may hold: 100,000 characters, well above any chat
+#: turn (LongMemEval's longest are about 40,000). The embedder reads about 1,000
+#: characters; a longer text is also embedded passage by passage
+#: (memsieve.write.passages), so every part of it counts in the gate and is
+#: found by search. The limit bounds one write's cost: a text of 100,000
+#: characters is ~140 passages to embed.
+MAX_TEXT_CHARS = 100_000
 
 #: Deepest nesting of dicts and lists in metadata. JSON from real tools rarely
 #: passes 10 levels; the cap keeps encoding far below Python's recursion limit.

@@ -139,6 +139,7 @@ class MergeWriter:
             tx.add_history(r["id"], self.scope, event="UNCONSOLIDATE", old_text=None, new_text=row.text,
                            layer=LAYER, reason=reason, now=self.now, extra=extra)
             self.gate.add(r["seq"], row.embedding, row.share, row.text)
+            self.gate.load_parts(tx.parts_of([r["seq"]], self.gate.dim))  # kept while it was retired
         tx.set_row_state(kept["seq"], RowState.from_dict(kept["before"]))
         if kept["text_changed"]:
             old = tx.last_version(kept["seq"])

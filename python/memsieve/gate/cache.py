@@ -39,6 +39,8 @@ _ROW_OVERHEAD = 280
 # hnswlib stores the vector again plus 2*M links of 4 bytes on level 0 (M=16)
 # and a label; upper levels add little.
 _INDEX_ROW_OVERHEAD = 2 * 16 * 4 + 16
+# A passage row's share of the Rust id maps and the Vec slots (no text, no share, no id).
+_PART_OVERHEAD = 64
 # A scope's fixed cost: the Python objects, the lock, the Rust struct.
 _SCOPE_OVERHEAD = 4096
 
@@ -50,6 +52,8 @@ def gate_bytes(gate: ScopeGate) -> int:
     size = _SCOPE_OVERHEAD + n * (gate.dim * 4 + _ROW_OVERHEAD) + gate.state.quant_bytes
     if gate.index is not None:
         size += n * (gate.dim * 4 + _INDEX_ROW_OVERHEAD)
+    # A long memory's passages: a float32 row each (and its int8 copy), an id on both sides of the binding.
+    size += len(gate.parts) * (gate.dim * 4 + _PART_OVERHEAD) + gate.parts.quant_bytes
     return size
 
 
@@ -215,6 +219,7 @@ class ScopeGates:
                              index_path=self._index_path(scope), lexicon=self._lexicon)
             vectors = self._store.scope_vectors(scope, dim)
             gate.load(vectors.seqs, vectors.matrix, vectors.shares, vectors.texts)
+            gate.load_parts(self._store.scope_parts(scope, dim))
             if cached is not None:
                 gate.trace = cached.trace
                 self._evict(key, save=False)

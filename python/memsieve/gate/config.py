@@ -92,6 +92,12 @@ class GateConfig:
             every row that may reach the top k re-scored in float32, so
             decisions and search results are the float32 ones; it saves scan
             bandwidth, not memory (docs/QUANT.md).
+        passages: embed a text longer than the embedder's window (1,000
+            characters; memsieve.write.passages) passage by passage too, so
+            that every part of it counts in the gate (a long text is a NOOP
+            only if each of its passages is) and is found by dense search (a
+            memory scores its best passage). A text that fits has one vector
+            either way. False judges and finds a long text by its opening only.
     """
 
     # scoring
@@ -122,6 +128,7 @@ class GateConfig:
     crud_update_min_sim: float = 0.35
     exact_dedup: bool = True
     vectors: VectorStorage = "float32"
+    passages: bool = True
 
     def __post_init__(self) -> None:
         profile = profile_class(self.profile)  # ConfigError naming the known profiles
@@ -131,6 +138,8 @@ class GateConfig:
             )
         if self.vectors not in _VECTOR_STORAGES:
             raise ConfigError(f"unknown vectors {self.vectors!r}; use one of {', '.join(_VECTOR_STORAGES)}")
+        if not isinstance(self.passages, bool):
+            raise ConfigError(f"passages must be True or False, got {self.passages!r}")
         if profile.needs_fixed_tau and self.tau is None:
             raise ConfigError(f"the {self.profile} profile needs a fixed threshold; pass tau=0.25 (cosine 0.75)")
         for name in ("tau", "delta", "kappa_c", "gamma", "tau_min", "tau_max", "prior_share", "prior_weight",

@@ -17,7 +17,7 @@ from __future__ import annotations
 import functools
 import math
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any, TypeVar
 
 import numpy as np
@@ -25,12 +25,14 @@ import numpy as np
 from memsieve import _core
 from memsieve.gate.ann import ScopeIndex
 from memsieve.gate.config import GateConfig
+from memsieve.gate.parts import PartRows
 from memsieve.gate.score import GateScore
 from memsieve.gate.threshold import Threshold, adaptive_threshold
 from memsieve.text.lexicon import ENGLISH, Lexicon
+from memsieve.write.passages import Part
 
 if TYPE_CHECKING:
-    from memsieve.store.base import ChangesRow
+    from memsieve.store.base import ChangesRow, PartsRow
 
 # GateScore is scored here and handed on: the write path imports it with ScopeGate.
 __all__ = ["GateScore", "ScopeGate", "new_threshold"]
@@ -82,6 +84,8 @@ class ScopeGate:
         self.profile = config.gate_profile()
         self.dim = dim
         self.state = _core.ScopeState(dim, vectors=config.vectors)
+        # The passages 1.. of its long memories (memsieve.gate.parts); empty in a scope of short texts.
+        self.parts = PartRows(dim, vectors=config.vectors)
         # The scope's own bm25 index: keyword search and the information term
         # read it, and it changes with the vectors, so one catch-up serves both.
         self.keywords = _core.KeywordIndex()
@@ -135,6 +139,11 @@ class ScopeGate:
                                              count=len(self.state))
             if self.index is None:
                 self.index = ScopeIndex.build(self.state.ids(), self.state.vectors(), dim=self.dim)
+
+    @_locked
+    def load_parts(self, rows: "PartsRow") -> None:
+        """Bulk-load the passage rows of the scope's active memories (hydration, after ``load``)."""
+        self.parts.load(rows.seqs, rows.parts, rows.matrix)
 
     @_locked
     def save_index(self) -> None:
@@ -237,18 +246,21 @@ class ScopeGate:
 
     @_locked
     def nearest(self, vector: np.ndarray, k: int) -> tuple[np.ndarray, np.ndarray]:
+        """The k nearest memories (seqs, cosines), best first, each at its best cosine over its rows."""
         if self.index is not None:
-            return self.index.knn(vector, k)
-        if len(self.state) == 0:
+            seqs, cos = self.index.knn(vector, k)
+        elif len(self.state) == 0:
             return np.empty(0, np.int64), np.empty(0, np.float32)
-        return self.state.nearest(vector, k)
+        else:
+            seqs, cos = self.state.nearest(vector, k)
+        return self.parts.nearest_memories(seqs, cos, vector, k)
 
     # ---- changes -------------------------------------------------------------
 
     @_locked
-    def add(self, seq: int, vector: np.ndarray, share: float, text: str) -> None:
-        """Store a new memory and count its share (``ScopeGate.share(score)``; nan: none)."""
-        self._put(seq, vector, share, text)
+    def add(self, seq: int, vector: np.ndarray, share: float, text: str, parts: Sequence[Part] = ()) -> None:
+        """Store a new memory (and its passages 1..) and count its share (``ScopeGate.share(score)``; nan: none)."""
+        self._put(seq, vector, share, text, parts)
         self.threshold.on_add(share)
         self.dirty.add(seq)
 
@@ -264,9 +276,9 @@ class ScopeGate:
         self.threshold.on_add(self.share(s))
 
     @_locked
-    def replace(self, seq: int, vector: np.ndarray, text: str) -> None:
-        """An UPDATE changed this memory's text: swap its vector and terms, keep its threshold share."""
-        self._put(seq, vector, self.shares.get(seq, math.nan), text)
+    def replace(self, seq: int, vector: np.ndarray, text: str, parts: Sequence[Part] = ()) -> None:
+        """An UPDATE changed this memory's text: swap its vector, passages and terms, keep its threshold share."""
+        self._put(seq, vector, self.shares.get(seq, math.nan), text, parts)
         self.dirty.add(seq)
 
     @_locked
@@ -290,12 +302,13 @@ class ScopeGate:
                 self._put(int(seq), np.ascontiguousarray(vector), float(share), text)
             else:
                 self._drop(int(seq))
+        self.parts.load(changes.parts.seqs, changes.parts.parts, changes.parts.matrix)
         self.threshold = self.profile.restore_threshold(threshold, sage_tau=sage_tau)
         self._sage_tau_read = sage_tau
         self.revision = revision
 
-    def _put(self, seq: int, vector: np.ndarray, share: float, text: str) -> None:
-        """Store or overwrite a vector, its terms and its share, leaving the threshold alone."""
+    def _put(self, seq: int, vector: np.ndarray, share: float, text: str, parts: Sequence[Part] = ()) -> None:
+        """Store or overwrite a vector, its passages, its terms and its share, leaving the threshold alone."""
         existed = self.state.contains(seq)
         if existed:
             self.state.remove(seq)
@@ -304,6 +317,7 @@ class ScopeGate:
             self.keywords.add(seq, text)
         self._note_cues([seq], [text])
         self.state.add(seq, vector)
+        self.parts.put(seq, parts)
         self.shares[seq] = share
         if self.index is not None:
             if existed:
@@ -317,6 +331,7 @@ class ScopeGate:
         if not self.state.contains(seq):
             return
         self.state.remove(seq)
+        self.parts.drop(seq)
         self.keywords.remove(seq)
         self.cues.pop(seq, None)
         self.counts.pop(seq, None)

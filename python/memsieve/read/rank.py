@@ -15,6 +15,7 @@ import numpy as np
 from memsieve import _core
 from memsieve.read.fusion import Fusion
 from memsieve.scope import Scope
+from memsieve.store.base import PartsRow
 
 if TYPE_CHECKING:
     from memsieve.gate.cache import ScopeGates
@@ -23,13 +24,17 @@ Hits = list[tuple[int, float]]  # (seq, score), best first
 
 
 class Candidates:
-    """The memories a restricted search may return: seqs (n,) int64, matrix (n, d) float32, texts."""
+    """The memories a restricted search may return: seqs (n,) int64, matrix (n, d) float32, texts,
+    and the passage rows of the long ones (``PartsRow``; none for a point-in-time search, whose texts
+    may be older than the passages)."""
 
-    def __init__(self, seqs: np.ndarray, matrix: np.ndarray, texts: list[str], as_of: str | None) -> None:
+    def __init__(self, seqs: np.ndarray, matrix: np.ndarray, texts: list[str], as_of: str | None,
+                 parts: PartsRow | None = None) -> None:
         self.seqs = seqs
         self.matrix = matrix
         self.texts = texts
         self.as_of = as_of
+        self.parts = parts
 
     @classmethod
     def load(cls, store: Any, scope: Scope, *, filters: dict[str, Any], as_of: str | None) -> "Candidates":
@@ -37,8 +42,9 @@ class Candidates:
         keep = [i for i, m in enumerate(found.metadata) if _matches(m, filters)]
         if not keep:
             return cls(np.empty(0, np.int64), np.empty((0, 0), np.float32), [], as_of)
-        return cls(np.ascontiguousarray(found.seqs[keep]), np.ascontiguousarray(found.matrix[keep]),
-                   [found.texts[i] for i in keep], as_of)
+        seqs, matrix = np.ascontiguousarray(found.seqs[keep]), np.ascontiguousarray(found.matrix[keep])
+        parts = store.parts_of(seqs.tolist(), matrix.shape[1]) if as_of is None else None
+        return cls(seqs, matrix, [found.texts[i] for i in keep], as_of, parts)
 
     def __len__(self) -> int:
         return len(self.seqs)
@@ -126,6 +132,13 @@ class Ranker:
             seqs, cos = gate.nearest(q, limit)
             return [(int(s), float(c)) for s, c in zip(seqs, cos)]
         sims = _core.similarities(view.matrix, q)
+        if view.parts is not None and len(view.parts.seqs):
+            # A long memory scores its best passage.
+            row = {int(s): i for i, s in enumerate(view.seqs)}
+            for seq, c in zip(view.parts.seqs.tolist(), _core.similarities(view.parts.matrix, q).tolist()):
+                i = row[seq]
+                if c > sims[i]:
+                    sims[i] = c
         top = np.argsort(-sims, kind="stable")[:limit]
         return [(int(view.seqs[i]), float(sims[i])) for i in top]
 

@@ -16,13 +16,16 @@ import threading
 from collections.abc import Sequence
 from contextlib import AbstractContextManager
 from dataclasses import dataclass
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
 import numpy as np
 
 from memsieve.errors import StoreError
 from memsieve.records import HistoryEntry, MemoryItem, Rejection
 from memsieve.scope import Scope
+
+if TYPE_CHECKING:
+    from memsieve.write.passages import Part
 
 
 @dataclass(frozen=True)
@@ -60,9 +63,24 @@ class VectorsRow:
 
 
 @dataclass(frozen=True)
+class PartsRow:
+    """Passage rows of long memories (migration 10): memory seqs (n,) int64, part numbers (n,) int64
+    (1 or more: part 0 is the memory's own embedding), matrix (n, d) float32."""
+
+    seqs: np.ndarray
+    parts: np.ndarray
+    matrix: np.ndarray
+
+    @classmethod
+    def empty(cls, dim: int) -> "PartsRow":
+        return cls(seqs=np.empty(0, np.int64), parts=np.empty(0, np.int64),
+                   matrix=np.empty((0, dim), np.float32))
+
+
+@dataclass(frozen=True)
 class ChangesRow:
     """Memories of a scope changed after some revision: seqs (n,) int64, active (n,) bool,
-    matrix (n, d) float32, shares (n,) float64, and their n current texts.
+    matrix (n, d) float32, shares (n,) float64, their n current texts, and the passages of the active ones.
 
     An inactive row is only to be removed, so its vector stays zero and its
     text is the empty string.
@@ -73,6 +91,7 @@ class ChangesRow:
     matrix: np.ndarray
     shares: np.ndarray
     texts: list[str]
+    parts: PartsRow
 
 
 @dataclass(frozen=True)
@@ -244,6 +263,8 @@ class StoreReader(Protocol):
     def peek_revision(self, scope: Scope) -> int | None: ...
     def scope_vectors(self, scope: Scope, dim: int) -> VectorsRow: ...
     def changes_since(self, scope: Scope, revision: int, dim: int) -> ChangesRow: ...
+    def scope_parts(self, scope: Scope, dim: int) -> PartsRow: ...
+    def parts_of(self, seqs: Sequence[int], dim: int) -> PartsRow: ...
     def scope_keys(self) -> list[str]: ...
 
     # memories
@@ -287,10 +308,10 @@ class WriteTx(StoreReader, Protocol):
     # memories
     def insert_memory(self, scope: Scope, *, text: str, text_hash: str, embedding: np.ndarray, share: float,
                       metadata: dict[str, Any], sources: list[str], valid_from: str | None,
-                      now: str) -> tuple[int, str]: ...
+                      now: str, parts: Sequence["Part"] = ()) -> tuple[int, str]: ...
     def touch_memory(self, seq: int, *, sources: list[str], now: str) -> None: ...
     def update_memory_text(self, seq: int, *, text: str, text_hash: str, embedding: np.ndarray,
-                           now: str) -> None: ...
+                           now: str, parts: Sequence["Part"] = ()) -> None: ...
     def soft_delete(self, seq: int, *, now: str, valid_to: str | None) -> None: ...
 
     # records

@@ -347,3 +347,20 @@ def m009_drop_partial_hash_index(d: Dialect) -> str:
     return """
     DROP INDEX IF EXISTS memories_scope_hash
     """
+
+
+@STEPS()
+def m010_memory_parts(d: Dialect) -> str:
+    """The passages of a memory whose text is longer than the embedder's window: part 1 on (part 0 is
+    the memory's own embedding), its character span in the text and its embedding, so every part of
+    a long text counts in the gate and in dense search. A purge deletes them; an update replaces them."""
+    return f"""
+    CREATE TABLE memory_parts (
+        memory_seq {d.bigint} NOT NULL REFERENCES memories(seq),
+        part       INTEGER NOT NULL,
+        start_char INTEGER NOT NULL,
+        end_char   INTEGER NOT NULL,
+        embedding  {d.vector} NOT NULL,
+        PRIMARY KEY (memory_seq, part)
+    )
+    """

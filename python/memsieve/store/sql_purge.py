@@ -3,7 +3,7 @@
 A soft delete keeps everything (nothing is lost unless the user purges). A
 purge is the user saying the text must go: the memory row keeps its id, its
 times and its sources, and loses its text, embedding and metadata; its
-superseded versions are deleted; its history keeps every row, with the texts
+superseded versions and its passages' embeddings are deleted; its history keeps every row, with the texts
 and any LLM-written reason erased; the rejections folded into it (still NOOPs
 of it) or restored as it keep their numbers and lose their text and metadata;
 texts of it that other records quote (a ``superseded_by_text``, a NOOP's
@@ -79,6 +79,7 @@ class SqlPurge(SqlRecords):
             " updated_at = %s WHERE seq = %s",
             (PURGED_HASH, self._NO_VECTOR, now, now, now, int(seq)))
         self._q("DELETE FROM memory_versions WHERE memory_seq = %s", (int(seq),))
+        self._q("DELETE FROM memory_parts WHERE memory_seq = %s", (int(seq),))
         self._scrub_own_history(memory_id)
         rejection_ids = {str(r[0]) for r in rejections}
         self._erase_rejections(rejection_ids, reason=f"purged with memory {memory_id}: {reason}")

@@ -13,7 +13,7 @@ import json
 import math
 import uuid
 from collections.abc import Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -21,8 +21,11 @@ from memsieve.errors import NotFoundError
 from memsieve.records import HistoryEntry, MemoryItem, Rejection
 from memsieve.scope import Scope
 from memsieve.store.base import (MEMORY_COLUMNS, PURGED_HASH, REJECTION_COLUMNS, CandidatesRow, ChangesRow,
-                                  MemoryRow, ScopeRow, memory_item, nan_to_none, none_to_nan, rejection_record,
-                                  sql_limit, stack_rows)
+                                  MemoryRow, PartsRow, ScopeRow, memory_item, nan_to_none, none_to_nan,
+                                  rejection_record, sql_limit, stack_rows)
+
+if TYPE_CHECKING:
+    from memsieve.write.passages import Part
 
 
 #: Seqs bound in one statement: under SQLite's smallest limit of 999 variables
@@ -142,13 +145,47 @@ class SqlRecords:
         return ChangesRow(seqs=np.array([r[0] for r in rows], dtype=np.int64),
                           active=np.array([bool(r[1]) for r in rows], dtype=bool), matrix=matrix,
                           shares=np.array([none_to_nan(r[3]) for r in rows], dtype=np.float64),
-                          texts=[str(r[4]) for r in rows])
+                          texts=[str(r[4]) for r in rows],
+                          parts=self.parts_of([int(r[0]) for r in rows if r[1]], dim))
+
+    # ---- passages of long memories (migration 10) ------------------------------
+
+    def scope_parts(self, scope: Scope, dim: int) -> PartsRow:
+        """The passage rows of the scope's active memories, by seq then part; a row of another width is left out."""
+        rows = self._q(
+            "SELECT p.memory_seq, p.part, p.embedding FROM memory_parts p JOIN memories m ON m.seq = p.memory_seq"
+            f" WHERE m.scope_key = %s AND m.is_active = {self._TRUE} ORDER BY p.memory_seq, p.part",
+            (scope.key,), binary=True).fetchall()
+        return self._parts_row(rows, dim)
+
+    def parts_of(self, seqs: Sequence[int], dim: int) -> PartsRow:
+        """The passage rows of these memories, by seq then part."""
+        rows = self._for_seqs("SELECT memory_seq, part, embedding FROM memory_parts WHERE", "memory_seq", seqs,
+                              binary=True)
+        return self._parts_row(sorted(rows, key=lambda r: (int(r[0]), int(r[1]))), dim)
+
+    def _parts_row(self, rows: Sequence[Any], dim: int) -> PartsRow:
+        vectors = [(int(r[0]), int(r[1]), self._vector(r[2])) for r in rows]
+        vectors = [v for v in vectors if v[2].shape[0] == dim]
+        if not vectors:
+            return PartsRow.empty(dim)
+        return PartsRow(seqs=np.array([v[0] for v in vectors], dtype=np.int64),
+                        parts=np.array([v[1] for v in vectors], dtype=np.int64),
+                        matrix=np.ascontiguousarray(np.stack([v[2] for v in vectors]), dtype=np.float32))
+
+    def _put_parts(self, seq: int, parts: Sequence["Part"]) -> None:
+        """Make ``parts`` the memory's passage rows (none: it has none)."""
+        self._q("DELETE FROM memory_parts WHERE memory_seq = %s", (int(seq),))
+        for p in parts:
+            self._q("INSERT INTO memory_parts(memory_seq, part, start_char, end_char, embedding)"
+                    " VALUES (%s,%s,%s,%s,%s)",
+                    (int(seq), int(p.index), int(p.start), int(p.end), self._vector_param(p.vector)))
 
     # ---- memories: writes --------------------------------------------------------
 
     def insert_memory(self, scope: Scope, *, text: str, text_hash: str, embedding: np.ndarray, share: float,
                       metadata: dict[str, Any], sources: list[str], valid_from: str | None,
-                      now: str) -> tuple[int, str]:
+                      now: str, parts: Sequence["Part"] = ()) -> tuple[int, str]:
         memory_id = str(uuid.uuid4())
         seq = self._insert_seq(
             "INSERT INTO memories(id, scope_key, text, text_hash, embedding, share, metadata, source, sources,"
@@ -159,6 +196,8 @@ class SqlRecords:
                 valid_from or now, now,
             ),
         )
+        if parts:
+            self._put_parts(seq, parts)
         return seq, memory_id
 
     def touch_memory(self, seq: int, *, sources: list[str], now: str) -> None:
@@ -169,11 +208,14 @@ class SqlRecords:
         self._q("UPDATE memories SET seen_count = seen_count + 1, last_seen_at = %s, sources = %s WHERE seq = %s",
                 (now, json.dumps(merged), seq))
 
-    def update_memory_text(self, seq: int, *, text: str, text_hash: str, embedding: np.ndarray, now: str) -> None:
-        """Replace the memory's text and embedding, keeping the outgoing ones as a version (for ``as_of``)."""
+    def update_memory_text(self, seq: int, *, text: str, text_hash: str, embedding: np.ndarray, now: str,
+                           parts: Sequence["Part"] = ()) -> None:
+        """Replace the memory's text, embedding and passages, keeping the outgoing text and embedding as a
+        version (for ``as_of``); the outgoing passages go."""
         self._record_version(seq, now=now)
         self._q("UPDATE memories SET text = %s, text_hash = %s, embedding = %s, updated_at = %s WHERE seq = %s",
                 (text, text_hash, self._vector_param(embedding), now, seq))
+        self._put_parts(seq, parts)
 
     def soft_delete(self, seq: int, *, now: str, valid_to: str | None) -> None:
         self._q(

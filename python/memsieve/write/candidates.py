@@ -58,9 +58,10 @@ def bulk_items(items: object, *, metadata: dict[str, Any], max_chars: int = MAX_
 
 
 def candidate(text: str, role: str | None, valid_from: str | None, sources: list[str],
-              metadata: dict[str, Any], vector: Any) -> Candidate:
-    """The write path's candidate for one item, as ``add()`` builds it."""
+              metadata: dict[str, Any], vector: Any, parts: Any = ()) -> Candidate:
+    """The write path's candidate for one item (with the passages 1.. of a long text), as ``add()`` builds it."""
     meta = dict(metadata)
     if role is not None:
         meta.setdefault("role", role)
-    return Candidate(text=text, vector=vector, sources=list(sources), metadata=meta, valid_from=valid_from)
+    return Candidate(text=text, vector=vector, sources=list(sources), metadata=meta, valid_from=valid_from,
+                     parts=list(parts))

@@ -10,6 +10,7 @@ transaction; the rows change here.
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
@@ -18,11 +19,12 @@ from memsieve.errors import NotFoundError
 from memsieve.inputs import text_hash
 from memsieve.records import Rejection
 from memsieve.scope import Scope
+from memsieve.write.passages import Part
 
 
 def update_text(tx: Any, gate: Any, scope: Scope, memory_id: str, *, text: str, vector: np.ndarray,
-                reason: str, now: str) -> None:
-    """Replace an active memory's text and vector; the old text goes to its history.
+                reason: str, now: str, parts: Sequence[Part] = ()) -> None:
+    """Replace an active memory's text, vector and passages; the old text goes to its history.
 
     Raises:
         NotFoundError: the memory was deleted meanwhile.
@@ -30,11 +32,11 @@ def update_text(tx: Any, gate: Any, scope: Scope, memory_id: str, *, text: str, 
     stored = tx.memory_row(memory_id)
     if not stored.is_active:
         raise NotFoundError(f"memory {memory_id!r} is deleted; restore it from history or add it anew")
-    tx.update_memory_text(stored.seq, text=text, text_hash=text_hash(text), embedding=vector, now=now)
+    tx.update_memory_text(stored.seq, text=text, text_hash=text_hash(text), embedding=vector, now=now, parts=parts)
     tx.add_history(memory_id, scope, event="UPDATE", old_text=stored.text, new_text=text,
                    layer="user", reason=reason, now=now)
     tx.bump(scope, "UPDATE", "user")
-    gate.replace(stored.seq, vector, text)
+    gate.replace(stored.seq, vector, text, parts)
 
 
 def soft_delete(tx: Any, gate: Any, scope: Scope, *, seq: int, memory_id: str, text: str, layer: str,
@@ -48,13 +50,13 @@ def soft_delete(tx: Any, gate: Any, scope: Scope, *, seq: int, memory_id: str, t
 
 
 def restore_rejection(tx: Any, gate: Any, scope: Scope, rejection: Rejection, *, vector: np.ndarray,
-                      valid_from: str | None, now: str) -> str:
+                      valid_from: str | None, now: str, parts: Sequence[Part] = ()) -> str:
     """Store a rejected candidate as a memory after all, bypassing the gate; return its id."""
     share = gate.share(gate.score(vector)) if len(gate) else math.nan
     seq, memory_id = tx.insert_memory(
         scope, text=rejection.text, text_hash=text_hash(rejection.text), embedding=vector, share=share,
-        metadata=rejection.metadata, sources=rejection.sources, valid_from=valid_from, now=now)
-    gate.add(seq, vector, share, rejection.text)
+        metadata=rejection.metadata, sources=rejection.sources, valid_from=valid_from, now=now, parts=parts)
+    gate.add(seq, vector, share, rejection.text, parts)
     tx.add_history(memory_id, scope, event="RESTORE", old_text=None, new_text=rejection.text,
                    layer="restore", reason=f"restored from rejection {rejection.id}", now=now,
                    extra={"rejection_id": rejection.id})

@@ -20,19 +20,24 @@ from memsieve.inputs import text_hash
 from memsieve.records import Decision
 from memsieve.scope import Scope
 from memsieve.store import WriteTx
+from memsieve.write.passages import Part
 
 NEIGHBOURS_FOR_LLM = 5
+
+_ROUTE_RANK = {"NOOP": 0, "BAND": 1, "ADD": 2}
 
 
 @dataclass
 class Candidate:
-    """One text on its way through the write path, with its (d,) float32 unit vector."""
+    """One text on its way through the write path, with its (d,) float32 unit vector and, for a text
+    longer than the embedder's window, the passages 1.. of it (memsieve.write.passages)."""
 
     text: str
     vector: np.ndarray
     sources: list[str]
     metadata: dict[str, Any]
     valid_from: str | None
+    parts: list[Part] = field(default_factory=list)
     hash: str = field(init=False)
 
     def __post_init__(self) -> None:
@@ -99,9 +104,10 @@ class WritePath:
         share = self.gate.share(s) if s is not None else math.nan
         seq, memory_id = self.store.insert_memory(
             self.scope, text=cand.text, text_hash=cand.hash, embedding=cand.vector, share=share,
-            metadata=cand.metadata, sources=cand.sources, valid_from=cand.valid_from, now=self.now)
+            metadata=cand.metadata, sources=cand.sources, valid_from=cand.valid_from, now=self.now,
+            parts=cand.parts)
         self._ids[seq] = memory_id
-        self.gate.add(seq, cand.vector, share, cand.text)
+        self.gate.add(seq, cand.vector, share, cand.text, cand.parts)
         self.store.add_history(memory_id, self.scope, event="ADD", old_text=None, new_text=cand.text,
                                layer=layer, reason=reason, now=self.now)
         return seq, memory_id
@@ -140,7 +146,7 @@ class WritePath:
                 self._ids[seq] = dup[1]
                 return self._reject(cand, None, layer="exact", into_seq=seq, nearest_cos=1.0,
                                     reason="the same text (after normalization) is already stored in this scope")
-        s = self.gate.score(cand.vector, cand.text)
+        s = self._score(cand)
         if s.route == "ADD":
             _, memory_id = self._add(cand, s, layer="novelty", reason=_why_add(s))
             return self._decision(cand, s, event="ADD", layer="novelty", memory_id=memory_id, reason=_why_add(s))
@@ -150,6 +156,23 @@ class WritePath:
         if self.crud is not None:
             return self._band_llm(cand, s)
         return self._band_policy(cand, s)
+
+    def _score(self, cand: Candidate) -> GateScore:
+        """The gate's score of the candidate; for a long text, of its most novel passage.
+
+        A long text is a NOOP only if every passage of it is (each judged by
+        its own vector and words): the route is the strongest of its
+        passages' (ADD over BAND over NOOP), and the score reported is that
+        passage's (the first such, passage 0 being the whole text's own).
+        """
+        s = self.gate.score(cand.vector, cand.text)
+        for part in cand.parts:
+            if s.route == "ADD":
+                break
+            p = self.gate.score(part.vector, cand.text[part.start:part.end])
+            if _ROUTE_RANK[p.route] > _ROUTE_RANK[s.route]:
+                s = p
+        return s
 
     def _band_policy(self, cand: Candidate, s: GateScore) -> Decision:
         where = _why_band(s, self.config.info_tau)

@@ -33,6 +33,7 @@ from memsieve.text.lexicon import ENGLISH, Lexicon
 from memsieve.write import purge as purging
 from memsieve.write.forgetting import parse_request
 from memsieve.write.infer import Pair, infer_candidates
+from memsieve.write.passages import Part, embed_passages
 from memsieve.write.path import Candidate, WritePath
 
 #: One item of ``add_many`` as memsieve.write.candidates.bulk_items reads it.
@@ -98,9 +99,9 @@ class Writer:
                                                 forget_asked=lambda request: self.forget_asked(scope, request))
             if not pairs:
                 return forgotten
-        vectors = self.embed([t for t, _ in pairs])
-        cands = [bulk.candidate(text, role, valid_from, sources, metadata, vec)
-                 for (text, role), vec in zip(pairs, vectors)]
+        vectors, parts = self._embed([t for t, _ in pairs])
+        cands = [bulk.candidate(text, role, valid_from, sources, metadata, vec, p)
+                 for (text, role), vec, p in zip(pairs, vectors, parts)]
         return forgotten + self._decide(scope, [cands])[0]
 
     def add_many(self, scope: Scope, items: list[BulkItem], *, batch_size: int,
@@ -109,11 +110,16 @@ class Writer:
         out: list[list[Decision]] = []
         for start in range(0, len(items), batch_size):
             chunk = items[start:start + batch_size]
-            vectors = self.embed([text for text, *_ in chunk])
-            out += self._decide(scope, [[bulk.candidate(*item, vec)] for item, vec in zip(chunk, vectors)])
+            vectors, parts = self._embed([text for text, *_ in chunk])
+            out += self._decide(scope, [[bulk.candidate(*item, vec, p)]
+                                        for item, vec, p in zip(chunk, vectors, parts)])
             if progress is not None:
                 progress(len(out))
         return out
+
+    def _embed(self, texts: list[str]) -> tuple[np.ndarray, list[list[Part]]]:
+        """The texts' own vectors and the passages 1.. of those longer than the embedder's window."""
+        return embed_passages(self.embed, texts, enabled=self.config.passages)
 
     def _decide(self, scope: Scope, calls: list[list[Candidate]]) -> list[list[Decision]]:
         """Decide ``calls`` (each the candidates of one ``add()``) in one transaction."""
@@ -185,10 +191,12 @@ class Writer:
 
     def update(self, item: MemoryItem, memory_id: str, *, text: str, reason: str) -> None:
         """Replace the text of ``item`` (found by ``memory_id``); the old text goes to its history."""
-        vec = self.embed([text])[0]
+        vectors, parts = self._embed([text])
+        vec = vectors[0]
         scope = Scope(item.user_id, item.agent_id, item.run_id)
         with self.gates.write(scope, dim=vec.shape[0]) as (tx, gate):
-            edits.update_text(tx, gate, scope, memory_id, text=text, vector=vec, reason=reason, now=now_iso())
+            edits.update_text(tx, gate, scope, memory_id, text=text, vector=vec, reason=reason, now=now_iso(),
+                              parts=parts[0])
 
     def delete(self, item: MemoryItem, memory_id: str, *, reason: str) -> None:
         """Soft-delete ``item`` unless it is inactive already (or became so meanwhile)."""
@@ -217,7 +225,8 @@ class Writer:
         if not rejection.text:
             raise NotFoundError(f"rejection {rejection_id!r} was purged and holds no text to restore; "
                                 "add the text anew if it should be kept")
-        vec = self.embed([rejection.text])[0]
+        vectors, parts = self._embed([rejection.text])
+        vec = vectors[0]
         with self.gates.write(scope, dim=vec.shape[0]) as (tx, gate):
             return edits.restore_rejection(tx, gate, scope, rejection, vector=vec, valid_from=valid_from,
-                                           now=now_iso())
+                                           now=now_iso(), parts=parts[0])

@@ -18,6 +18,7 @@ import numpy as np
 
 from memsieve import _core
 from memsieve.gate.ann import ScopeIndex
+from memsieve.gate.parts import PartRows
 from memsieve.gate.params import InformationParams, SageParams, ScoringParams
 from memsieve.gate.score import GateScore
 from memsieve.gate.threshold import Threshold
@@ -30,6 +31,7 @@ class ScopeView(Protocol):
     """What a profile reads of a scope's gate (``ScopeGate`` is one)."""
 
     state: _core.ScopeState
+    parts: PartRows
     keywords: _core.KeywordIndex
     cues: dict[int, frozenset[str]]
     counts: dict[int, frozenset[tuple[str, str]]]
@@ -55,10 +57,14 @@ class GateProfile(ABC):
         needs_fixed_tau: whether ``GateConfig`` must carry a fixed ``tau``.
         uses_index: whether a large scope's hnswlib index may answer the
             score's nearest-neighbour query instead of the exact scan.
+        uses_parts: whether the passages of long memories count (each
+            memory at its best cosine over its rows, memsieve.gate.parts);
+            it needs ``novelty_of_topk``.
     """
 
     needs_fixed_tau: ClassVar[bool] = False
     uses_index: ClassVar[bool] = True
+    uses_parts: ClassVar[bool] = True
 
     def __init__(self, *, scoring: ScoringParams, sage: SageParams, information: InformationParams) -> None:
         self.scoring = scoring
@@ -123,6 +129,10 @@ class GateProfile(ABC):
 
     def novelty(self, gate: ScopeView, vector: np.ndarray, kappa: float) -> Neighbours:
         """(novelty, the top-k seqs nearest first, (nearest seq, its cosine)) of a non-empty scope."""
+        if len(gate.parts) and self.uses_parts:
+            # The k nearest memories, not rows: a long memory counts once, at its best passage.
+            seqs, cos = gate.nearest(vector, self.scoring.k)
+            return self.novelty_of_topk(cos, kappa), [int(x) for x in seqs], (int(seqs[0]), float(cos[0]))
         if gate.index is not None and self.uses_index:
             seqs, cos = gate.index.knn(vector, self.scoring.k)
             return self.novelty_of_topk(cos, kappa), [int(x) for x in seqs], (int(seqs[0]), float(cos[0]))

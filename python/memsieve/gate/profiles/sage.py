@@ -26,6 +26,8 @@ class SageGate(GateProfile):
     """
 
     uses_index = False
+    # Its score is a log-mean-exp over the scope's own rows, as published: passages do not count.
+    uses_parts = False
 
     def restore_threshold(self, counts: _core.ThresholdState, *, sage_tau: float | None) -> Threshold:
         return SageThreshold(counts, ema=sage_tau, params=self.sage)

@@ -39,7 +39,7 @@ from memsieve import _core
 from memsieve.gate.config import GateConfig
 from memsieve.gate.profiles.kde import IDF_PRIOR, IDF_PRIOR_WEIGHT, unsaid_values
 from memsieve.read.versions import (VersionBars, VersionEvidence, newer_version_reason, older_may_leave,
-                                    slot_terms)
+                                    other_subject_of_ids, slot_terms)
 
 
 @dataclass(frozen=True)
@@ -105,9 +105,7 @@ class TermView:
         """What ``mine`` says against ``theirs``, as the gate measures a candidate against its nearest."""
         gate, lexicon = self._gate, self._gate.lexicon
         said = lexicon.cues(mine[1]) - lexicon.cues(theirs[1])
-        a_terms, b_terms = set(gate.keywords.tokens_of(mine[0])), set(gate.keywords.tokens_of(theirs[0]))
-        other = (bool(lexicon.identifying_values(mine[1]) - b_terms)
-                 and bool(lexicon.identifying_values(theirs[1]) - a_terms))
+        other = other_subject_of_ids(lexicon.identifying_values(mine[1]), lexicon.identifying_values(theirs[1]))
         info = self.word_information(mine, theirs) if words else self.information(mine, theirs)
         return VersionEvidence(said=said, information=info, new_values=unsaid_values(gate, mine[1], theirs[0]),
                                shares_slot=bool(slot_terms(mine[1], lexicon) & slot_terms(theirs[1], lexicon)),

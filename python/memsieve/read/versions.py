@@ -193,7 +193,25 @@ def other_subject(a: str, b: str, lexicon: Lexicon = ENGLISH) -> bool:
 
 
 def _other(ids_a: frozenset[str], terms_a: set[str], ids_b: frozenset[str], terms_b: set[str]) -> bool:
-    return bool(ids_a - terms_b) and bool(ids_b - terms_a)
+    """Whether one noun names its thing by another number in each ("room 101" / "room 102").
+
+    ``terms_a`` and ``terms_b`` are accepted for the callers' symmetry; a
+    number the other text lacks elsewhere is a value, judged by the value rule.
+    """
+    return other_subject_of_ids(ids_a, ids_b)
+
+
+def other_subject_of_ids(ids_a: frozenset[str], ids_b: frozenset[str]) -> bool:
+    """Whether the same noun carries another number in ``ids_a`` than in ``ids_b`` (``"noun number"`` keys)."""
+    numbers_a: dict[str, set[str]] = {}
+    for key in ids_a:
+        noun, _, number = key.partition(" ")
+        numbers_a.setdefault(noun, set()).add(number)
+    for key in ids_b:
+        noun, _, number = key.partition(" ")
+        if noun in numbers_a and number not in numbers_a[noun]:
+            return True
+    return False
 
 
 def _within(e: VersionEvidence, *, cos: float, gap: float) -> bool:

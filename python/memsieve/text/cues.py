@@ -24,7 +24,7 @@ Rust tokenizer's folding (memsieve.text.fold).
 from __future__ import annotations
 
 import re
-from collections.abc import Collection, Sequence
+from collections.abc import Callable, Collection, Sequence
 
 from memsieve import _core
 from memsieve.text.fold import fold, words
@@ -87,8 +87,8 @@ _CLAUSE_END = re.compile(r"[.;:!?,()\n]+")
 _WORD = re.compile(r"[\w][\w'-]*")
 
 
-def find_identifying_values(text: str, *, determiners: Collection[str],
-                            value_labels: Collection[str]) -> frozenset[str]:
+def find_identifying_values(text: str, *, determiners: Collection[str], value_labels: Collection[str],
+                            is_person: Callable[[str], bool] = lambda word: False) -> frozenset[str]:
     """The index terms of the numbers and names that say *which* thing a text is about.
 
     A clause that opens (after determiners such as "the" or "my") with a noun
@@ -96,14 +96,20 @@ def find_identifying_values(text: str, *, determiners: Collection[str],
     number: "Room 101 has the colour printer", "my flight 22 leaves at noon".
     The number is then part of the subject, not a value the text states
     ("my gate code is 4471", "I have 2 cats", "I live in apartment 4B"),
-    unless the noun is a value label ("code 4471 opens the gate"). A
-    capitalized word opening a clause is its subject too ("Ana moved ...",
-    "Bus 12 ..."), and is returned when the tokenizer keeps it.
+    unless the noun is a value label ("code 4471 opens the gate").
+
+    Each is returned as ``"noun number"`` (their index terms): two texts name
+    two things only when the same noun carries another number ("room 101" /
+    "room 102"; see ``memsieve.read.versions.other_subject``). A capitalized
+    word opening a clause is its subject (key ``" name"``) when ``is_person``
+    says it names someone ("Camila plays ...", "Grandpa went ..."), not when it
+    is a common word ("Please call me ...", "Actually, ...").
 
     Args:
         text: any text.
         determiners: lowercased words that may precede the opening noun.
         value_labels: lowercased nouns whose number is a value.
+        is_person: whether a capitalized opening word names someone.
     """
     out: set[str] = set()
     for clause in _CLAUSE_END.split(fold(text)):
@@ -114,8 +120,8 @@ def find_identifying_values(text: str, *, determiners: Collection[str],
         if k >= len(found):
             continue
         head = found[k]
-        if head[:1].isupper() and not any(c.isdigit() for c in head):
-            out.update(_core.tokenize(head.split("'")[0]))
+        if head[:1].isupper() and not _digits(head) and is_person(head.split("'")[0]):
+            out.update(f" {t}" for t in _core.tokenize(head.split("'")[0]))
         # The noun may be a compound of two ("meeting room 1 has a whiteboard").
         for noun in (k, k + 1):
             at = noun + 1
@@ -124,7 +130,9 @@ def find_identifying_values(text: str, *, determiners: Collection[str],
             if noun > k and (_digits(found[k]) or not _core.tokenize(found[noun]) or not _core.tokenize(head)):
                 continue
             if found[noun].lower() not in value_labels:
-                out.update(_core.tokenize(found[at]))
+                nouns, numbers = _core.tokenize(found[noun]), _core.tokenize(found[at])
+                if nouns and numbers:
+                    out.add(f"{nouns[-1]} {numbers[0]}")
                 break
     return frozenset(out)
 

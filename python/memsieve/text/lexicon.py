@@ -193,7 +193,7 @@ class Lexicon:
         about two things, and neither is a newer version of the other.
 
         >>> sorted(ENGLISH.identifying_values("Room 101 has the colour printer."))
-        ['101', 'room']
+        ['room 101']
         >>> sorted(ENGLISH.identifying_values("My gate code is 4471."))
         []
         """
@@ -282,10 +282,14 @@ class _Derived:
         self.not_a_forget_request = _pattern(lexicon.not_a_forget_request, name="not_a_forget_request")
         self.vocabulary = lexicon.vocabulary
         self.cues: Callable[[str], frozenset[str]] = functools.lru_cache(maxsize=_CUE_MEMO_SIZE)(self._cues)
+        self.rarity: Callable[[str], float] = functools.lru_cache(maxsize=_RARITY_MEMO_SIZE)(self._rarity)
+        # An opening word names whom a text is about when it is a relation word
+        # or no common word ("Camila plays ..."), not when it is one ("Please ...").
+        persons, rarity = self.persons, self.rarity
         self.identifying: Callable[[str], frozenset[str]] = functools.lru_cache(maxsize=_CUE_MEMO_SIZE)(
             functools.partial(find_identifying_values, determiners=lexicon.determiners,
-                              value_labels=lexicon.value_labels))
-        self.rarity: Callable[[str], float] = functools.lru_cache(maxsize=_RARITY_MEMO_SIZE)(self._rarity)
+                              value_labels=lexicon.value_labels,
+                              is_person=lambda w: w.lower() in persons or rarity(w) >= 1.0))
         self._request_words = lexicon.request_words
         self.request_terms = functools.cache(self._request_terms)
         self.ranks = functools.cache(self._ranks)

@@ -12,7 +12,7 @@ import numpy as np
 from memsieve import _core
 from memsieve.gate.profiles.base import GateProfile, ScopeView
 from memsieve.gate.score import GateScore
-from memsieve.read.versions import VersionBars, VersionEvidence, newer_version_reason
+from memsieve.read.versions import VersionBars, VersionEvidence, newer_version_reason, other_subject_of_ids
 from memsieve.text.fold import without_list_marks
 from memsieve.text.lexicon import Lexicon
 
@@ -87,17 +87,20 @@ class KernelDensityGate(GateProfile):
 def counted_pairs(tokens: list[tuple[str, str, str]]) -> frozenset[tuple[str, str]]:
     """(number, thing counted) of every number followed by a plain word, from ``_core.tokenize_kinds``."""
     return frozenset((term, tokens[i + 1][0]) for i, (term, _, kind) in enumerate(tokens[:-1])
-                     if kind == "number" and tokens[i + 1][2] == "word")
+                     if kind == "number" and _numeral(term) and tokens[i + 1][2] == "word")
+
+
+def _numeral(term: str) -> bool:
+    """A number that counts (``"2"``, ``"1"`` for "first"); not a weekday or a month, which name a day."""
+    return any(ch.isdigit() for ch in term)
 
 
 def other_subject_of(gate: ScopeView, text: str, nearest: int) -> bool:
-    """Whether ``text`` and memory ``nearest`` each name their subject by a number or name the other
-    lacks (``Lexicon.identifying_values``; ``memsieve.read.versions.other_subject`` on two texts)."""
+    """Whether ``text`` and memory ``nearest`` name their subjects by one noun with two numbers
+    ("Room 102 ..." / "Room 101 ..."; ``Lexicon.identifying_values``)."""
     mine = gate.lexicon.identifying_values(text)
     theirs = gate.named.get(nearest, frozenset())
-    if not mine or not theirs:
-        return False
-    return bool(mine - set(gate.keywords.tokens_of(nearest))) and bool(theirs - set(_core.tokenize(text)))
+    return bool(mine and theirs) and other_subject_of_ids(mine, theirs)
 
 
 def unsaid_values(gate: ScopeView, text: str, nearest: int) -> tuple[str, ...]:
@@ -120,7 +123,7 @@ def unsaid_values(gate: ScopeView, text: str, nearest: int) -> tuple[str, ...]:
             continue
         if term not in held:
             out.append(surface)
-        elif kind == "number" and i + 1 < len(mine):
+        elif kind == "number" and _numeral(term) and i + 1 < len(mine):
             noun, noun_surface, noun_kind = mine[i + 1]
             if noun_kind == "word" and noun in held and (term, noun) not in counted:
                 out.append(f"{surface} {noun_surface}")

@@ -39,5 +39,5 @@ if [ ! -e /proc/sys/fs/binfmt_misc/qemu-aarch64 ]; then
         --deselect tests/test_core_stubs.py::test_stubtest_passes)
   echo "no binfmt_misc entry for aarch64: leaving out the 2 tests that spawn a Python child"
 fi
-PYTHONPATH=$site qemu-aarch64 -L "$D/root" "$D/root/usr/bin/python3.11" -m pytest -q -p no:cacheprovider "${skip[@]}" tests/test_core_*.py
+PYTHONPATH=$site MEMSIEVE_QEMU=1 qemu-aarch64 -L "$D/root" "$D/root/usr/bin/python3.11" -m pytest -q -p no:cacheprovider "${skip[@]}" tests/test_core_*.py
 echo "== aarch64 run took $(( $(date +%s) - start )) s"

@@ -7,6 +7,9 @@ This module is the gate's one reader of language resources: the change cues
 
 from __future__ import annotations
 
+import functools
+from collections.abc import Sequence
+
 import numpy as np
 
 from memsieve import _core
@@ -41,7 +44,7 @@ class KernelDensityGate(GateProfile):
         return lexicon.identifying_values(text)
 
     def counts_of(self, text: str) -> frozenset[tuple[str, str]]:
-        return counted_pairs(_core.tokenize_kinds(without_list_marks(text)))
+        return counted_pairs(value_tokens(text))
 
     def scan(self, state: _core.ScopeState, vector: np.ndarray, kappa: float) -> _core.ScoreResult:
         return state.score(vector, k=self.scoring.k, kappa=kappa)
@@ -84,7 +87,14 @@ class KernelDensityGate(GateProfile):
                          info_tau=c.tau, new_values=unsaid, other_subject=other)
 
 
-def counted_pairs(tokens: list[tuple[str, str, str]]) -> frozenset[tuple[str, str]]:
+@functools.lru_cache(maxsize=1024)
+def value_tokens(text: str) -> tuple[tuple[str, str, str], ...]:
+    """``_core.tokenize_kinds`` of ``text`` without its list numbering, remembered: a candidate is
+    read once when scored and again when stored (its counted pairs), and the two must agree."""
+    return tuple(_core.tokenize_kinds(without_list_marks(text)))
+
+
+def counted_pairs(tokens: Sequence[tuple[str, str, str]]) -> frozenset[tuple[str, str]]:
     """(number, thing counted) of every number followed by a plain word, from ``_core.tokenize_kinds``."""
     return frozenset((term, tokens[i + 1][0]) for i, (term, _, kind) in enumerate(tokens[:-1])
                      if kind == "number" and _numeral(term) and tokens[i + 1][2] == "word")
@@ -116,7 +126,7 @@ def unsaid_values(gate: ScopeView, text: str, nearest: int) -> tuple[str, ...]:
     """
     held = set(gate.keywords.tokens_of(nearest))
     counted = gate.counts.get(nearest, frozenset())
-    mine = _core.tokenize_kinds(without_list_marks(text))
+    mine = value_tokens(text)
     out: list[str] = []
     for i, (term, surface, kind) in enumerate(mine):
         if kind == "word":

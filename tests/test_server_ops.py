@@ -152,3 +152,27 @@ def test_two_servers_and_two_workers_share_one_postgresql(tmp_path, pg_url):
         code = a.stop()
     assert code == 0, a.log()
     assert len(re.findall(r"worker \d+ stopped", a.log())) == 2
+
+
+def test_a_small_gate_cache_still_answers_every_scope_whole(tmp_path):
+    from serve_helper import cli
+
+    path = tmp_path / "keys.json"
+    keys = make_keys(path, ops={"admin": True})
+    for bad in ("0", "-1", "nan"):
+        done = cli("serve", "--db", str(tmp_path / "m.db"), "--create", "--keys", str(path), "--port", "0",
+                   "--max-cache-mb", bad)
+        assert done.returncode == 2 and "--max-cache-mb takes a positive number" in done.stderr, done.stderr
+    # 0.001 MiB holds less than one scope's vectors: each request re-reads its scope from the store.
+    with ServeProcess(tmp_path / "mem.db", path, extra=("--max-cache-mb", "0.001")) as srv, srv.client(keys["ops"]) as c:
+        facts = {f"u{i}": f"My locker number at the pool is {100 + i}." for i in range(4)}
+        for user, text in facts.items():
+            r = c.post("/v1/memories", json={"text": text, "user_id": user})
+            assert r.status_code == 200 and r.json()["decisions"][0]["event"] == "ADD", r.text
+        for _ in range(2):
+            for user, text in facts.items():
+                hits = c.post("/v1/search", json={"query": "locker number", "user_id": user}).json()["results"]
+                assert [h["text"] for h in hits] == [text]
+        # A repeat is still known as one after its scope was evicted: the gate was read back whole.
+        again = c.post("/v1/memories", json={"text": facts["u0"], "user_id": "u0"}).json()["decisions"][0]
+        assert again["event"] == "NOOP", again

@@ -322,7 +322,7 @@ def cmd_serve(ns: argparse.Namespace) -> int:
     if not ns.create:
         _check_exists(target, command="mcp")
     return serve(target, keys_path=ns.keys, host=ns.host, port=ns.port, workers=ns.workers,
-                 max_body_bytes=ns.max_body_bytes, create=ns.create)
+                 max_body_bytes=ns.max_body_bytes, create=ns.create, max_cache_mb=ns.max_cache_mb)
 
 
 def cmd_ui(ns: argparse.Namespace) -> int:
@@ -345,6 +345,9 @@ def _serve_parser(sub: Any) -> None:
     p.add_argument("--keys", help="the keys file (JSON, SHA-256 digests; see memsieve serve keygen)")
     p.add_argument("--workers", type=int, default=1, help="worker processes sharing the port (default 1)")
     p.add_argument("--max-body-bytes", type=int, default=None, help="request body limit (default 1048576, 1 MiB)")
+    p.add_argument("--max-cache-mb", type=float, default=None,
+                   help="bound of each worker's cache of scopes' gate state, in MiB (default 512); scopes past it "
+                        "are evicted and re-read from the store when next used")
     p.set_defaults(func=cmd_serve, serve_command=None)
     keys_sub = p.add_subparsers(dest="serve_command")
     k = keys_sub.add_parser("keygen", help="add a new API key to the keys file and print it once")

@@ -63,12 +63,14 @@ class ServeConfig:
         keys_path: the keys file (memsieve.server.keys).
         max_body_bytes: the request body limit (413 past it).
         create: create the SQLite file if it does not exist.
+        max_cache_bytes: bound of the worker's cache of scopes' gate state (None: Memory's default).
     """
 
     db: str
     keys_path: str
     max_body_bytes: int = api.DEFAULT_MAX_BODY_BYTES
     create: bool = False
+    max_cache_bytes: int | None = None
 
 
 def log(line: str) -> None:

@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import contextlib
 import json
+import math
 import os
 import signal
 import socket
@@ -54,6 +55,19 @@ def check_options(*, host: Any, port: Any, workers: Any, max_body_bytes: Any) ->
         raise ConfigError(f"--max-body-bytes takes a number of bytes >= 1024, got {max_body_bytes!r}")
 
 
+def check_cache_mb(mb: Any) -> int | None:
+    """``--max-cache-mb`` as bytes (None: the default bound).
+
+    Raises:
+        ConfigError: not a positive number of MiB.
+    """
+    if mb is None:
+        return None
+    if isinstance(mb, bool) or not isinstance(mb, (int, float)) or not math.isfinite(mb) or mb <= 0:
+        raise ConfigError(f"--max-cache-mb takes a positive number of MiB, got {mb!r}; e.g. --max-cache-mb 64")
+    return max(1, int(mb * 1024 * 1024))
+
+
 def bind(host: str, port: int) -> socket.socket:
     """A listening TCP socket on host:port, inheritable by worker processes.
 
@@ -83,6 +97,8 @@ def _open_memory(config: ServeConfig) -> Any:
             and not os.path.exists(target):
         raise StoreError(f"no database at {target!r}; pass --db with the path of an existing database, or --create "
                          "to start a new one")
+    if config.max_cache_bytes is not None:
+        return Memory(target, max_cache_bytes=config.max_cache_bytes)
     return Memory(target)
 
 
@@ -192,7 +208,7 @@ class Supervisor:
 
 
 def serve(db: str, *, keys_path: str, host: str = "127.0.0.1", port: int = 8420, workers: int = 1,
-          max_body_bytes: int | None = None, create: bool = False) -> int:
+          max_body_bytes: int | None = None, create: bool = False, max_cache_mb: float | None = None) -> int:
     """Run ``memsieve serve`` until SIGTERM or SIGINT; returns the exit code.
 
     Raises:
@@ -203,8 +219,10 @@ def serve(db: str, *, keys_path: str, host: str = "127.0.0.1", port: int = 8420,
 
     limit = DEFAULT_MAX_BODY_BYTES if max_body_bytes is None else max_body_bytes
     check_options(host=host, port=port, workers=workers, max_body_bytes=limit)
+    cache = check_cache_mb(max_cache_mb)
     keys = KeyRing(keys_path)  # a bad keys file stops the start here, before any socket
-    config = ServeConfig(db=str(db), keys_path=str(keys_path), max_body_bytes=limit, create=create)
+    config = ServeConfig(db=str(db), keys_path=str(keys_path), max_body_bytes=limit, create=create,
+                         max_cache_bytes=cache)
     sock = bind(host, port)
     bound = sock.getsockname()[1]
     shown = f"[{host}]" if ":" in host else host

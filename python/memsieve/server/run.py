@@ -75,7 +75,10 @@ def bind(host: str, port: int) -> socket.socket:
         ConfigError: the address cannot be bound (in use, or not local).
     """
     family = socket.AF_INET6 if ":" in host else socket.AF_INET
-    sock = socket.socket(family, socket.SOCK_STREAM)
+    # proto IPPROTO_TCP, not 0: asyncio sets TCP_NODELAY only on sockets that say
+    # they are TCP, and without it a kept-alive connection waits ~40 ms per
+    # response (Nagle holding the body behind the headers, the client's delayed ACK).
+    sock = socket.socket(family, socket.SOCK_STREAM, socket.IPPROTO_TCP)
     try:
         sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
         sock.bind((host, port))

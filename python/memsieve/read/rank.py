@@ -8,6 +8,8 @@ hnswlib index, and the scope's bm25 index).
 
 from __future__ import annotations
 
+import math
+from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -21,6 +23,23 @@ if TYPE_CHECKING:
     from memsieve.gate.cache import ScopeGates
 
 Hits = list[tuple[int, float]]  # (seq, score), best first
+
+
+def lift(pool: Hits, head: int, chosen: Callable[[int], bool], boost: float) -> Hits:
+    """The pool with each chosen memory's score raised by ``boost`` of the usual ranking's spread, best first.
+
+    The spread is the top score minus the floor of the usual ranking (the
+    pool's first ``head`` entries); memories keep their order among equals.
+    Shared by the time and speaker stages (memsieve.read.when, memsieve.read.speaker).
+    """
+    usual = pool[:max(1, min(head, len(pool)))]
+    spread = usual[0][1] - usual[-1][1]
+    if not math.isfinite(spread) or spread <= 0.0:
+        spread = abs(usual[0][1]) or 1.0
+    up = boost * spread
+    scored = [(s, x + up if chosen(s) else x, i) for i, (s, x) in enumerate(pool)]
+    scored.sort(key=lambda t: (-t[1], t[2]))
+    return [(s, x) for s, x, _ in scored]
 
 
 class Candidates:

@@ -7,14 +7,18 @@ A search is a line of stages, each handed what it needs:
    returns min(limit, number of matches) and a point-in-time search ranks the
    text and the vector that held at that time;
 2. rank (``rank.Ranker``): dense, keyword or both fused (``fusion``);
-3. when (``when``): a query with a time window ("last month", read against
+3. speaker (``speaker``): in a scope whose memories carry chat roles, the
+   memories of the speaker the question asks about (the user's own words,
+   unless it asks what the assistant said) are raised, read from deeper in
+   the rankings; a scope without roles passes unchanged;
+4. when (``when``): a query with a time window ("last month", read against
    its reference time) raises the memories dated inside it, read from
    deeper in the rankings; a query without time words passes unchanged;
-4. rerank (``rerank``): a cross-encoder rescoring of the first results, if
+5. rerank (``rerank``): a cross-encoder rescoring of the first results, if
    one is configured;
-5. versions (``versions``): each fact's newest version first (the oldest
+6. versions (``versions``): each fact's newest version first (the oldest
    first when the query asks for the earliest: "first", "originally");
-6. results: ``SearchResult`` rows.
+7. results: ``SearchResult`` rows.
 
 The store is read here, between the stages: the rows of the ranked memories,
 and for the versions stage their links and vectors.
@@ -30,6 +34,7 @@ import numpy as np
 from memsieve.errors import ConfigError
 from memsieve.read.fusion import Fusion
 from memsieve.read.rank import Candidates, Hits, Ranker
+from memsieve.read.speaker import SPEAKER_REACH, asked, raise_speaker, role_of
 from memsieve.read.rerank import DEFAULT_RERANK_DEPTH, Reranker, rerank_order
 from memsieve.read.versions import DEFAULT_VERSION_COS, Version, freshen, version_pairs
 from memsieve.read.when import Focus, focus, promote
@@ -100,18 +105,27 @@ class Searcher:
         if mode != "keyword":
             q = self._embed([query])[0] if vector is None else vector
         f = focus(query, reference_time)
+        windowed = f is not None and f.window is not None
         inside: frozenset[int] = frozenset()
-        if f is not None and f.window is not None:
-            pool, head = self._ranker.pool(scope, query, vector=q, mode=mode, depth=depth, view=view,
-                                           reach=f.reaches())
-            rows = self._items([s for s, _ in pool], as_of=as_of)
-            dates = {s: it.valid_from or it.created_at for s, it in rows.items()}
-            hits, inside = promote(pool, head, dates, f)
-            hits = hits[:depth]
-            found = [(s, rows[s], score) for s, score in hits if s in rows]
-        else:
+        found: list[Found] = []
+        chat = False
+        if not windowed:
             hits = self._ranker.rank(scope, query, vector=q, mode=mode, depth=depth, view=view)
             found = self._rows(hits, as_of=as_of)
+            # Only a scope whose results carry chat roles is read again, deeper.
+            chat = any(role_of(it.metadata) is not None for _, it, _ in found)
+        if windowed or chat:
+            reach = f.reaches() if windowed and f is not None else SPEAKER_REACH
+            pool, head = self._ranker.pool(scope, query, vector=q, mode=mode, depth=depth, view=view, reach=reach)
+            rows = self._items([s for s, _ in pool], as_of=as_of)
+            roles = {s: role_of(it.metadata) for s, it in rows.items()}
+            speaker = asked(query, roles.values(), self._lexicon)
+            if speaker is not None:
+                pool = raise_speaker(pool, head, roles, speaker, limit=depth)
+            if windowed:
+                dates = {s: it.valid_from or it.created_at for s, it in rows.items()}
+                pool, inside = promote(pool, head, dates, f)
+            found = [(s, rows[s], score) for s, score in pool[:depth] if s in rows]
         if self._reranker is not None:
             order = rerank_order(self._reranker, query, [it.text for _, it, _ in found])
             found = [(found[i][0], found[i][1], score) for i, score in order]

@@ -27,7 +27,6 @@ who knows the question's time passes it. The constants were chosen on LongMemEva
 
 from __future__ import annotations
 
-import math
 import re
 from collections.abc import Mapping
 from contextlib import contextmanager
@@ -36,6 +35,7 @@ from dataclasses import dataclass
 from datetime import datetime, timedelta, timezone
 from typing import Iterator, Literal
 
+from memsieve.read.rank import lift
 from memsieve.text.when import Window, read_when
 
 Hits = list[tuple[int, float]]  # (seq, score), best first
@@ -138,11 +138,4 @@ def promote(pool: Hits, head: int, dates: Mapping[int, str | None], f: Focus) ->
     inside = frozenset(s for s, t in when.items() if w.holds(t))
     if not inside:
         return pool, inside
-    usual = pool[:max(1, min(head, len(pool)))]
-    spread = usual[0][1] - usual[-1][1]
-    if not math.isfinite(spread) or spread <= 0.0:
-        spread = abs(usual[0][1]) or 1.0
-    lift = WINDOW_BOOST * spread
-    scored = [(s, x + lift if s in inside else x, i) for i, (s, x) in enumerate(pool)]
-    scored.sort(key=lambda t: (-t[1], t[2]))
-    return [(s, x) for s, x, _ in scored], inside
+    return lift(pool, head, inside.__contains__, WINDOW_BOOST), inside

@@ -102,6 +102,30 @@ NOT_A_FORGET_REQUEST = (
     r"|\b(?:i|we)\s+(?:don'?t|do not|can'?t|cannot|no longer)\s+remember\b"
 )
 
+#: A question about what the assistant said in an earlier chat: "you mentioned",
+#: "what did you recommend", "you were telling me". Matched on lowercased text with
+#: apostrophes folded; a present-tense request ("can you recommend a film?") is not one.
+ASSISTANT_SAID = (
+    r"\byou\s+(?:(?:had|were|have|once|also|just|already|then)\s+)?(?:told|mentioned|said|recommended|suggested|"
+    r"gave|provided|listed|described|explained|shared|wrote|made|named|proposed|offered|advised|showed|"
+    r"pointed out|came up with|included|referred|quoted|cited|telling|explaining|describing|suggesting|"
+    r"recommending|talking)\b"
+    r"|\b(?:did|had|have)\s+you\s+(?:ever\s+)?(?:tell|mention|say|recommend|suggest|give|provide|list|describe|"
+    r"explain|share|write|make|name|propose|offer|advise|show|point out|come up with|include|cite)\b"
+)
+
+#: ... and one about what the user said ("I told you", "I mentioned"), which wins over
+#: talk of an earlier chat below.
+USER_SAID = r"\b(?:i|we)\s+(?:(?:had|have|once|also|just|already)\s+)?(?:told you|mentioned|said|shared|wrote|typed)\b"
+
+#: Talk of an earlier chat, which without USER_SAID points at what the assistant said
+#: there: "our previous conversation about ...", "we talked about".
+EARLIER_CHAT = (
+    r"\b(?:our|the|that|this|a)\s+(?:previous|last|earlier|past|prior|recent|other)\s+"
+    r"(?:chat|conversation|discussion|talk|exchange|session)s?\b"
+    r"|\bwe\s+(?:(?:had|have|once|also|just|already)\s+)?(?:talked|discussed|chatted|spoke|went over|covered)\b"
+)
+
 #: Month names, for dates written out the way a conversation writes them ("8 May 2023").
 MONTHS: tuple[str, ...] = ("January", "February", "March", "April", "May", "June", "July", "August",
                            "September", "October", "November", "December")

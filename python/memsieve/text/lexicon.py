@@ -118,6 +118,12 @@ class Lexicon:
             lowercased text, that finds a request to forget; None: no text is one.
         not_a_forget_request: a regular expression for texts that match
             ``forget_request`` yet are not one ("don't forget to ..."); None: none.
+        assistant_said: a regular expression for a question about what the assistant
+            said ("you mentioned", "what did you recommend"); None: no question is one.
+        user_said: one for a question about what the user said ("I told you"), which
+            outweighs ``earlier_chat``; None: none.
+        earlier_chat: one for talk of an earlier chat ("our previous conversation"),
+            which without ``user_said`` asks about the assistant's words; None: none.
         vocabulary: a Hugging Face ``tokenizer.json`` (path or Traversable)
             whose WordPiece vocabulary ranks words by frequency, for the
             word-rarity prior (memsieve.text.rarity); None: every word is rare (1.0).
@@ -139,6 +145,9 @@ class Lexicon:
     request_framing: str | None = None
     forget_request: str | None = None
     not_a_forget_request: str | None = None
+    assistant_said: str | None = None
+    user_said: str | None = None
+    earlier_chat: str | None = None
     vocabulary: Any = None
     _derived: "_Derived" = field(init=False, repr=False, compare=False)
 
@@ -171,7 +180,9 @@ class Lexicon:
                    self_possessives=english.SELF_POSSESSIVES, other_pronouns=english.OTHER_PRONOUNS,
                    companions=english.COMPANIONS, request_opening=english.REQUEST_OPENING,
                    request_framing=english.REQUEST_FRAMING, forget_request=english.FORGET_REQUEST,
-                   not_a_forget_request=english.NOT_A_FORGET_REQUEST, vocabulary=packaged_tokenizer_path())
+                   not_a_forget_request=english.NOT_A_FORGET_REQUEST, assistant_said=english.ASSISTANT_SAID,
+                   user_said=english.USER_SAID, earlier_chat=english.EARLIER_CHAT,
+                   vocabulary=packaged_tokenizer_path())
 
     # ---- what a text says ------------------------------------------------------
 
@@ -202,6 +213,26 @@ class Lexicon:
     def rarity(self, word: str) -> float:
         """A weight in [COMMON_WEIGHT, 1.0] (memsieve.text.rarity): low for common words, 1.0 for rare ones."""
         return self._derived.rarity(word)
+
+    def speaker_asked(self, question: str) -> str:
+        """Whose words a question asks about: ``"assistant"`` or ``"user"`` (memsieve.read.speaker).
+
+        >>> ENGLISH.speaker_asked("What was the restaurant you recommended in Rome?")
+        'assistant'
+        >>> ENGLISH.speaker_asked("Can you recommend a restaurant in Rome?")
+        'user'
+        >>> ENGLISH.speaker_asked("In our last chat I mentioned my cat's name; what was it?")
+        'user'
+        """
+        d = self._derived
+        folded = fold(question).lower()
+        if d.assistant_said is not None and d.assistant_said.search(folded):
+            return "assistant"
+        if d.user_said is not None and d.user_said.search(folded):
+            return "user"
+        if d.earlier_chat is not None and d.earlier_chat.search(folded):
+            return "assistant"
+        return "user"
 
     # ---- requests to forget ------------------------------------------------------
 
@@ -280,6 +311,9 @@ class _Derived:
         self.request_framing = _pattern(lexicon.request_framing, name="request_framing", flags=re.IGNORECASE)
         self.persons = lexicon.relations | lexicon.companions
         self.not_a_forget_request = _pattern(lexicon.not_a_forget_request, name="not_a_forget_request")
+        self.assistant_said = _pattern(lexicon.assistant_said, name="assistant_said")
+        self.user_said = _pattern(lexicon.user_said, name="user_said")
+        self.earlier_chat = _pattern(lexicon.earlier_chat, name="earlier_chat")
         self.vocabulary = lexicon.vocabulary
         self.cues: Callable[[str], frozenset[str]] = functools.lru_cache(maxsize=_CUE_MEMO_SIZE)(self._cues)
         self.rarity: Callable[[str], float] = functools.lru_cache(maxsize=_RARITY_MEMO_SIZE)(self._rarity)

@@ -157,6 +157,25 @@ def test_per_type_selection_is_seeded_and_limited():
 # ---- metrics --------------------------------------------------------------------------------------------------
 
 
+def test_recall_all_is_every_evidence_turn_and_share_is_the_fraction():
+    from types import SimpleNamespace
+
+    from memsieve.records import SearchResult
+
+    turn = SimpleNamespace
+    q = SimpleNamespace(evidence={"s1:0": turn(text="I adopted a cat."), "s2:3": turn(text="The cat is Miso."),
+                                  "s3:1": turn(text="Miso is two.")},
+                        answer_session_ids=["s1", "s2", "s3"], abstention=False, answer="Miso")
+    hits = [SearchResult(id=f"m{i}", text=t, score=1.0 - i / 10, source=src, sources=[src], metadata={},
+                         valid_from="2023-05-08T00:00:00+00:00", created_at="2023-05-08T00:00:00+00:00")
+            for i, (t, src) in enumerate([("The cat is Miso.", "s2:3"), ("Unrelated.", "s9:0"),
+                                          ("I adopted a cat.", "s1:0")])]
+    prov = [{h.source} for h in hits]
+    m = lme.score_hits(q, hits, prov, prov, 10)
+    assert m["recall_any@10"] == 1.0 and m["recall_all@10"] == 0.0 and m["recall_share@10"] == pytest.approx(2 / 3)
+    assert lme.score_hits(q, hits[:1], prov[:1], prov[:1], 1)["recall_share@1"] == pytest.approx(1 / 3)
+
+
 def test_ndcg_by_hand():
     assert lme.ndcg([True, False], 1, 10) == 1.0
     assert lme.ndcg([False, True], 1, 10) == pytest.approx(1 / __import__("math").log2(3))

@@ -100,8 +100,8 @@ class LmeOptions:
 
 def metric_keys(ks: Sequence[int]) -> list[str]:
     """Every per-question metric, for each cut-off in ``ks`` (NDCG at the largest)."""
-    names = ("answer_recall", "answer_recall_undated", "recall_any", "recall_all", "recall_any_text",
-             "recall_all_text", "session_recall_any")
+    names = ("answer_recall", "answer_recall_undated", "recall_any", "recall_all", "recall_share",
+             "recall_any_text", "recall_all_text", "session_recall_any")
     return [f"{m}@{k}" for m in names for k in ks] + [f"ndcg@{max(ks)}"]
 
 
@@ -150,7 +150,8 @@ def score_hits(q: LmeQuestion, hits: Sequence[Any], provenance: Sequence[set[str
 
     Returns:
         ``recall_any`` / ``recall_all`` (some / every evidence turn's id is in a
-        hit's provenance), the same ``_text`` (a hit's text equals or contains the
+        hit's provenance; LongMemEval's own definitions), ``recall_share`` (the
+        share of the evidence turns that are), the same ``_text`` (a hit's text equals or contains the
         evidence turn's text, whitespace collapsed), ``session_recall_any`` (a hit
         was written from an answer session), ``answer_recall`` (answer tokens in
         the hits as the reader sees them, dated) and ``answer_recall_undated``;
@@ -166,9 +167,11 @@ def score_hits(q: LmeQuestion, hits: Sequence[Any], provenance: Sequence[set[str
         texts = [_norm(h.text) for h in top]
         by_text = [any(_norm(t.text) in x for x in texts) for t in ev.values()]
         out.update({f"recall_any@{k}": float(any(found)), f"recall_all@{k}": float(all(found)),
+                    f"recall_share@{k}": sum(found) / len(found),
                     f"recall_any_text@{k}": float(any(by_text)), f"recall_all_text@{k}": float(all(by_text))})
     else:
-        out.update({f"{m}@{k}": None for m in ("recall_any", "recall_all", "recall_any_text", "recall_all_text")})
+        out.update({f"{m}@{k}": None for m in ("recall_any", "recall_all", "recall_share", "recall_any_text",
+                                                "recall_all_text")})
     answer_sessions = set(q.answer_session_ids)
     out[f"session_recall_any@{k}"] = (float(any(_session_of(s) in answer_sessions for srcs in mine for s in srcs))
                                       if answer_sessions else None)

@@ -17,7 +17,7 @@ from memsieve.eval.metrics import primary_key
 from memsieve.eval.report import DATED_NOTE, md_table, pct
 
 #: The overall table's columns: (header, metric key or None for a field, format).
-_TYPE_METRICS = ("answer_recall", "recall_any", "recall_all", "ndcg")
+_TYPE_METRICS = ("answer_recall", "recall_any", "recall_all", "recall_share", "ndcg")
 
 
 def _k(meta: dict[str, Any]) -> int:
@@ -36,8 +36,9 @@ def narrative(summary: dict[str, Any]) -> list[str]:
     """Sentences computed from the summary."""
     meta, arms = summary["meta"], summary["arms"]
     k = _k(meta)
-    keys = [f"answer_recall@{k}", f"recall_any@{k}", f"recall_all@{k}"]
-    names = {keys[0]: f"answer recall@{k}", keys[1]: f"recall_any@{k}", keys[2]: f"recall_all@{k}"}
+    keys = [f"answer_recall@{k}", f"recall_any@{k}", f"recall_all@{k}", f"recall_share@{k}"]
+    names = {keys[0]: f"answer recall@{k}", keys[1]: f"recall_any@{k}", keys[2]: f"recall_all@{k}",
+             keys[3]: f"evidence share@{k}"}
     out: list[str] = []
     base = arms.get("add-all")
     if base is not None:
@@ -101,7 +102,7 @@ def narrative(summary: dict[str, Any]) -> list[str]:
 def _overall_rows(arms: dict[str, Any], avg: str, ks: list[int]) -> tuple[list[str], list[list[str]]]:
     k = primary_key(ks)
     header = (["arm", "stored", "stored %", "evidence own %", "evidence kept %"] + [f"answer@{x}" for x in ks]
-              + [f"undated@{k}"] + [f"any@{x}" for x in ks] + [f"all@{x}" for x in ks]
+              + [f"undated@{k}"] + [f"any@{x}" for x in ks] + [f"all@{x}" for x in ks] + [f"share@{x}" for x in ks]
               + [f"any text@{k}", f"all text@{k}", f"session@{k}", f"NDCG@{max(ks)}", "ingest s", "search ms"])
     rows = []
     for arm, e in arms.items():
@@ -110,6 +111,7 @@ def _overall_rows(arms: dict[str, Any], avg: str, ks: list[int]) -> tuple[list[s
         rows.append([arm, f"{e['stored']:.0f}", pct(e["stored_fraction"]), pct(own), pct(e.get("evidence_kept_fraction"))]
                     + [pct(m.get(f"answer_recall@{x}")) for x in ks] + [pct(m.get(f"answer_recall_undated@{k}"))]
                     + [pct(m.get(f"recall_any@{x}")) for x in ks] + [pct(m.get(f"recall_all@{x}")) for x in ks]
+                    + [pct(m.get(f"recall_share@{x}")) for x in ks]
                     + [pct(m.get(f"recall_any_text@{k}")), pct(m.get(f"recall_all_text@{k}")),
                        pct(m.get(f"session_recall_any@{k}")), pct(m.get(f"ndcg@{max(ks)}")),
                        f"{e['ingest_s']:.1f}", "-" if e["search_ms_mean"] is None else f"{e['search_ms_mean']:.1f}"])
@@ -129,7 +131,8 @@ def markdown(summary: dict[str, Any]) -> str:
             f"holding its haystack, one memory candidate per non-empty turn. Every question is searched with "
             f"`Memory.search` (default mode, now `{meta['search_default']}`) in its own scope. Percentages. "
             f"`any`/`all`: some / every has_answer turn is in the top k by provenance (a hit's sources, NOOPs "
-            f"folded into it included); `text`: the same by the hit's text containing the turn's; `session`: a hit "
+            f"folded into it included; LongMemEval's recall_any and recall_all); `share`: the share of a question's "
+            f"has_answer turns in the top k, averaged; `text`: the same by the hit's text containing the turn's; `session`: a hit "
             f"from an answer session; NDCG binary on has_answer provenance; `evidence own`: has_answer turns stored "
             f"as memories of their own, `kept`: those plus the ones folded into another memory. {DATED_NOTE} "
             f"Abstention questions "

@@ -17,7 +17,7 @@ side's best matches keep the rest of the places, each side keeps its order,
 and the long answers that hold a question's words stay findable. A
 scope without roles (plain ``add(text)``, a LoCoMo conversation of two people)
 sees exactly the usual results, and so does a search whose results hold the
-asked speaker alone. The constants were chosen on LongMemEval dev (docs/NOW.md).
+asked speaker alone. The constants were chosen on LongMemEval dev (docs/SPEAKER.md).
 """
 
 from __future__ import annotations

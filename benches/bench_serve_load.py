@@ -363,6 +363,25 @@ def overhead(url: str, key: str, target: str, *, n: int, seed: int) -> dict[str,
 # ---- the two runs -----------------------------------------------------------------
 
 
+def killer(srv: ServeProcess, events: list[dict[str, Any]], name: str) -> Any:
+    """An action that kills ``srv`` with SIGKILL and records when."""
+    def kill() -> None:
+        srv.proc.send_signal(signal.SIGKILL)
+        srv.proc.wait()
+        events.append({"t": f"kill -9 {name}", "at": time.time()})
+    return kill
+
+
+def restarter(srv: ServeProcess, servers: list[str], i: int, events: list[dict[str, Any]], name: str) -> Any:
+    """An action that starts ``srv`` again (on a new free port, put in ``servers[i]``) and records when."""
+    def again() -> None:
+        srv.url = ""
+        srv.start()
+        servers[i] = srv.url
+        events.append({"t": f"{name} started again", "at": time.time()})
+    return again
+
+
 def postgres_run(args: argparse.Namespace, work: Path) -> dict[str, Any]:
     pg = PgServer(durable=True).start()
     try:
@@ -376,17 +395,6 @@ def postgres_run(args: argparse.Namespace, work: Path) -> dict[str, Any]:
         fault = args.fault_minutes * 60
         events: list[dict[str, Any]] = []
 
-        def kill_a() -> None:
-            a.proc.send_signal(signal.SIGKILL)
-            a.proc.wait()
-            events.append({"t": "kill -9 server a", "at": time.time()})
-
-        def restart_a() -> None:
-            a.url = ""  # a new free port
-            a.start()
-            servers[0] = a.url
-            events.append({"t": "server a started again", "at": time.time()})
-
         def restart_pg() -> None:
             t0 = time.perf_counter()
             pg.restart(mode="immediate")
@@ -396,7 +404,8 @@ def postgres_run(args: argparse.Namespace, work: Path) -> dict[str, Any]:
         servers = [a.url, b.url]
         run_load(servers, keys, clients=args.clients, scopes=args.scopes, big=args.big, ledger=ledger, seed=args.seed,
                  phases=[("steady", args.minutes * 60, None), ("faults", 0.2 * fault, None),
-                         ("faults", 0.15 * fault, kill_a), ("faults", 0.2 * fault, restart_a),
+                         ("faults", 0.15 * fault, killer(a, events, "server a")),
+                         ("faults", 0.2 * fault, restarter(a, servers, 0, events, "server a")),
                          ("faults", 0.45 * fault, restart_pg)])
         from memsieve import Memory
 
@@ -426,17 +435,7 @@ def sqlite_run(args: argparse.Namespace, work: Path) -> dict[str, Any]:
     servers = [srv.url]
 
     events: list[dict[str, Any]] = []
-
-    def kill() -> None:
-        srv.proc.send_signal(signal.SIGKILL)
-        srv.proc.wait()
-        events.append({"t": "kill -9 the server", "at": time.time()})
-
-    def again() -> None:
-        srv.url = ""
-        srv.start()
-        servers[0] = srv.url
-        events.append({"t": "server started again", "at": time.time()})
+    kill, again = killer(srv, events, "the server"), restarter(srv, servers, 0, events, "the server")
 
     run_load(servers, keys, clients=args.clients, scopes=args.scopes, big=args.big, ledger=ledger, seed=args.seed + 1,
              phases=[("steady", 0.6 * secs, None), ("faults", 0.1 * secs, kill), ("faults", 0.3 * secs, again)])

@@ -113,8 +113,6 @@ def run_worker(config: ServeConfig, sock: socket.socket, *, keyring: KeyRing | N
     accepted, so a bad database is one line on stderr (exit 2), and the first
     add is not slow. ``keyring`` and ``ui_key``: those of ``memsieve ui`` (see serve_ui).
     """
-    import asyncio
-
     import uvicorn
 
     keyring = keyring if keyring is not None else KeyRing(config.keys_path)
@@ -144,7 +142,10 @@ def run_worker(config: ServeConfig, sock: socket.socket, *, keyring: KeyRing | N
     # installed; a quiet one lets the process end with 0 after the store is closed.
     quiet = {sig: signal.signal(sig, lambda signum, frame: None) for sig in (signal.SIGTERM, signal.SIGINT)}
     try:
-        asyncio.run(server.serve(sockets=[sock]))
+        # Server.run, not asyncio.run: it takes uvicorn's loop factory, uvloop when
+        # installed (the [server] extra), and with httptools for parsing that cut the
+        # service's own time on a kept-alive request (benches/bench_serve_overhead.py).
+        server.run(sockets=[sock])
     finally:
         for sig, handler in quiet.items():
             signal.signal(sig, handler)

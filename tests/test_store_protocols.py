@@ -115,6 +115,10 @@ def _calls() -> dict[str, object]:
         "inactive_texts": lambda s: s.inactive_texts(u),
         "finish_erasure": lambda s: s.finish_erasure(wait=0.0),
         "compact": lambda s: s.compact(),
+        "claim_reply": lambda s: s.claim_reply("k", "i", scope_key=None, fingerprint="f", now="t", stale_before="t"),
+        "keep_reply": lambda s: s.keep_reply("k", "i", status=200, body="{}"),
+        "drop_reply": lambda s: s.drop_reply("k", "i"),
+        "expire_replies": lambda s: s.expire_replies("t"),
     }
 
 

@@ -373,6 +373,20 @@ class Endpoint:
     text: bool = False
     errors: tuple[int, ...] = (400, 403)
 
+    @property
+    def writes(self) -> bool:
+        """It may change the store: an ``Idempotency-Key`` makes a retry of it answer, not write again."""
+        return self.method in ("POST", "PATCH", "DELETE") and self.path not in READ_ONLY_POSTS
+
+
+#: The POST routes that only read (their body is a query): no Idempotency-Key needed.
+READ_ONLY_POSTS = ("/v1/search", "/v1/context")
+IDEMPOTENCY_HEADER = {"name": "Idempotency-Key", "in": "header", "required": False,
+                      "schema": {"type": "string", "pattern": "^[A-Za-z0-9._:-]{1,128}$"},
+                      "description": "a key the client makes for this write (a UUID): a retry with the same key "
+                                     "and body gets the first answer again (header Idempotent-Replayed: true) "
+                                     "instead of writing twice; kept for a day"}
+
 
 _ID = (400, 403, 404)
 _DECISIONS = {"decisions": _list_of("Decision")}
@@ -478,7 +492,9 @@ ENDPOINTS: tuple[Endpoint, ...] = (
 _STATUS_TEXT = {400: "bad input: malformed JSON, a wrong type, an unknown field, a bad scope id",
                 401: "no API key, or one the keys file does not list", 403: "the key does not grant this scope",
                 404: "no such id in this scope (another scope's id answers the same)",
-                409: "a merge conflict: undone already, or a member changed since",
+                409: "a merge conflict (undone already, or a member changed since), or a request with this "
+                     "Idempotency-Key is still running",
+                422: "this Idempotency-Key was used for another request; make a new key for a new request",
                 413: "the body is over the server's limit", 500: "the server failed (the log has the request id)",
                 503: "the store does not answer, or the server is stopping"}
 
@@ -486,6 +502,8 @@ _STATUS_TEXT = {400: "bad input: malformed JSON, a wrong type, an unknown field,
 def _operation(ep: Endpoint) -> dict[str, Any]:
     op: dict[str, Any] = {"operationId": ep.operation_id, "summary": ep.summary}
     params = [{"name": "id", "in": "path", "required": True, "schema": {"type": "string"}}] if "{id}" in ep.path else []
+    if ep.writes:
+        params.append(IDEMPOTENCY_HEADER)
     if params or ep.query:
         op["parameters"] = params + ep.query
     if ep.body is not None:
@@ -495,7 +513,8 @@ def _operation(ep: Endpoint) -> dict[str, Any]:
     else:
         ok = {"description": "OK", "content": {"application/json": {"schema": {
             "type": "object", "required": list(ep.returns), "properties": ep.returns}}}}
-    statuses = list(ep.errors) + ([] if ep.public else [401]) + ([413] if ep.body is not None else []) + [500]
+    statuses = list(ep.errors) + ([] if ep.public else [401]) + ([413] if ep.body is not None else []) + [500] \
+        + ([409, 422] if ep.writes else [])
     op["responses"] = {"200": ok, **{str(s): {"description": _STATUS_TEXT[s], "content": {
         "application/json": {"schema": _ref("Error")}}} for s in sorted(set(statuses))}}
     if ep.public:

@@ -34,7 +34,8 @@ from starlette.responses import Response
 from starlette.routing import Route, compile_path
 
 from memsieve.errors import MemsieveError, StoreError
-from memsieve.server import api, ui
+from memsieve.scope import Scope
+from memsieve.server import api, replies, ui
 from memsieve.server.errors import (
     BodyTooLargeError,
     ForbiddenError,
@@ -103,6 +104,7 @@ class State:
         self.metrics = Metrics()
         self.metrics.keys = len(keyring)
         self.memory: Any = None  # an AsyncMemory once the lifespan has opened it
+        self.replies: replies.Replies | None = None  # the kept answers of idempotent writes
         self.document = api.openapi_document(version=__version__, max_body_bytes=config.max_body_bytes)
         self.patterns = [(ep, compile_path(ep.path)[0]) for ep in api.ENDPOINTS]
 
@@ -181,13 +183,14 @@ class FrontDoor:
                     key = self.state.keyring.authenticate(headers.get("authorization"))
                     seen["key"] = key.name
                 raw = await self._read_body(receive, headers) if method in _BODY_METHODS else b""
+                idem = replies.check_key(headers.get("idempotency-key"))
             except MemsieveError as exc:
                 extra = [(b"www-authenticate", b"Bearer")] if status_of(exc) == 401 else []
                 if isinstance(exc, BodyTooLargeError):
                     extra.append((b"connection", b"close"))
                 await _send_json(send_with_id, status_of(exc), error_body(exc), extra)
                 return
-            scope["memsieve"] = {"key": key, "body": raw, "request_id": request_id}
+            scope["memsieve"] = {"key": key, "body": raw, "request_id": request_id, "idempotency_key": idem}
             await self.app(scope, _replay(raw), send_with_id)
         finally:
             elapsed = time.perf_counter() - started
@@ -241,18 +244,14 @@ def _replay(raw: bytes) -> Any:
 
 
 def _endpoint(ep: api.Endpoint, state: State) -> Any:
-    """The Starlette endpoint of one route: check the arguments, call the handler, answer JSON."""
+    """The Starlette endpoint of one route: check the arguments, call the handler, answer JSON.
 
-    async def endpoint(request: Request) -> Response:
-        front = request.scope.get("memsieve", {})
+    A write with an Idempotency-Key runs through memsieve.server.replies: once per key."""
+
+    async def answer(request: Request, front: dict[str, Any]) -> tuple[int, bytes]:
         request_id = front.get("request_id", "-")
         try:
             key = front.get("key")
-            if ep.admin:
-                assert key is not None
-                key.require_admin(ep.path)
-            if ep.text:  # /metrics
-                return Response(state.metrics.render(), media_type=CONTENT_TYPE)
             if ep.method in _BODY_METHODS:
                 args = parse_body(front.get("body", b""), ep.body)
                 parse_query(request.scope.get("query_string", b""), [])
@@ -261,16 +260,50 @@ def _endpoint(ep: api.Endpoint, state: State) -> Any:
             call = api.Call(memory=state.memory, key=key, args=args, path=dict(request.path_params),
                             metrics=state.metrics, readiness=state.ready, document=state.document)
             assert ep.handler is not None
-            payload = await ep.handler(call)
-            return Response(json_bytes(payload), media_type="application/json")
+            return 200, json_bytes(await ep.handler(call))
         except MemsieveError as exc:
-            return Response(json_bytes(error_body(exc)), status_code=status_of(exc), media_type="application/json")
+            return status_of(exc), json_bytes(error_body(exc))
         except Exception:
             log(f"memsieve serve: request_id={request_id} failed:\n" + traceback.format_exc().rstrip())
-            return Response(json_bytes(internal_error_body(request_id)), status_code=500,
-                            media_type="application/json")
+            return 500, json_bytes(internal_error_body(request_id))
+
+    async def endpoint(request: Request) -> Response:
+        front = request.scope.get("memsieve", {})
+        try:
+            key = front.get("key")
+            if ep.admin:
+                assert key is not None
+                key.require_admin(ep.path)
+            if ep.text:  # /metrics
+                return Response(state.metrics.render(), media_type=CONTENT_TYPE)
+            idem = front.get("idempotency_key")
+            if idem is None or not ep.writes or state.replies is None:
+                status, body = await answer(request, front)
+                return Response(body, status_code=status, media_type="application/json")
+            assert key is not None
+            query = request.scope.get("query_string", b"")
+            status, body, replayed = await state.replies.run(
+                key_name=key.name, idem_key=idem, scope_key=_scope_key(front.get("body", b""), query),
+                request_print=replies.fingerprint(ep.method, request.scope["path"], query, front.get("body", b"")),
+                produce=lambda: answer(request, front))
+            return Response(body, status_code=status, media_type="application/json",
+                            headers=replies.REPLAYED if replayed else None)
+        except MemsieveError as exc:
+            return Response(json_bytes(error_body(exc)), status_code=status_of(exc), media_type="application/json")
 
     return endpoint
+
+
+def _scope_key(body: bytes, query: bytes) -> str | None:
+    """The scope a write names (its kept answer is deleted by a purge there), or None."""
+    from urllib.parse import parse_qs
+
+    try:
+        named = json.loads(body) if body else {k: v[-1] for k, v in parse_qs(query.decode("latin-1")).items()}
+        found = Scope.optional(**{k: named.get(k) for k in api.SCOPE_IDS}) if isinstance(named, dict) else None
+    except (ValueError, MemsieveError):
+        return None
+    return None if found is None else found.key
 
 
 async def _http_error(request: Request, exc: Exception) -> Response:
@@ -303,6 +336,7 @@ def build_app(config: ServeConfig, memory: Any, *, keyring: KeyRing | None = Non
 
     state = State(config, keyring or KeyRing(config.keys_path), ui_key=ui_key)
     state.memory = AsyncMemory.wrap(memory)
+    state.replies = replies.Replies(memory.store)
 
     @contextlib.asynccontextmanager
     async def lifespan(app: Starlette) -> AsyncIterator[None]:

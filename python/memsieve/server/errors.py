@@ -46,9 +46,19 @@ class MethodNotAllowedError(MemsieveError):
     """The path exists, but not with this method (405)."""
 
 
+class ReplyPendingError(MemsieveError):
+    """A request with this Idempotency-Key is still running (409)."""
+
+
+class ReplyMismatchError(InvalidInputError):
+    """This Idempotency-Key was used for another request (422)."""
+
+
 #: (class, status), most specific first: the first class an error is an instance of decides.
 STATUSES: tuple[tuple[type[BaseException], int], ...] = (
     (BodyTooLargeError, 413),
+    (ReplyMismatchError, 422),
+    (ReplyPendingError, 409),
     (UnauthorizedError, 401),
     (ForbiddenError, 403),
     (RouteNotFoundError, 404),

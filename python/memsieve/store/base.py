@@ -352,6 +352,17 @@ class MergeTx(WriteTx, MergeReader, Protocol):
     def remove_link(self, memory_id: str, linked_id: str, *, kind: str) -> None: ...
 
 
+@dataclass(frozen=True)
+class KeptReply:
+    """What an idempotency key's claim found (memsieve.store.sql_replies): the first request's
+    fingerprint and, once it was answered, its status and JSON body."""
+
+    fingerprint: str
+    status: int | None
+    body: str | None
+    created_at: str
+
+
 class Store(StoreReader, Protocol):
     """An open store: reads, a write transaction, and close.
 
@@ -391,6 +402,19 @@ class Store(StoreReader, Protocol):
 
     def compact(self) -> str | None:
         """Rewrite what must be rewritten for a purge's bytes to leave the files (PostgreSQL: VACUUM FULL)."""
+
+    def claim_reply(self, key_name: str, idem_key: str, *, scope_key: str | None, fingerprint: str, now: str,
+                    stale_before: str) -> KeptReply | None:
+        """Claim an idempotency key for a request (None: claimed), else what holds it."""
+
+    def keep_reply(self, key_name: str, idem_key: str, *, status: int, body: str) -> None:
+        """Keep the answer of the request that holds the key."""
+
+    def drop_reply(self, key_name: str, idem_key: str) -> None:
+        """Release a claim whose request failed, so that a retry runs it."""
+
+    def expire_replies(self, before: str) -> None:
+        """Forget the answers kept since before ``before``."""
 
     def close(self) -> None:
         """Close the connection; every later call raises ClosedError."""

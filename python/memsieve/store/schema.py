@@ -364,3 +364,25 @@ def m010_memory_parts(d: Dialect) -> str:
         PRIMARY KEY (memory_seq, part)
     )
     """
+
+
+@STEPS()
+def m011_replies(d: Dialect) -> str:
+    """The REST service's answers to writes sent with an ``Idempotency-Key``, by API key name and
+    idempotency key, so that a client retrying a write it got no answer to is answered, not written
+    twice. ``status`` NULL: the first request is still running. A purge in the scope deletes them
+    (an answer quotes texts), and they expire after a day."""
+    return """
+    CREATE TABLE replies (
+        key_name    TEXT NOT NULL,
+        idem_key    TEXT NOT NULL,
+        scope_key   TEXT,
+        fingerprint TEXT NOT NULL,
+        status      INTEGER,
+        body        TEXT,
+        created_at  TEXT NOT NULL,
+        PRIMARY KEY (key_name, idem_key)
+    );
+    CREATE INDEX replies_scope ON replies(scope_key);
+    CREATE INDEX replies_created ON replies(created_at)
+    """

@@ -30,7 +30,8 @@ from typing import Any
 from memsieve.errors import NotFoundError
 from memsieve.scope import Scope
 from memsieve.store.base import PURGED_HASH
-from memsieve.store.sql_records import SEQ_BATCH, SqlRecords
+from memsieve.store.sql_records import SEQ_BATCH
+from memsieve.store.sql_replies import SqlReplies
 
 #: What replaces a reason the LLM wrote (it may quote the erased text).
 ERASED_REASON = "(erased by a purge)"
@@ -39,7 +40,7 @@ ERASED_REASON = "(erased by a purge)"
 _KEPT_STRING_KEYS = ("rejection_id",)
 
 
-class SqlPurge(SqlRecords):
+class SqlPurge(SqlReplies):
     """``purge_memory`` and ``purge_rejection`` on top of the shared SQL.
 
     A store supplies, besides the hooks of SqlRecords, ``_NO_VECTOR`` (what an
@@ -89,6 +90,7 @@ class SqlPurge(SqlRecords):
         others |= {str(other) for other, _, _ in self.links(memory_id)}
         self._scrub_quotes(others, texts=texts, rejection_ids=rejection_ids)
         self._scrub_faults(scope, texts)
+        self._scrub_replies(scope.key, {memory_id} | rejection_ids)
         self.add_history(memory_id, scope, event="PURGE", old_text=None, new_text=None, layer="user",
                          reason=reason, now=now)
         self._purged = True
@@ -111,6 +113,7 @@ class SqlPurge(SqlRecords):
         if row[2] is not None:
             self._scrub_quotes({str(row[2])}, texts=texts, rejection_ids={str(rejection_id)})
         self._scrub_faults(Scope.from_key(str(row[1])), texts)
+        self._scrub_replies(str(row[1]), {str(rejection_id)})
         self._purged = True
 
     def inactive_texts(self, scope: Scope) -> list[tuple[int, str, str]]:

@@ -56,6 +56,83 @@ def test_band_noop_keeps_a_restorable_rejection(tmp_path):
     m.close()
 
 
+# ---- band policy "fold" (the default) ------------------------------------------
+
+GARDEN = "Ana keeps bees in the garden behind her house."
+
+
+def _fold_memory(tmp_path, table, *, profile="memsieve"):
+    emb = TableEmbedder(table=table)
+    # A fixed tau of 0 with a band of 2 puts every candidate after the first in the semantic band,
+    # so what is tested is the policy's own rule, not where the threshold happens to sit.
+    gate = GateConfig(profile=profile, tau=0.0, delta=2.0) if profile == "memsieve" else \
+        GateConfig(profile=profile, tau=0.0, delta=2.0, band_policy="fold")
+    m = Memory(tmp_path / f"fold-{profile}.db", embedder=emb, gate=gate)
+    (first,) = m.add(GARDEN, user_id="ana", source="s1")
+    assert first.event == "ADD"
+    return m, first
+
+
+def test_fold_is_the_default_band_policy():
+    assert GateConfig().band_policy == "fold"
+
+
+def test_fold_folds_a_band_text_that_says_nothing_new_and_keeps_it_restorable(tmp_path):
+    said_again = "Behind her house, in the garden, Ana keeps bees."
+    m, first = _fold_memory(tmp_path, {GARDEN: unit(1, 0), said_again: unit(0.9, math.sqrt(1 - 0.81))})
+    (d,) = m.add(said_again, user_id="ana", source="s2")
+    assert (d.event, d.layer, d.memory_id) == ("NOOP", "band", first.memory_id)
+    assert "band policy 'fold' folds it" in d.reason and "says everything it says" in d.reason
+    (kept,) = m.get_all(user_id="ana")
+    assert kept.sources == ["s1", "s2"]  # the folded text's source is findable on the memory
+    (rej,) = m.rejections(user_id="ana")
+    assert rej.text == said_again and rej.layer == "band"
+    assert m.restore(rej.id).text == said_again and len(m.get_all(user_id="ana")) == 2
+    m.close()
+
+
+def test_fold_adds_a_band_text_with_a_number_its_nearest_memory_lacks(tmp_path):
+    counted = "Ana keeps 12 bees in the garden behind her house."
+    m, first = _fold_memory(tmp_path, {GARDEN: unit(1, 0), counted: unit(0.95, math.sqrt(1 - 0.9025))})
+    (d,) = m.add(counted, user_id="ana")
+    assert (d.event, d.layer) == ("ADD", "band")
+    assert d.linked_to == first.memory_id and d.link_kind == "updates"
+    assert "band policy 'fold' adds it" in d.reason
+    m.close()
+
+
+def test_fold_adds_another_subject_that_carries_new_information(tmp_path):
+    room_a = "Room 101 has the booking code 4411 on the booking sheet."
+    room_b = "Room 102 has the booking code 5523 on the booking sheet."
+    emb = TableEmbedder(table={room_a: unit(1, 0), room_b: unit(0.97, math.sqrt(1 - 0.97 ** 2))})
+    m = Memory(tmp_path / "rooms.db", embedder=emb, gate=GateConfig(tau=0.0, delta=2.0))
+    (a,) = m.add(room_a, user_id="ana")
+    (b,) = m.add(room_b, user_id="ana")
+    # another room is another fact: stored, and linked as a neighbour, never as room 101's newer version
+    assert (b.event, b.layer, b.linked_to, b.link_kind) == ("ADD", "band", a.memory_id, "near")
+    m.close()
+
+
+def test_fold_adds_a_band_text_whose_words_only_the_nearest_memories_together_hold(tmp_path):
+    honey = "Ana sells honey at the market."
+    both = "Ana sells honey and keeps bees in the garden behind her house."
+    m, first = _fold_memory(tmp_path, {GARDEN: unit(1, 0, 0), honey: unit(0, 1, 0), both: unit(0.9, 0.3, 0.3)})
+    m.add(honey, user_id="ana")
+    (d,) = m.add(both, user_id="ana")
+    # folded into GARDEN alone, "sells honey" would be unsaid by the memory a reader sees
+    assert d.nearest_id == first.memory_id and (d.event, d.layer) == ("ADD", "band")
+    m.close()
+
+
+def test_fold_under_a_profile_without_the_information_term_is_add_link(tmp_path):
+    said_again = "Behind her house, in the garden, Ana keeps bees."
+    m, first = _fold_memory(tmp_path, {GARDEN: unit(1, 0), said_again: unit(0.9, math.sqrt(1 - 0.81))},
+                            profile="maxcos")
+    (d,) = m.add(said_again, user_id="ana")
+    assert (d.event, d.layer, d.linked_to) == ("ADD", "band", first.memory_id)
+    m.close()
+
+
 def test_the_sage_profile_through_memory(tmp_path):
     rng = np.random.default_rng(3)
     texts = [f"note {i}" for i in range(12)]

@@ -13,10 +13,10 @@ from memsieve.gate.profiles import GateProfile, profile_class
 
 #: The built-in profile names (``register_profile`` adds more); ``"memsieve"`` is ``"kde"``.
 Profile = Literal["kde", "memsieve", "sage", "maxcos", "none"]
-BandPolicy = Literal["add_link", "add", "noop"]
+BandPolicy = Literal["fold", "add_link", "add", "noop"]
 VectorStorage = Literal["float32", "int8"]
 
-_BAND_POLICIES = ("add_link", "add", "noop")
+_BAND_POLICIES = ("fold", "add_link", "add", "noop")
 _VECTOR_STORAGES = ("float32", "int8")
 
 
@@ -80,10 +80,15 @@ class GateConfig:
         info_name_weight: how much a name (capitalized mid-sentence, an email)
             weighs.
         info_word_weight: how much any other content word weighs.
-        band_policy: what the band does without an LLM: ``"add_link"`` adds the
-            candidate and links it to the nearest memory as a newer version of
-            it (kind ``updates``); ``"add"`` adds it; ``"noop"`` records a
-            rejection.
+        band_policy: what the band does without an LLM. ``"fold"`` (the
+            default) folds a candidate of the semantic band into its nearest
+            memory as a NOOP when that memory says everything it says (holds
+            every content word, number, name, date and count of it, and no
+            change cue is new), and treats any other as ``"add_link"`` does; under a profile without the information term
+            it is ``"add_link"``. ``"add_link"`` adds the candidate and links it
+            to the nearest memory, as its newer version (kind ``updates``) when
+            it says more, else as a neighbour (``near``); ``"add"`` adds it;
+            ``"noop"`` records a rejection.
         crud_update_min_sim: an LLM's UPDATE or DELETE must target a memory at
             least this close (cosine) to the candidate, or the candidate is added.
         exact_dedup: drop exact duplicates (normalized text) before the gate.
@@ -124,7 +129,7 @@ class GateConfig:
     info_name_weight: float = 1.5
     info_word_weight: float = 0.7
     # the band and the LLM, dedup, storage
-    band_policy: BandPolicy = "add_link"
+    band_policy: BandPolicy = "fold"
     crud_update_min_sim: float = 0.35
     exact_dedup: bool = True
     vectors: VectorStorage = "float32"

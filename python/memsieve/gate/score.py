@@ -29,6 +29,9 @@ class GateScore:
         decided_by: which signal set the route: ``"novelty"``,
             ``"information"`` (close in meaning but carrying new
             information), ``"first"`` (empty scope) or ``"none"`` (no gate).
+        nearest_lacks: the content words (index terms) the candidate says and its
+            nearest memory does not hold (the kde profile): with ``new_values``,
+            what folding it into that memory alone would leave unsaid.
         other_subject: it names its subject by another number or name than its nearest
             memory ("Room 102 ..." / "Room 101 ..."): another fact, stored but never linked as
             that memory's newer version.
@@ -48,6 +51,7 @@ class GateScore:
     info_tau: float = math.nan
     new_values: tuple[str, ...] = ()
     other_subject: bool = False
+    nearest_lacks: tuple[str, ...] = ()
 
     @property
     def says_more(self) -> bool:

@@ -180,10 +180,15 @@ class WritePath:
         if policy == "noop":
             return self._reject(cand, s, layer="band", into_seq=s.nearest_seq, nearest_cos=s.nearest_cos,
                                 reason=f"{where}; band policy 'noop' keeps it as a rejection")
+        if policy == "fold" and _nearest_says_it_all(s):
+            return self._reject(cand, s, layer="band", into_seq=s.nearest_seq, nearest_cos=s.nearest_cos,
+                                reason=f"{where} but its nearest memory says everything it says (every word, "
+                                       "number, name and date; no new change); band policy 'fold' folds it "
+                                       "into that memory")
         reason = f"{where}; band policy '{policy}' adds it"
         _, memory_id = self._add(cand, s, layer="band", reason=reason)
         linked_to = None
-        if policy == "add_link" and s.nearest_seq is not None:
+        if policy in ("add_link", "fold") and s.nearest_seq is not None:
             linked_to = self._id(s.nearest_seq)
             if linked_to is not None:
                 # Close in meaning yet new in content is a newer version of the
@@ -260,6 +265,15 @@ def _why_noop(s: GateScore, info_tau: float) -> str:
         if s.new_terms:
             said += f"; its new words{_new_terms(s)} mostly reword what the nearest memory says"
     return said
+
+
+def _nearest_says_it_all(s: GateScore) -> bool:
+    """Whether a semantic-band candidate may be folded into its nearest memory: the text was weighed
+    (the kde profile, with a text) and that memory alone holds every word and value of it, and no
+    change cue of it is new. Held by the nearest memories together is not enough here (it is below
+    tau): a reader of a NOOP sees the one memory it was folded into."""
+    return (s.decided_by == "novelty" and s.nearest_seq is not None and math.isfinite(s.information)
+            and not s.nearest_lacks and not s.new_values and not s.changes)
 
 
 def _why_band(s: GateScore, info_tau: float) -> str:

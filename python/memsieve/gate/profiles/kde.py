@@ -68,6 +68,7 @@ class KernelDensityGate(GateProfile):
         # that memory, not the folded source: a value that memory does not say
         # would be lost, whatever the other neighbours say.
         unsaid = () if score.nearest_seq is None else unsaid_values(gate, text, int(score.nearest_seq))
+        lacks = () if score.nearest_seq is None else unheld_words(gate, text, int(score.nearest_seq))
         evidence = VersionEvidence(said=frozenset(changes), information=information, new_values=unsaid)
         carries = newer_version_reason(evidence, bars=VersionBars(info_tau=c.tau)) is not None
         # A candidate that names its subject by another number or name than its nearest
@@ -84,7 +85,7 @@ class KernelDensityGate(GateProfile):
                          nearest_seq=score.nearest_seq, nearest_cos=score.nearest_cos, route=routed,
                          information=information, new_terms=tuple(new),
                          decided_by="information" if routed != route else "novelty", changes=changes,
-                         info_tau=c.tau, new_values=unsaid, other_subject=other)
+                         info_tau=c.tau, new_values=unsaid, other_subject=other, nearest_lacks=lacks)
 
 
 @functools.lru_cache(maxsize=1024)
@@ -111,6 +112,13 @@ def other_subject_of(gate: ScopeView, text: str, nearest: int) -> bool:
     mine = gate.lexicon.identifying_values(text)
     theirs = gate.named.get(nearest, frozenset())
     return bool(mine and theirs) and other_subject_of_ids(mine, theirs)
+
+
+def unheld_words(gate: ScopeView, text: str, nearest: int) -> tuple[str, ...]:
+    """The content words of ``text`` (as index terms) that memory ``nearest`` does not hold, in text order:
+    what a NOOP folding ``text`` into that memory alone would leave unsaid, beside ``unsaid_values``."""
+    held = set(gate.keywords.tokens_of(nearest))
+    return tuple(dict.fromkeys(term for term, _, kind in value_tokens(text) if kind == "word" and term not in held))
 
 
 def unsaid_values(gate: ScopeView, text: str, nearest: int) -> tuple[str, ...]:

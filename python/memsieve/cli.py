@@ -322,7 +322,9 @@ def cmd_serve(ns: argparse.Namespace) -> int:
     if not ns.create:
         _check_exists(target, command="mcp")
     return serve(target, keys_path=ns.keys, host=ns.host, port=ns.port, workers=ns.workers,
-                 max_body_bytes=ns.max_body_bytes, create=ns.create, max_cache_mb=ns.max_cache_mb)
+                 max_body_bytes=ns.max_body_bytes, create=ns.create, max_cache_mb=ns.max_cache_mb,
+                 llm_base_url=ns.llm_base_url, llm_model=ns.llm_model, llm_api_key_env=ns.llm_api_key_env,
+                 router_path=ns.router)
 
 
 def cmd_ui(ns: argparse.Namespace) -> int:
@@ -348,6 +350,12 @@ def _serve_parser(sub: Any) -> None:
     p.add_argument("--max-cache-mb", type=float, default=None,
                    help="bound of each worker's cache of scopes' gate state, in MiB (default 512); scopes past it "
                         "are evicted and re-read from the store when next used")
+    p.add_argument("--llm-base-url", help="OpenAI-compatible endpoint for infer (fact extraction) and the band's "
+                                          "CRUD step, e.g. http://127.0.0.1:8080/v1 (default: no LLM)")
+    p.add_argument("--llm-model", default="local", help="model name sent to that endpoint (default local)")
+    p.add_argument("--llm-api-key-env", default="OPENAI_API_KEY",
+                   help="environment variable holding its API key (default OPENAI_API_KEY)")
+    p.add_argument("--router", help="a saved QueryRouter (JSON) for search mode auto (default: auto is refused)")
     p.set_defaults(func=cmd_serve, serve_command=None)
     keys_sub = p.add_subparsers(dest="serve_command")
     k = keys_sub.add_parser("keygen", help="add a new API key to the keys file and print it once")

@@ -65,6 +65,12 @@ class ServeConfig:
         max_body_bytes: the request body limit (413 past it).
         create: create the SQLite file if it does not exist.
         max_cache_bytes: bound of the worker's cache of scopes' gate state (None: Memory's default).
+        llm_base_url: an OpenAI-compatible endpoint for ``infer`` (fact extraction) and the band's
+            CRUD step (None: no LLM; ``infer`` is then a 400 and the band follows its policy).
+        llm_model: the model name sent to that endpoint.
+        llm_api_key_env: the environment variable that holds its API key (never an argument,
+            so that it stays out of process listings).
+        router_path: a saved ``memsieve.router.QueryRouter`` for ``mode: "auto"`` (None: ``auto`` is a 400).
     """
 
     db: str
@@ -72,6 +78,10 @@ class ServeConfig:
     max_body_bytes: int = api.DEFAULT_MAX_BODY_BYTES
     create: bool = False
     max_cache_bytes: int | None = None
+    llm_base_url: str | None = None
+    llm_model: str = "local"
+    llm_api_key_env: str = "OPENAI_API_KEY"
+    router_path: str | None = None
 
 
 def log(line: str) -> None:

@@ -55,6 +55,22 @@ def check_options(*, host: Any, port: Any, workers: Any, max_body_bytes: Any) ->
         raise ConfigError(f"--max-body-bytes takes a number of bytes >= 1024, got {max_body_bytes!r}")
 
 
+def check_llm_options(*, base_url: Any, model: Any, api_key_env: Any) -> None:
+    """Refuse malformed LLM options before anything is opened.
+
+    Raises:
+        ConfigError: naming the option and what it takes.
+    """
+    if base_url is not None and (not isinstance(base_url, str) or not base_url.startswith(("http://", "https://"))):
+        raise ConfigError(f"--llm-base-url takes an http(s) URL of an OpenAI-compatible API, got {base_url!r}; "
+                          "e.g. --llm-base-url http://127.0.0.1:8080/v1")
+    if not isinstance(model, str) or not model:
+        raise ConfigError(f"--llm-model takes a model name, got {model!r}")
+    if not isinstance(api_key_env, str) or not api_key_env.replace("_", "").isalnum():
+        raise ConfigError(f"--llm-api-key-env takes the name of an environment variable, got {api_key_env!r}; "
+                          "e.g. OPENAI_API_KEY")
+
+
 def check_cache_mb(mb: Any) -> int | None:
     """``--max-cache-mb`` as bytes (None: the default bound).
 
@@ -100,9 +116,22 @@ def _open_memory(config: ServeConfig) -> Any:
             and not os.path.exists(target):
         raise StoreError(f"no database at {target!r}; pass --db with the path of an existing database, or --create "
                          "to start a new one")
+    options: dict[str, Any] = {}
     if config.max_cache_bytes is not None:
-        return Memory(target, max_cache_bytes=config.max_cache_bytes)
-    return Memory(target)
+        options["max_cache_bytes"] = config.max_cache_bytes
+    if config.llm_base_url is not None:
+        from memsieve.llm import LLMConfig
+
+        options["llm"] = LLMConfig(base_url=config.llm_base_url, model=config.llm_model,
+                                   api_key=os.environ.get(config.llm_api_key_env) or "not-needed")
+    if config.router_path is not None:
+        from memsieve.router import QueryRouter
+
+        if not os.path.isfile(config.router_path):
+            raise ConfigError(f"no router file at {config.router_path!r}; pass --router with what "
+                              "QueryRouter.save() wrote")
+        options["router"] = QueryRouter.load(config.router_path)
+    return Memory(target, **options)
 
 
 def run_worker(config: ServeConfig, sock: socket.socket, *, keyring: KeyRing | None = None,
@@ -212,7 +241,9 @@ class Supervisor:
 
 
 def serve(db: str, *, keys_path: str, host: str = "127.0.0.1", port: int = 8420, workers: int = 1,
-          max_body_bytes: int | None = None, create: bool = False, max_cache_mb: float | None = None) -> int:
+          max_body_bytes: int | None = None, create: bool = False, max_cache_mb: float | None = None,
+          llm_base_url: str | None = None, llm_model: str = "local", llm_api_key_env: str = "OPENAI_API_KEY",
+          router_path: str | None = None) -> int:
     """Run ``memsieve serve`` until SIGTERM or SIGINT; returns the exit code.
 
     Raises:
@@ -224,9 +255,13 @@ def serve(db: str, *, keys_path: str, host: str = "127.0.0.1", port: int = 8420,
     limit = DEFAULT_MAX_BODY_BYTES if max_body_bytes is None else max_body_bytes
     check_options(host=host, port=port, workers=workers, max_body_bytes=limit)
     cache = check_cache_mb(max_cache_mb)
+    check_llm_options(base_url=llm_base_url, model=llm_model, api_key_env=llm_api_key_env)
+    if router_path is not None and not os.path.isfile(router_path):
+        raise ConfigError(f"no router file at {router_path!r}; pass --router with what QueryRouter.save() wrote")
     keys = KeyRing(keys_path)  # a bad keys file stops the start here, before any socket
     config = ServeConfig(db=str(db), keys_path=str(keys_path), max_body_bytes=limit, create=create,
-                         max_cache_bytes=cache)
+                         max_cache_bytes=cache, llm_base_url=llm_base_url, llm_model=llm_model,
+                         llm_api_key_env=llm_api_key_env, router_path=router_path)
     sock = bind(host, port)
     bound = sock.getsockname()[1]
     shown = f"[{host}]" if ":" in host else host

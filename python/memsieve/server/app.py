@@ -26,6 +26,7 @@ import uuid
 from collections.abc import AsyncIterator
 from dataclasses import dataclass
 from typing import Any
+from urllib.parse import parse_qs
 
 from starlette.applications import Starlette
 from starlette.exceptions import HTTPException
@@ -306,8 +307,6 @@ def _endpoint(ep: api.Endpoint, state: State) -> Any:
 
 def _scope_key(body: bytes, query: bytes) -> str | None:
     """The scope a write names (its kept answer is deleted by a purge there), or None."""
-    from urllib.parse import parse_qs
-
     try:
         named = json.loads(body) if body else {k: v[-1] for k, v in parse_qs(query.decode("latin-1")).items()}
         found = Scope.optional(**{k: named.get(k) for k in api.SCOPE_IDS}) if isinstance(named, dict) else None

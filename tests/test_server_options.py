@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from memsieve import GateConfig, Memory
+from memsieve import GateConfig, Memory, Scope
 from memsieve.router import (CalibrationSample, NearestCentroidClassifier, QueryRouter, RoutedSearch,
                              build_routing_table)
 
@@ -27,11 +27,22 @@ def test_infer_and_the_band_go_to_the_llm_the_server_was_given(tmp_path, llama_s
         assert decided and all(d["event"] in ("ADD", "UPDATE", "DELETE", "NOOP") for d in decided)
         stats = c.get("/v1/stats", params={"user_id": "ana"}).json()["stats"]
         assert stats["llm"]["calls"] >= 1 and sum(stats["events"].values()) == len(decided)
+        faults = c.get("/v1/faults", params={"user_id": "ana"})
+        assert faults.status_code == 200
+    with Memory(tmp_path / "mem.db") as m:  # whatever the model got wrong, the route lists exactly that
+        assert faults.json()["faults"] == [dict(f, raw=f.get("raw")) for f in m.faults(user_id="ana")]
 
 
 def test_without_an_llm_infer_is_a_400_that_names_the_option(tmp_path):
-    keys = make_keys(tmp_path / "keys.json", ana={"user_id": "ana"})
+    keys = make_keys(tmp_path / "keys.json", ana={"user_id": "ana"}, bob={"user_id": "bob"})
+    with Memory(tmp_path / "mem.db") as m, m.store.transaction(Scope.of("ana")) as tx:
+        tx.add_fault(Scope.of("ana"), kind="invalid_json", detail="no JSON object", raw="{oops", now="2026-01-01")
     with ServeProcess(tmp_path / "mem.db", tmp_path / "keys.json") as srv, srv.client(keys["ana"]) as c:
+        assert c.get("/v1/faults", params={"user_id": "ana"}).json() == {"faults": [
+            {"kind": "invalid_json", "detail": "no JSON object", "raw": "{oops", "created_at": "2026-01-01"}]}
+        with srv.client(keys["bob"]) as cb:
+            assert cb.get("/v1/faults", params={"user_id": "bob"}).json() == {"faults": []}
+            assert cb.get("/v1/faults", params={"user_id": "ana"}).status_code == 403
         r = c.post("/v1/memories", json={"text": "I moved to Lisbon", "infer": True, "user_id": "ana"})
         assert r.status_code == 400 and r.json()["error"]["type"] == "ConfigError"
         r = c.post("/v1/search", json={"query": "where", "mode": "auto", "user_id": "ana"})

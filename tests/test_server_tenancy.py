@@ -57,7 +57,7 @@ def test_a_scope_the_key_does_not_grant_is_403_and_nothing_is_read_or_written(te
     calls = [("POST", "/v1/memories", {"text": "injected by ana", **BOB}),
              ("POST", "/v1/memories/batch", {"items": ["injected by ana"], **BOB}),
              ("GET", "/v1/memories", BOB), ("GET", "/v1/rejections", BOB), ("GET", "/v1/stats", BOB),
-             ("GET", "/v1/merges", BOB), ("POST", "/v1/search", {"query": "PIN", **BOB}),
+             ("GET", "/v1/merges", BOB), ("GET", "/v1/faults", BOB), ("POST", "/v1/search", {"query": "PIN", **BOB}),
              ("POST", "/v1/context", {"query": "PIN", **BOB}), ("POST", "/v1/forget", {"what": "PIN", **BOB}),
              ("POST", "/v1/consolidate", BOB), ("GET", f"/v1/memories/{ids['memory']}", BOB),
              ("PATCH", f"/v1/memories/{ids['memory']}", {"text": "overwritten", **BOB}),

@@ -281,6 +281,10 @@ async def list_rejections(call: Call) -> dict[str, Any]:
     return {"rejections": _dicts(rows)}
 
 
+async def list_faults(call: Call) -> dict[str, Any]:
+    return {"faults": await call.memory.faults(**call.scope())}
+
+
 async def restore_rejection(call: Call) -> dict[str, Any]:
     item = await call.memory.restore(call.path["id"], **call.scope(by_id=True))
     return {"memory": item.to_dict()}
@@ -445,6 +449,16 @@ ENDPOINTS: tuple[Endpoint, ...] = (
              "What the write gate did not store, and why.", {"rejections": _list_of("Rejection")},
              query=query_params(since=_str("ISO time: only later ones"), layer=_str("exact, novelty, band or llm"),
                                 limit=LIMIT)),
+    Endpoint("GET", "/v1/faults", list_faults, "listFaults",
+             "What the LLM got wrong in this scope (invalid JSON, a wrong index, a guard's refusal), oldest first; "
+             "each candidate it touched was still stored.",
+             {"faults": {"type": "array", "items": {
+                 "type": "object", "required": ["kind", "detail", "created_at"],
+                 "properties": {"kind": _str("invalid_json, bad_index, guard_rejected, unreachable, ..."),
+                                "detail": _str("what was wrong"),
+                                "raw": _opt_str("the model's raw answer, when there was one"),
+                                "created_at": _str("ISO time")}}}},
+             query=query_params()),
     Endpoint("POST", "/v1/rejections/{id}/restore", restore_rejection, "restoreRejection",
              "Store a rejected candidate as a memory after all.", _MEMORY, body(), errors=_ID),
     Endpoint("POST", "/v1/forget", forget, "forget",

@@ -26,7 +26,6 @@ import uuid
 from collections.abc import AsyncIterator
 from dataclasses import dataclass
 from typing import Any
-from urllib.parse import parse_qs
 
 from starlette.applications import Starlette
 from starlette.exceptions import HTTPException
@@ -259,24 +258,24 @@ def _endpoint(ep: api.Endpoint, state: State) -> Any:
 
     A write with an Idempotency-Key runs through memsieve.server.replies: once per key."""
 
-    async def answer(request: Request, front: dict[str, Any]) -> tuple[int, bytes]:
+    def arguments(request: Request, front: dict[str, Any]) -> dict[str, Any]:
+        if ep.method in _BODY_METHODS:
+            args = parse_body(front.get("body", b""), ep.body)
+            parse_query(request.scope.get("query_string", b""), [])
+            return args
+        return parse_query(request.scope.get("query_string", b""), ep.query)
+
+    async def answer(request: Request, front: dict[str, Any], args: dict[str, Any]) -> tuple[int, bytes]:
         request_id = front.get("request_id", "-")
         try:
-            key = front.get("key")
-            if ep.method in _BODY_METHODS:
-                args = parse_body(front.get("body", b""), ep.body)
-                parse_query(request.scope.get("query_string", b""), [])
-            else:
-                args = parse_query(request.scope.get("query_string", b""), ep.query)
-            call = api.Call(memory=state.memory, key=key, args=args, path=dict(request.path_params),
+            call = api.Call(memory=state.memory, key=front.get("key"), args=args, path=dict(request.path_params),
                             metrics=state.metrics, readiness=state.ready, document=state.document)
             assert ep.handler is not None
             return 200, json_bytes(await ep.handler(call))
         except MemsieveError as exc:
             return status_of(exc), json_bytes(error_body(exc))
         except Exception:
-            log(f"memsieve serve: request_id={request_id} failed:\n" + traceback.format_exc().rstrip())
-            return 500, json_bytes(internal_error_body(request_id))
+            return 500, _failed(request_id)
 
     async def endpoint(request: Request) -> Response:
         front = request.scope.get("memsieve", {})
@@ -287,30 +286,38 @@ def _endpoint(ep: api.Endpoint, state: State) -> Any:
                 key.require_admin(ep.path)
             if ep.text:  # /metrics
                 return Response(state.metrics.render(), media_type=CONTENT_TYPE)
+            args = arguments(request, front)  # bad input is a 400 before any key is claimed
             idem = front.get("idempotency_key")
             if idem is None or not ep.writes or state.replies is None:
-                status, body = await answer(request, front)
+                status, body = await answer(request, front, args)
                 return Response(body, status_code=status, media_type="application/json")
             assert key is not None
             query = request.scope.get("query_string", b"")
             status, body, replayed = await state.replies.run(
-                key_name=key.name, idem_key=idem, scope_key=_scope_key(front.get("body", b""), query),
+                key_name=key.name, idem_key=idem, scope_key=_scope_key(args),
                 request_print=replies.fingerprint(ep.method, request.scope["path"], query, front.get("body", b"")),
-                produce=lambda: answer(request, front))
+                produce=lambda: answer(request, front, args))
             return Response(body, status_code=status, media_type="application/json",
                             headers=replies.REPLAYED if replayed else None)
         except MemsieveError as exc:
             return Response(json_bytes(error_body(exc)), status_code=status_of(exc), media_type="application/json")
+        except Exception:
+            return Response(_failed(front.get("request_id", "-")), status_code=500, media_type="application/json")
 
     return endpoint
 
 
-def _scope_key(body: bytes, query: bytes) -> str | None:
-    """The scope a write names (its kept answer is deleted by a purge there), or None."""
+def _failed(request_id: str) -> bytes:
+    """The 500 body of an unexpected failure, its traceback logged under the request id."""
+    log(f"memsieve serve: request_id={request_id} failed:\n" + traceback.format_exc().rstrip())
+    return json_bytes(internal_error_body(request_id))
+
+
+def _scope_key(args: dict[str, Any]) -> str | None:
+    """The scope a write's checked arguments name (its kept answer is deleted by a purge there), or None."""
     try:
-        named = json.loads(body) if body else {k: v[-1] for k, v in parse_qs(query.decode("latin-1")).items()}
-        found = Scope.optional(**{k: named.get(k) for k in api.SCOPE_IDS}) if isinstance(named, dict) else None
-    except (ValueError, MemsieveError):
+        found = Scope.optional(**{k: args.get(k) for k in api.SCOPE_IDS})
+    except MemsieveError:  # a malformed id: the handler answers 400, and nothing is kept
         return None
     return None if found is None else found.key
 

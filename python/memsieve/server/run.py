@@ -125,13 +125,21 @@ def _open_memory(config: ServeConfig) -> Any:
         options["llm"] = LLMConfig(base_url=config.llm_base_url, model=config.llm_model,
                                    api_key=os.environ.get(config.llm_api_key_env) or "not-needed")
     if config.router_path is not None:
-        from memsieve.router import QueryRouter
-
-        if not os.path.isfile(config.router_path):
-            raise ConfigError(f"no router file at {config.router_path!r}; pass --router with what "
-                              "QueryRouter.save() wrote")
-        options["router"] = QueryRouter.load(config.router_path)
+        options["router"] = load_router(config.router_path)
     return Memory(target, **options)
+
+
+def load_router(path: str) -> Any:
+    """The saved ``QueryRouter`` at ``path``.
+
+    Raises:
+        ConfigError: no such file, or not what ``QueryRouter.save()`` wrote.
+    """
+    from memsieve.router import QueryRouter
+
+    if not os.path.isfile(path):
+        raise ConfigError(f"no router file at {path!r}; pass --router with what QueryRouter.save() wrote")
+    return QueryRouter.load(path)
 
 
 def run_worker(config: ServeConfig, sock: socket.socket, *, keyring: KeyRing | None = None,
@@ -256,8 +264,8 @@ def serve(db: str, *, keys_path: str, host: str = "127.0.0.1", port: int = 8420,
     check_options(host=host, port=port, workers=workers, max_body_bytes=limit)
     cache = check_cache_mb(max_cache_mb)
     check_llm_options(base_url=llm_base_url, model=llm_model, api_key_env=llm_api_key_env)
-    if router_path is not None and not os.path.isfile(router_path):
-        raise ConfigError(f"no router file at {router_path!r}; pass --router with what QueryRouter.save() wrote")
+    if router_path is not None:
+        load_router(router_path)  # a missing or malformed file stops the start here, before any socket
     keys = KeyRing(keys_path)  # a bad keys file stops the start here, before any socket
     config = ServeConfig(db=str(db), keys_path=str(keys_path), max_body_bytes=limit, create=create,
                          max_cache_bytes=cache, llm_base_url=llm_base_url, llm_model=llm_model,

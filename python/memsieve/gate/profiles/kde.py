@@ -67,8 +67,7 @@ class KernelDensityGate(GateProfile):
         # A NOOP folds the text into its nearest memory alone, and a reader sees
         # that memory, not the folded source: a value that memory does not say
         # would be lost, whatever the other neighbours say.
-        unsaid = () if score.nearest_seq is None else unsaid_values(gate, text, int(score.nearest_seq))
-        lacks = () if score.nearest_seq is None else unheld_words(gate, text, int(score.nearest_seq))
+        unsaid, lacks = ((), ()) if score.nearest_seq is None else unsaid_by(gate, text, int(score.nearest_seq))
         evidence = VersionEvidence(said=frozenset(changes), information=information, new_values=unsaid)
         carries = newer_version_reason(evidence, bars=VersionBars(info_tau=c.tau)) is not None
         # A candidate that names its subject by another number or name than its nearest
@@ -114,13 +113,6 @@ def other_subject_of(gate: ScopeView, text: str, nearest: int) -> bool:
     return bool(mine and theirs) and other_subject_of_ids(mine, theirs)
 
 
-def unheld_words(gate: ScopeView, text: str, nearest: int) -> tuple[str, ...]:
-    """The content words of ``text`` (as index terms) that memory ``nearest`` does not hold, in text order:
-    what a NOOP folding ``text`` into that memory alone would leave unsaid, beside ``unsaid_values``."""
-    held = set(gate.keywords.tokens_of(nearest))
-    return tuple(dict.fromkeys(term for term, _, kind in value_tokens(text) if kind == "word" and term not in held))
-
-
 def unsaid_values(gate: ScopeView, text: str, nearest: int) -> tuple[str, ...]:
     """The numbers, dates, names and counted things of ``text`` that memory ``nearest`` does not say.
 
@@ -132,17 +124,27 @@ def unsaid_values(gate: ScopeView, text: str, nearest: int) -> tuple[str, ...]:
     Returns:
         The values as the text spells them, each once, in text order.
     """
+    return unsaid_by(gate, text, nearest)[0]
+
+
+def unsaid_by(gate: ScopeView, text: str, nearest: int) -> tuple[tuple[str, ...], tuple[str, ...]]:
+    """(``unsaid_values``, the content words of ``text`` that memory ``nearest`` does not hold), in one
+    pass over the memory's terms: together, what a NOOP folding ``text`` into that memory alone
+    would leave unsaid. The words are index terms, each once, in text order."""
     held = set(gate.keywords.tokens_of(nearest))
     counted = gate.counts.get(nearest, frozenset())
     mine = value_tokens(text)
-    out: list[str] = []
+    values: list[str] = []
+    words: list[str] = []
     for i, (term, surface, kind) in enumerate(mine):
         if kind == "word":
+            if term not in held:
+                words.append(term)
             continue
         if term not in held:
-            out.append(surface)
+            values.append(surface)
         elif kind == "number" and _numeral(term) and i + 1 < len(mine):
             noun, noun_surface, noun_kind = mine[i + 1]
             if noun_kind == "word" and noun in held and (term, noun) not in counted:
-                out.append(f"{surface} {noun_surface}")
-    return tuple(dict.fromkeys(out))
+                values.append(f"{surface} {noun_surface}")
+    return tuple(dict.fromkeys(values)), tuple(dict.fromkeys(words))

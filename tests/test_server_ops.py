@@ -4,6 +4,7 @@ and several server processes (and workers) share one PostgreSQL."""
 from __future__ import annotations
 
 import json
+import os
 import re
 import signal
 import threading
@@ -196,3 +197,57 @@ def test_the_listening_socket_says_it_is_tcp_so_responses_are_not_held_back():
         client.close()
     finally:
         sock.close()
+
+
+def _children(pid: int) -> list[int]:
+    """The live child processes of ``pid`` (Linux /proc)."""
+    from pathlib import Path
+
+    out = []
+    for stat in Path("/proc").glob("[0-9]*/stat"):
+        try:
+            fields = stat.read_text().rsplit(")", 1)[1].split()
+        except OSError:
+            continue
+        if int(fields[1]) == pid and fields[0] != "Z":
+            out.append(int(stat.parent.name))
+    return out
+
+
+def _scrape(srv, key) -> dict[str, float]:
+    # a fresh connection per scrape, so either worker may answer it
+    r = httpx.get(srv.url + "/metrics", headers={"Authorization": f"Bearer {key}"}, timeout=30)
+    assert r.status_code == 200
+    return {line.rsplit(" ", 1)[0]: float(line.rsplit(" ", 1)[1]) for line in r.text.splitlines()
+            if line and not line.startswith("#")}
+
+
+def test_a_scrape_of_any_worker_counts_every_workers_requests(tmp_path, monkeypatch):
+    from memsieve.server.metrics import FLUSH_SECONDS
+
+    monkeypatch.setenv("TMPDIR", str(tmp_path))  # where the supervisor makes its metrics directory
+
+    keys = make_keys(tmp_path / "keys.json", ana={"user_id": "ana"}, ops={"admin": True})
+    stats = 'memsieve_http_requests_total{method="GET",route="/v1/stats",status="200"}'
+    with ServeProcess(tmp_path / "mem.db", tmp_path / "keys.json", workers=2) as srv:
+        assert _wait_for(lambda: len(_children(srv.proc.pid)) == 2)
+        (shared,) = tmp_path.glob("memsieve-metrics-*")
+        assert _wait_for(lambda: len(list(shared.glob("*.json"))) == 2)  # each worker's file
+        for _ in range(30):
+            r = httpx.get(srv.url + "/v1/stats", params={"user_id": "ana"},
+                          headers={"Authorization": f"Bearer {keys['ana']}"})
+            assert r.status_code == 200
+        time.sleep(FLUSH_SECONDS + 0.5)
+        for _ in range(6):
+            seen = _scrape(srv, keys["ops"])
+            assert seen[stats] == 30 and seen["memsieve_workers"] == 2, seen
+        # A worker killed outright still counts with what it last wrote; its successor starts at zero.
+        victim = _children(srv.proc.pid)[0]
+        os.kill(victim, signal.SIGKILL)
+        assert _wait_for(lambda: len(_children(srv.proc.pid)) == 2 and victim not in _children(srv.proc.pid))
+        assert _wait_for(lambda: httpx.get(srv.url + "/readyz").status_code == 200)
+        assert _wait_for(lambda: _scrape(srv, keys["ops"])["memsieve_workers"] == 3, timeout=30)
+        for _ in range(4):
+            assert _scrape(srv, keys["ops"])[stats] == 30
+    assert srv.proc.returncode == 0
+    assert not shared.exists()  # removed at a graceful stop

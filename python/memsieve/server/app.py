@@ -71,6 +71,8 @@ class ServeConfig:
         llm_api_key_env: the environment variable that holds its API key (never an argument,
             so that it stays out of process listings).
         router_path: a saved ``memsieve.router.QueryRouter`` for ``mode: "auto"`` (None: ``auto`` is a 400).
+        metrics_dir: where the workers of one service share their counters, so a scrape of any of
+            them sums all (memsieve.server.metrics); set by the supervisor of ``--workers N``.
     """
 
     db: str
@@ -82,6 +84,7 @@ class ServeConfig:
     llm_model: str = "local"
     llm_api_key_env: str = "OPENAI_API_KEY"
     router_path: str | None = None
+    metrics_dir: str | None = None
 
 
 def log(line: str) -> None:
@@ -111,7 +114,7 @@ class State:
         self.config = config
         self.keyring = keyring
         self.ui_key = ui_key  # memsieve ui: the ephemeral admin key the page is served with
-        self.metrics = Metrics()
+        self.metrics = Metrics(config.metrics_dir)
         self.metrics.keys = len(keyring)
         self.memory: Any = None  # an AsyncMemory once the lifespan has opened it
         self.replies: replies.Replies | None = None  # the kept answers of idempotent writes

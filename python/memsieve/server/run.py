@@ -19,13 +19,16 @@ A worker that dies is restarted after a second; one that fails to start
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import json
 import math
 import os
 import signal
 import socket
+import shutil
 import subprocess
 import sys
+import tempfile
 import time
 from dataclasses import asdict
 from typing import Any
@@ -171,6 +174,7 @@ def run_worker(config: ServeConfig, sock: socket.socket, *, keyring: KeyRing | N
         memory.close()
         raise
     holder["app"] = front
+    front.state.metrics.start_sharing()
     server = uvicorn.Server(uvicorn.Config(front, lifespan="on", log_level="warning", access_log=False,
                                            server_header=False, proxy_headers=False,
                                            timeout_graceful_shutdown=None))
@@ -186,6 +190,7 @@ def run_worker(config: ServeConfig, sock: socket.socket, *, keyring: KeyRing | N
     finally:
         for sig, handler in quiet.items():
             signal.signal(sig, handler)
+        front.state.metrics.stop_sharing()
     log(f"memsieve serve: worker {os.getpid()} stopped")
     return 0 if server.started else 1
 
@@ -194,7 +199,9 @@ class Supervisor:
     """Start ``workers`` worker processes on one socket, forward signals, restart the dead."""
 
     def __init__(self, config: ServeConfig, sock: socket.socket, workers: int) -> None:
-        self.config = config
+        # The workers share their metrics through files in a directory of this run's own.
+        self.metrics_dir = tempfile.mkdtemp(prefix="memsieve-metrics-")
+        self.config = dataclasses.replace(config, metrics_dir=self.metrics_dir)
         self.sock = sock
         self.workers = workers
         self.procs: list[subprocess.Popen[bytes]] = []
@@ -238,6 +245,7 @@ class Supervisor:
         self._signal(signal.SIGTERM)
         for proc in self.procs:
             proc.wait()
+        shutil.rmtree(self.metrics_dir, ignore_errors=True)
         log("memsieve serve: stopped")
         return code
 

@@ -101,6 +101,15 @@ def test_every_endpoint_answers_with_named_objects(served):
         r = c.post(f"/v1/memories/{dog_id}/purge", json={"reason": "asked to erase", **scope})
         assert r.json()["erasure"]["memory_ids"] == [dog_id]
         assert c.get(f"/v1/memories/{dog_id}", params=scope).json()["memory"]["text"] != "My dog is called Bolinha"
+        # compacting the store is an admin's: it rewrites every tenant's tables
+        r = c.post("/v1/compact", json={})
+        assert r.status_code == 403 and r.json()["error"]["type"] == "ForbiddenError"
+        with srv.client(keys["ops"]) as admin:
+            r = admin.post("/v1/compact", json={})
+            assert r.status_code == 200, r.text
+            assert r.json()["erasure"]["pending"] is False and r.json()["erasure"]["memory_ids"] == []
+            r = admin.post("/v1/compact", json={"user_id": "ana"})  # store-wide: a scope is a mistake
+            assert r.status_code == 400 and "user_id" in r.json()["error"]["message"]
 
         r = c.delete(f"/v1/memories/{mid}", params=scope)
         assert r.json()["memory"]["is_active"] is False
@@ -141,7 +150,7 @@ def test_the_document_lists_every_route_and_every_documented_route_answers(serve
         for needed in ("/v1/memories", "/v1/memories/batch", "/v1/memories/{id}", "/v1/memories/{id}/history",
                        "/v1/search", "/v1/context", "/v1/rejections", "/v1/rejections/{id}/restore", "/v1/forget",
                        "/v1/memories/{id}/purge", "/v1/consolidate", "/v1/merges/{id}/undo", "/v1/stats",
-                       "/healthz", "/readyz", "/metrics"):
+                       "/v1/compact", "/healthz", "/readyz", "/metrics"):
             assert needed in doc["paths"], needed
         # every documented operation answers: never "no such route" or "method not allowed"
         for path, ops in doc["paths"].items():

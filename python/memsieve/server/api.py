@@ -264,6 +264,12 @@ async def purge_memory(call: Call) -> dict[str, Any]:
     return {"erasure": done.to_dict()}
 
 
+async def compact(call: Call) -> dict[str, Any]:
+    # Store-wide, so an admin key's: it rewrites every table a purge erases from.
+    done = await call.memory.compact()
+    return {"erasure": done.to_dict()}
+
+
 async def search(call: Call) -> dict[str, Any]:
     hits = await call.memory.search(call.args["query"], **call.pick("limit", "filters", "as_of", "mode",
                                                                      "current_only"), **call.scope())
@@ -437,6 +443,12 @@ ENDPOINTS: tuple[Endpoint, ...] = (
     Endpoint("POST", "/v1/memories/{id}/purge", purge_memory, "purgeMemory",
              "Erase a memory's text and embedding everywhere (and what merges retired into it), keeping a "
              "tombstone.", {"erasure": _ref("Erasure")}, body(reason=_str("recorded in the history")), errors=_ID),
+    Endpoint("POST", "/v1/compact", compact, "compact",
+             "Rewrite the store so that no byte of a purged text stays in its files (an admin key; PostgreSQL: "
+             "VACUUM FULL of the tables a purge erases from, which blocks their reads and writes while it runs). "
+             "The erasure lists nothing; `pending` says what is still to finish.",
+             {"erasure": _ref("Erasure")}, {"type": "object", "additionalProperties": False, "properties": {}},
+             admin=True, errors=(400, 403)),
     Endpoint("POST", "/v1/search", search, "search", "Search the scope, best first; each result has its date.",
              {"results": _list_of("SearchResult")}, body(["query"], **_SEARCH_ARGS)),
     Endpoint("POST", "/v1/context", context, "context",

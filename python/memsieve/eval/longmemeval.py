@@ -42,7 +42,7 @@ from memsieve.eval.longmemeval_data import LmeDataset, LmeQuestion, load_longmem
 from memsieve.eval.metrics import aggregate, answer_recall, percentile
 from memsieve.eval.runinfo import code_version
 from memsieve.eval.vectors import VectorTable, embed_texts
-from memsieve.write.passages import passage_spans
+from memsieve.write.passages import part_spans
 from memsieve.read.render import render_line
 from memsieve.read.when import stage_off
 
@@ -402,8 +402,9 @@ def run_longmemeval(opts: LmeOptions) -> dict[str, Any]:
     out = Path(opts.out)
     out.mkdir(parents=True, exist_ok=True)  # after the data loaded: a bad file leaves nothing behind
     turns = [c.text for q in ds.questions for c, _t in q.candidates()]
-    # A long turn's passages are embedded here too, so that they are cached like the turns themselves.
-    pieces = [t[a:b] for t in dict.fromkeys(turns) for a, b in passage_spans(t)[1:]]
+    # A turn's parts (a long one's passages, a short one's sentence keys) are
+    # embedded here too, so that they are cached like the turns themselves.
+    pieces = [t[a:b] for t in dict.fromkeys(turns) for _, a, b in part_spans(t)]
     texts = turns + pieces + [q.question for q in ds.questions]
     table, embed_info = embed_texts(texts, embedder_factory=opts.embedder_factory,
                                     embedding_cache=opts.embedding_cache, progress=opts.progress)

@@ -19,6 +19,7 @@ import numpy as np
 
 from memsieve.embedding.protocol import check_texts, validate_embeddings
 from memsieve.eval.locomo import Dataset
+from memsieve.write.passages import part_spans
 
 
 #: With a cache file, the vectors embedded so far are written to it every this many texts.
@@ -119,6 +120,9 @@ def _texts(ds: Dataset, streams: Sequence[str]) -> list[str]:
                 for chunk in calls:
                     for c in chunk:
                         seen.setdefault(c.text, None)
+                        # Its parts (passages, sentence keys) are cached with it.
+                        for _, a, b in part_spans(c.text):
+                            seen.setdefault(c.text[a:b], None)
         for q in conv.questions:
             seen.setdefault(q.question, None)
     return list(seen)

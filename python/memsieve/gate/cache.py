@@ -52,8 +52,9 @@ def gate_bytes(gate: ScopeGate) -> int:
     size = _SCOPE_OVERHEAD + n * (gate.dim * 4 + _ROW_OVERHEAD) + gate.state.quant_bytes
     if gate.index is not None:
         size += n * (gate.dim * 4 + _INDEX_ROW_OVERHEAD)
-    # A long memory's passages: a float32 row each (and its int8 copy), an id on both sides of the binding.
-    size += len(gate.parts) * (gate.dim * 4 + _PART_OVERHEAD) + gate.parts.quant_bytes
+    # Part rows (passages, sentence keys): a float32 row each (and its int8 copy), an id on both sides.
+    for rows in (gate.parts, gate.keys):
+        size += len(rows) * (gate.dim * 4 + _PART_OVERHEAD) + rows.quant_bytes
     return size
 
 

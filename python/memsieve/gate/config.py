@@ -103,6 +103,12 @@ class GateConfig:
             only if each of its passages is) and is found by dense search (a
             memory scores its best passage). A text that fits has one vector
             either way. False judges and finds a long text by its opening only.
+        sentence_keys: give a text that fits the window a vector for each
+            sentence after its first (memsieve.write.passages.key_spans), so
+            that dense search finds a chat turn that says several things by
+            the one a question asks about (a memory scores its best key). The
+            gate never reads them: decisions are the same either way. Costs
+            one embedding per extra sentence; False saves that.
     """
 
     # scoring
@@ -134,6 +140,7 @@ class GateConfig:
     exact_dedup: bool = True
     vectors: VectorStorage = "float32"
     passages: bool = True
+    sentence_keys: bool = True
 
     def __post_init__(self) -> None:
         profile = profile_class(self.profile)  # ConfigError naming the known profiles
@@ -145,6 +152,8 @@ class GateConfig:
             raise ConfigError(f"unknown vectors {self.vectors!r}; use one of {', '.join(_VECTOR_STORAGES)}")
         if not isinstance(self.passages, bool):
             raise ConfigError(f"passages must be True or False, got {self.passages!r}")
+        if not isinstance(self.sentence_keys, bool):
+            raise ConfigError(f"sentence_keys must be True or False, got {self.sentence_keys!r}")
         if profile.needs_fixed_tau and self.tau is None:
             raise ConfigError(f"the {self.profile} profile needs a fixed threshold; pass tau=0.25 (cosine 0.75)")
         for name in ("tau", "delta", "kappa_c", "gamma", "tau_min", "tau_max", "prior_share", "prior_weight",

@@ -1,4 +1,4 @@
-"""``PartRows``: the passage vectors of a scope's long memories, beside the memories' own rows.
+"""``PartRows``: the part vectors of a scope's memories (passages or sentence keys), beside their own rows.
 
 A memory whose text is longer than the embedder's window keeps its own
 vector (passage 0) in the scope's ``ScopeState`` and the vectors of its
@@ -7,7 +7,8 @@ passages 1.. here, in a second ``ScopeState`` under the key
 each memory once, at the best cosine over its rows (``nearest_memories``),
 so a kernel density or a search counts memories, never passages. A scope
 without a long memory holds no row here, and every answer is then exactly
-the one of the memories' rows alone.
+the one of the memories' rows alone. A scope gate keeps two: the passages,
+which the gate reads, and the sentence keys, which only search reads.
 """
 
 from __future__ import annotations
@@ -21,12 +22,12 @@ from memsieve.write.passages import PART_BASE, Part
 
 
 class PartRows:
-    """The passage rows of one scope's memories (``vectors``: the ScopeState storage, float32 or int8)."""
+    """The part rows of one scope's memories (``vectors``: the ScopeState storage, float32 or int8)."""
 
     def __init__(self, dim: int, *, vectors: str) -> None:
         self.state = _core.ScopeState(dim, vectors=vectors)  # type: ignore[arg-type]
-        # seq -> how many parts it holds here (its keys are seq * PART_BASE + 1..n).
-        self.count: dict[int, int] = {}
+        # seq -> the part numbers it holds here (its rows are seq * PART_BASE + part).
+        self.held: dict[int, list[int]] = {}
 
     def __len__(self) -> int:
         return len(self.state)
@@ -43,7 +44,7 @@ class PartRows:
             return
         keys = np.array([seq * PART_BASE + p.index for p in parts], dtype=np.int64)
         self.state.add_many(keys, np.ascontiguousarray(np.stack([p.vector for p in parts]), dtype=np.float32))
-        self.count[seq] = len(parts)
+        self.held[seq] = [p.index for p in parts]
 
     def load(self, seqs: np.ndarray, parts: np.ndarray, matrix: np.ndarray) -> None:
         """Bulk-add rows (hydration): (n,) memory seqs, (n,) part numbers, (n, d) float32 unit rows."""
@@ -51,12 +52,11 @@ class PartRows:
             return
         keys = np.asarray(seqs, dtype=np.int64) * PART_BASE + np.asarray(parts, dtype=np.int64)
         self.state.add_many(np.ascontiguousarray(keys), np.ascontiguousarray(matrix, dtype=np.float32))
-        for s in np.asarray(seqs).tolist():
-            self.count[int(s)] = self.count.get(int(s), 0) + 1
+        for s, part in zip(np.asarray(seqs).tolist(), np.asarray(parts).tolist()):
+            self.held.setdefault(int(s), []).append(int(part))
 
     def drop(self, seq: int) -> None:
-        n = self.count.pop(seq, 0)
-        for part in range(1, n + 1):
+        for part in self.held.pop(seq, ()):
             self.state.remove(seq * PART_BASE + part)
 
     def nearest_memories(self, seqs: np.ndarray, cos: np.ndarray, vector: np.ndarray,

@@ -29,7 +29,7 @@ from memsieve.gate.parts import PartRows
 from memsieve.gate.score import GateScore
 from memsieve.gate.threshold import Threshold, adaptive_threshold
 from memsieve.text.lexicon import ENGLISH, Lexicon
-from memsieve.write.passages import Part
+from memsieve.write.passages import Part, is_key
 
 if TYPE_CHECKING:
     from memsieve.store.base import ChangesRow, PartsRow
@@ -86,6 +86,8 @@ class ScopeGate:
         self.state = _core.ScopeState(dim, vectors=config.vectors)
         # The passages 1.. of its long memories (memsieve.gate.parts); empty in a scope of short texts.
         self.parts = PartRows(dim, vectors=config.vectors)
+        # The sentence keys of its short memories: read by search (``found``), never by the gate.
+        self.keys = PartRows(dim, vectors=config.vectors)
         # The scope's own bm25 index: keyword search and the information term
         # read it, and it changes with the vectors, so one catch-up serves both.
         self.keywords = _core.KeywordIndex()
@@ -142,8 +144,18 @@ class ScopeGate:
 
     @_locked
     def load_parts(self, rows: "PartsRow") -> None:
-        """Bulk-load the passage rows of the scope's active memories (hydration, after ``load``)."""
-        self.parts.load(rows.seqs, rows.parts, rows.matrix)
+        """Bulk-load the part rows of the scope's active memories (hydration, after ``load``)."""
+        self._load_parts(rows)
+
+    def _load_parts(self, rows: "PartsRow") -> None:
+        # Passages and sentence keys are stored alike; their numbers tell them apart.
+        key = is_key(np.asarray(rows.parts, dtype=np.int64))
+        if not key.any():
+            self.parts.load(rows.seqs, rows.parts, rows.matrix)
+            return
+        passage = ~key
+        self.parts.load(rows.seqs[passage], rows.parts[passage], rows.matrix[passage])
+        self.keys.load(rows.seqs[key], rows.parts[key], rows.matrix[key])
 
     @_locked
     def save_index(self) -> None:
@@ -255,6 +267,12 @@ class ScopeGate:
             seqs, cos = self.state.nearest(vector, k)
         return self.parts.nearest_memories(seqs, cos, vector, k)
 
+    @_locked
+    def found(self, vector: np.ndarray, k: int) -> tuple[np.ndarray, np.ndarray]:
+        """What dense search finds: ``nearest``, each memory at its best row, sentence keys included."""
+        seqs, cos = self.nearest(vector, k)
+        return self.keys.nearest_memories(seqs, cos, vector, k)
+
     # ---- changes -------------------------------------------------------------
 
     @_locked
@@ -302,7 +320,7 @@ class ScopeGate:
                 self._put(int(seq), np.ascontiguousarray(vector), float(share), text)
             else:
                 self._drop(int(seq))
-        self.parts.load(changes.parts.seqs, changes.parts.parts, changes.parts.matrix)
+        self._load_parts(changes.parts)
         self.threshold = self.profile.restore_threshold(threshold, sage_tau=sage_tau)
         self._sage_tau_read = sage_tau
         self.revision = revision
@@ -317,7 +335,8 @@ class ScopeGate:
             self.keywords.add(seq, text)
         self._note_cues([seq], [text])
         self.state.add(seq, vector)
-        self.parts.put(seq, parts)
+        self.parts.put(seq, [p for p in parts if not p.is_key])
+        self.keys.put(seq, [p for p in parts if p.is_key])
         self.shares[seq] = share
         if self.index is not None:
             if existed:
@@ -332,6 +351,7 @@ class ScopeGate:
             return
         self.state.remove(seq)
         self.parts.drop(seq)
+        self.keys.drop(seq)
         self.keywords.remove(seq)
         self.cues.pop(seq, None)
         self.counts.pop(seq, None)

@@ -148,11 +148,11 @@ class Ranker:
             gate = self._gates.for_read(scope, dim=q.shape[0])
             if gate is None or len(gate) == 0:
                 return []
-            seqs, cos = gate.nearest(q, limit)
+            seqs, cos = gate.found(q, limit)
             return [(int(s), float(c)) for s, c in zip(seqs, cos)]
         sims = _core.similarities(view.matrix, q)
         if view.parts is not None and len(view.parts.seqs):
-            # A long memory scores its best passage.
+            # A memory scores its best part (a long one's passages, a short one's sentence keys).
             row = {int(s): i for i, s in enumerate(view.seqs)}
             for seq, c in zip(view.parts.seqs.tolist(), _core.similarities(view.parts.matrix, q).tolist()):
                 i = row[seq]

@@ -64,8 +64,9 @@ class VectorsRow:
 
 @dataclass(frozen=True)
 class PartsRow:
-    """Passage rows of long memories (migration 10): memory seqs (n,) int64, part numbers (n,) int64
-    (1 or more: part 0 is the memory's own embedding), matrix (n, d) float32."""
+    """Part rows of memories (migration 10): memory seqs (n,) int64, part numbers (n,) int64
+    (1 or more: part 0 is the memory's own embedding; a long text's passages below
+    ``memsieve.write.passages.KEY_BASE``, a short one's sentence keys above it), matrix (n, d) float32."""
 
     seqs: np.ndarray
     parts: np.ndarray

@@ -159,7 +159,7 @@ class SqlRecords:
         return self._parts_row(rows, dim)
 
     def parts_of(self, seqs: Sequence[int], dim: int) -> PartsRow:
-        """The passage rows of these memories, by seq then part."""
+        """The part rows (passages, sentence keys) of these memories, by seq then part."""
         rows = self._for_seqs("SELECT memory_seq, part, embedding FROM memory_parts WHERE", "memory_seq", seqs,
                               binary=True)
         return self._parts_row(sorted(rows, key=lambda r: (int(r[0]), int(r[1]))), dim)
@@ -174,7 +174,7 @@ class SqlRecords:
                         matrix=np.ascontiguousarray(np.stack([v[2] for v in vectors]), dtype=np.float32))
 
     def _put_parts(self, seq: int, parts: Sequence["Part"]) -> None:
-        """Make ``parts`` the memory's passage rows (none: it has none)."""
+        """Make ``parts`` the memory's part rows (none: it has none)."""
         self._q("DELETE FROM memory_parts WHERE memory_seq = %s", (int(seq),))
         for p in parts:
             self._q("INSERT INTO memory_parts(memory_seq, part, start_char, end_char, embedding)"

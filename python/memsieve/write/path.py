@@ -169,6 +169,9 @@ class WritePath:
         for part in cand.parts:
             if s.route == "ADD":
                 break
+            if part.is_key:
+                # Sentence keys are for search: the gate judges the whole text (and a long one's passages).
+                continue
             p = self.gate.score(part.vector, cand.text[part.start:part.end])
             if _ROUTE_RANK[p.route] > _ROUTE_RANK[s.route]:
                 s = p

@@ -118,8 +118,8 @@ class Writer:
         return out
 
     def _embed(self, texts: list[str]) -> tuple[np.ndarray, list[list[Part]]]:
-        """The texts' own vectors and the passages 1.. of those longer than the embedder's window."""
-        return embed_passages(self.embed, texts, enabled=self.config.passages)
+        """The texts' own vectors and their parts: passages of a long text, sentence keys of a short one."""
+        return embed_passages(self.embed, texts, enabled=self.config.passages, keys=self.config.sentence_keys)
 
     def _decide(self, scope: Scope, calls: list[list[Candidate]]) -> list[list[Decision]]:
         """Decide ``calls`` (each the candidates of one ``add()``) in one transaction."""

@@ -176,6 +176,29 @@ def test_recall_all_is_every_evidence_turn_and_share_is_the_fraction():
     assert lme.score_hits(q, hits[:1], prov[:1], prov[:1], 1)["recall_share@1"] == pytest.approx(1 / 3)
 
 
+def test_extractive_answer_recall_counts_only_answers_the_evidence_states():
+    from types import SimpleNamespace
+
+    from memsieve.records import SearchResult
+
+    turn = SimpleNamespace
+    stated = SimpleNamespace(evidence={"s1:0": turn(text="Our cat Miso turned two in May.")},
+                             answer_session_ids=["s1"], abstention=False, answer="Miso")
+    counted = SimpleNamespace(evidence={"s1:0": turn(text="I visited Lisbon."), "s2:0": turn(text="And Porto.")},
+                              answer_session_ids=["s1", "s2"], abstention=False, answer="2")
+    hits = [SearchResult(id="m0", text="Room 2 has the cat Miso.", score=1.0, source="s9:0", sources=["s9:0"],
+                         metadata={}, valid_from=None, created_at="2023-05-08T00:00:00+00:00")]
+    prov = [{"s9:0"}]
+    assert lme.is_extractive(stated) and not lme.is_extractive(counted)
+    a = lme.score_hits(stated, hits, prov, prov, 10)
+    assert a["answer_recall@10"] == 1.0 and a["answer_recall_extractive@10"] == 1.0
+    # "2" found by chance in an unrelated hit: answer recall says 1.0, the extractive one leaves it out
+    b = lme.score_hits(counted, hits, prov, prov, 10)
+    assert b["answer_recall@10"] == 1.0 and b["answer_recall_extractive@10"] is None
+    assert b["recall_any@10"] == 0.0
+    assert not lme.is_extractive(SimpleNamespace(evidence={}, abstention=False, answer="Miso"))
+
+
 def test_ndcg_by_hand():
     assert lme.ndcg([True, False], 1, 10) == 1.0
     assert lme.ndcg([False, True], 1, 10) == pytest.approx(1 / __import__("math").log2(3))

@@ -39,7 +39,7 @@ from memsieve.errors import ConfigError
 from memsieve.eval.arms import (MAIN_ARMS, RANDOM_SEEDS, ArmSpec, StreamRun, _credit, _credits, _sum_stats,
                                 default_search_mode, main_specs, random_spec)
 from memsieve.eval.longmemeval_data import LmeDataset, LmeQuestion, load_longmemeval
-from memsieve.eval.metrics import aggregate, answer_recall, percentile
+from memsieve.eval.metrics import aggregate, answer_recall, content_tokens, percentile
 from memsieve.eval.runinfo import code_version
 from memsieve.eval.vectors import VectorTable, embed_texts
 from memsieve.write.passages import part_spans
@@ -100,7 +100,8 @@ class LmeOptions:
 
 def metric_keys(ks: Sequence[int]) -> list[str]:
     """Every per-question metric, for each cut-off in ``ks`` (NDCG at the largest)."""
-    names = ("answer_recall", "answer_recall_undated", "recall_any", "recall_all", "recall_share",
+    names = ("answer_recall", "answer_recall_undated", "answer_recall_extractive", "recall_any", "recall_all",
+             "recall_share",
              "recall_any_text", "recall_all_text", "session_recall_any")
     return [f"{m}@{k}" for m in names for k in ks] + [f"ndcg@{max(ks)}"]
 
@@ -155,8 +156,12 @@ def score_hits(q: LmeQuestion, hits: Sequence[Any], provenance: Sequence[set[str
         evidence turn's text, whitespace collapsed), ``session_recall_any`` (a hit
         was written from an answer session), ``answer_recall`` (answer tokens in
         the hits as the reader sees them, dated) and ``answer_recall_undated``;
-        None where the question has no evidence turn (recall) or no answer tokens
-        or is an abstention question (answer recall).
+        ``answer_recall_extractive``, the same for a question whose answer's
+        every token is in its evidence turns (a stated fact, not a computed
+        count or interval, whose tokens any turn may hold by chance); None
+        where the question has no evidence turn (recall) or no answer tokens
+        or is an abstention question (answer recall), or an answer that is not
+        extractive (extractive answer recall).
     """
     top, prov, mine = list(hits)[:k], list(provenance)[:k], list(own)[:k]
     ev = q.evidence
@@ -178,7 +183,17 @@ def score_hits(q: LmeQuestion, hits: Sequence[Any], provenance: Sequence[set[str
     answer = None if q.abstention else q.answer
     out[f"answer_recall@{k}"] = answer_recall(answer, [render_line(h, dated=True) for h in top], k)
     out[f"answer_recall_undated@{k}"] = answer_recall(answer, [h.text for h in top], k)
+    out[f"answer_recall_extractive@{k}"] = out[f"answer_recall@{k}"] if is_extractive(q) else None
     return out
+
+
+def is_extractive(q: LmeQuestion) -> bool:
+    """Whether every content token of the question's answer is in its evidence turns' texts."""
+    if q.abstention or not q.evidence:
+        return False
+    wanted = set(content_tokens(str(q.answer)))
+    said = {t for turn in q.evidence.values() for t in content_tokens(turn.text)}
+    return bool(wanted) and wanted <= said
 
 
 def reason_kind(d: Any) -> str:

@@ -45,6 +45,14 @@ def narrative(summary: dict[str, Any]) -> list[str]:
         out.append(f"Storing everything (add-all, {base['stored']:.0f} memories over {meta['questions']} "
                    f"scopes), micro " + ", ".join(f"{names[x]} {pct(base['micro'].get(x))}" for x in keys)
                    + "; macro " + ", ".join(f"{pct(base['macro'].get(x))}" for x in keys) + ".")
+    ext = f"answer_recall_extractive@{k}"
+    if arms and all(e["micro"].get(ext) is not None for e in arms.values()):
+        first = next(iter(arms.values()))["micro"]
+        out.append(f"On the {first.get('n_' + ext, 0)} of {first.get(f'n_answer_recall@{k}', 0)} questions whose "
+                   f"answer's every content word is in their evidence turns, answer recall@{k} is "
+                   + ", ".join(f"{arm} {pct(e['micro'][ext])}" for arm, e in arms.items())
+                   + "; the others' answers are computed (a count, an interval) or a preference rubric, whose "
+                   "tokens a hit may hold by chance.")
     for arm, e in arms.items():
         if arm == "add-all" or base is None:
             continue
@@ -102,14 +110,16 @@ def narrative(summary: dict[str, Any]) -> list[str]:
 def _overall_rows(arms: dict[str, Any], avg: str, ks: list[int]) -> tuple[list[str], list[list[str]]]:
     k = primary_key(ks)
     header = (["arm", "stored", "stored %", "evidence own %", "evidence kept %"] + [f"answer@{x}" for x in ks]
-              + [f"undated@{k}"] + [f"any@{x}" for x in ks] + [f"all@{x}" for x in ks] + [f"share@{x}" for x in ks]
+              + [f"undated@{k}", f"extractive@{k}"] + [f"any@{x}" for x in ks] + [f"all@{x}" for x in ks]
+              + [f"share@{x}" for x in ks]
               + [f"any text@{k}", f"all text@{k}", f"session@{k}", f"NDCG@{max(ks)}", "ingest s", "search ms"])
     rows = []
     for arm, e in arms.items():
         m = e[avg]
         own = e["evidence_stored"] / e["evidence_turns"] if e["evidence_turns"] else None
         rows.append([arm, f"{e['stored']:.0f}", pct(e["stored_fraction"]), pct(own), pct(e.get("evidence_kept_fraction"))]
-                    + [pct(m.get(f"answer_recall@{x}")) for x in ks] + [pct(m.get(f"answer_recall_undated@{k}"))]
+                    + [pct(m.get(f"answer_recall@{x}")) for x in ks] + [pct(m.get(f"answer_recall_undated@{k}")),
+                                                                        pct(m.get(f"answer_recall_extractive@{k}"))]
                     + [pct(m.get(f"recall_any@{x}")) for x in ks] + [pct(m.get(f"recall_all@{x}")) for x in ks]
                     + [pct(m.get(f"recall_share@{x}")) for x in ks]
                     + [pct(m.get(f"recall_any_text@{k}")), pct(m.get(f"recall_all_text@{k}")),

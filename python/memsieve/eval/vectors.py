@@ -119,7 +119,9 @@ def _texts(ds: Dataset, streams: Sequence[str]) -> list[str]:
             for _s, calls in conv.stream(stream):
                 for chunk in calls:
                     for c in chunk:
-                        seen.setdefault(c.text, None)
+                        if c.text in seen:
+                            continue
+                        seen[c.text] = None
                         # Its parts (passages, sentence keys) are cached with it.
                         for _, a, b in part_spans(c.text):
                             seen.setdefault(c.text[a:b], None)

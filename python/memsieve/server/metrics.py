@@ -98,12 +98,8 @@ class Metrics:
 
     # ---- sharing among the workers of one service ---------------------------
 
-    def snapshot(self) -> dict[str, Any]:
-        """This process's counters as a JSON-able dict (what it writes for the other workers)."""
-        with self._lock:
-            return self._snapshot()
-
     def _snapshot(self) -> dict[str, Any]:
+        # This process's counters as a JSON-able dict (what it writes for the other workers); under the lock.
         return {"pid": self.pid,
                 "requests": [[m, r, s, n] for (m, r, s), n in self.requests.items()],
                 "latency": [[m, r, list(c), self.latency_sum[(m, r)]] for (m, r), c in self.latency.items()],
@@ -169,7 +165,7 @@ class Metrics:
 
 
 def merge(snapshots: list[dict[str, Any]]) -> dict[str, Any]:
-    """The sum of several workers' snapshots (``Metrics.snapshot``), counter by counter."""
+    """The sum of several workers' counters (as ``Metrics`` writes them), counter by counter."""
     requests: dict[tuple[str, str, int], int] = defaultdict(int)
     latency: dict[tuple[str, str], list[int]] = {}
     latency_sum: dict[tuple[str, str], float] = defaultdict(float)

@@ -163,3 +163,44 @@ def test_a_kept_answer_is_zeroed_in_the_sqlite_file_by_a_purge(tmp_path):
     data = db.read_bytes() + (db.with_name(db.name + "-wal").read_bytes() if db.with_name(db.name + "-wal").exists()
                               else b"")
     assert b"q-7730" not in data
+
+
+def test_a_running_claim_is_kept_fresh_and_a_dead_servers_claim_is_taken_over(store_target, monkeypatch):
+    """A long write is never taken over while its server lives; one whose server died is, STALE_S after."""
+    import asyncio
+    import time
+
+    from memsieve.server import replies
+    from memsieve.server.errors import ReplyPendingError
+
+    monkeypatch.setattr(replies, "HEARTBEAT_S", 0.05)
+    monkeypatch.setattr(replies, "STALE_S", 0.4)
+    ran: list[str] = []
+
+    async def slow(name: str) -> tuple[int, bytes]:
+        ran.append(name)
+        await asyncio.sleep(1.0)  # longer than STALE_S: only the heartbeat keeps it from looking dead
+        return 200, b'{"done": "%s"}' % name.encode()
+
+    async def scenario(store) -> None:
+        a, b = replies.Replies(store), replies.Replies(store)  # two server processes on one store
+        call = dict(key_name="ana", idem_key="K", scope_key="s", request_print="p")
+        first = asyncio.create_task(a.run(**call, produce=lambda: slow("a")))
+        await asyncio.sleep(0.7)
+        with pytest.raises(ReplyPendingError):
+            await b.run(**call, produce=lambda: slow("b"))
+        assert await first == (200, b'{"done": "a"}', False)
+        assert await b.run(**call, produce=lambda: slow("b")) == (200, b'{"done": "a"}', True)
+        # a server that claimed and died: nothing refreshes its claim, and a retry runs once it is stale
+        dead = dict(scope_key="s", fingerprint="p", now=replies._iso(time.time()),
+                    stale_before=replies._iso(time.time() - 1))
+        assert store.claim_reply("ana", "K2", **dead) is None
+        call2 = dict(call, idem_key="K2")
+        with pytest.raises(ReplyPendingError):
+            await b.run(**call2, produce=lambda: slow("b"))
+        await asyncio.sleep(0.5)
+        assert await b.run(**call2, produce=lambda: slow("b")) == (200, b'{"done": "b"}', False)
+
+    with Memory(store_target) as m:
+        asyncio.run(scenario(m.store))
+    assert ran == ["a", "b"]

@@ -14,9 +14,11 @@ simply send it again:
 - K sent with another request gets 422 (ReplyMismatchError).
 
 The claim is in the store, so every server process on one PostgreSQL sees it.
-A claim left by a request that died mid-way (no answer after ``STALE_S``) is
-taken over by the next retry; the write path's exact dedup then keeps a write
-that did land from being stored twice. Kept answers quote texts, so a purge in
+While its request runs, the holder refreshes the claim every ``HEARTBEAT_S``;
+a claim not refreshed for ``STALE_S`` belonged to a server that died mid-way
+(a kill -9, a lost machine), and the next retry takes it over, seconds after
+the death rather than after the longest a write could take. The write path's
+exact dedup then keeps a write that did land from being stored twice. Kept answers quote texts, so a purge in
 their scope deletes them (memsieve.store.sql_replies), and they expire after
 ``KEEP_S``.
 """
@@ -26,6 +28,7 @@ from __future__ import annotations
 import asyncio
 import hashlib
 import re
+import sys
 import time
 from collections.abc import Awaitable, Callable
 from datetime import datetime, timedelta, timezone
@@ -36,8 +39,10 @@ from memsieve.server.errors import ReplyMismatchError, ReplyPendingError
 
 #: How long an answer is kept for a retry.
 KEEP_S = 24 * 3600
-#: A claim with no answer after this long belonged to a request that died; a retry takes it over.
-STALE_S = 300
+#: How often a running request refreshes its claim: a write may run for minutes (an LLM step).
+HEARTBEAT_S = 5.0
+#: A claim not refreshed for this long (six heartbeats) belonged to a server that died; a retry takes it over.
+STALE_S = 30.0
 _KEY = re.compile(r"[A-Za-z0-9._:-]{1,128}")
 #: The header of an answer that was kept, not made now.
 REPLAYED = {"idempotent-replayed": "true"}
@@ -99,16 +104,30 @@ class Replies:
                 started = datetime.fromisoformat(held.created_at)
                 age = (datetime.now(timezone.utc) - started) / timedelta(seconds=1)
                 raise ReplyPendingError(f"a request with the Idempotency-Key {idem_key!r} is still running "
-                                        f"(started {age:.0f} s ago); retry in a moment to get its answer")
+                                        f"(its server was heard from {age:.0f} s ago); retry in a moment to get "
+                                        "its answer")
             return held.status, (held.body or "").encode("utf-8"), True
+        beat = asyncio.create_task(self._heartbeat(key_name, idem_key))
         try:
             status, body = await produce()
         except BaseException:
+            beat.cancel()
             await asyncio.to_thread(self.store.drop_reply, key_name, idem_key)
             raise
+        beat.cancel()
         if 200 <= status < 300:
             await asyncio.to_thread(self.store.keep_reply, key_name, idem_key, status=status,
                                     body=body.decode("utf-8"))
         else:
             await asyncio.to_thread(self.store.drop_reply, key_name, idem_key)
         return status, body, False
+
+    async def _heartbeat(self, key_name: str, idem_key: str) -> None:
+        """Refresh the claim while its request runs, so that no retry takes it over from a live server."""
+        while True:
+            await asyncio.sleep(HEARTBEAT_S)
+            try:
+                await asyncio.to_thread(self.store.touch_reply, key_name, idem_key, now=_iso(time.time()))
+            except Exception as exc:  # the store is away: the request itself will fail or answer
+                sys.stderr.write(f"memsieve serve: could not refresh the claim of an Idempotency-Key: {exc}\n")
+                sys.stderr.flush()

@@ -414,6 +414,9 @@ class Store(StoreReader, Protocol):
     def drop_reply(self, key_name: str, idem_key: str) -> None:
         """Release a claim whose request failed, so that a retry runs it."""
 
+    def touch_reply(self, key_name: str, idem_key: str, *, now: str) -> None:
+        """Mark a claim whose request is still running as heard from at ``now`` (it is not stale)."""
+
     def expire_replies(self, before: str) -> None:
         """Forget the answers kept since before ``before``."""
 

@@ -3,9 +3,11 @@
 A write sent with an ``Idempotency-Key`` first claims the key (a row with no
 status); when it has been answered, the answer is kept on that row. A retry
 with the same key finds the row: the kept answer if there is one, else "still
-running". A claim whose request died without an answer (a killed server) is
-taken over after ``stale_before``; the write path's exact dedup then keeps a
-write that did land from being added twice.
+running". A claim's ``created_at`` is when its holder was last heard from: the
+holder refreshes it while its request runs (``touch_reply``), so a claim not
+refreshed since ``stale_before`` belonged to a request that died (a killed
+server) and is taken over; the write path's exact dedup then keeps a write
+that did land from being added twice.
 """
 
 from __future__ import annotations
@@ -15,7 +17,7 @@ from memsieve.store.sql_records import SqlRecords
 
 
 class SqlReplies(SqlRecords):
-    """``claim_reply``, ``keep_reply``, ``drop_reply`` and ``expire_replies`` on the shared SQL."""
+    """``claim_reply``, ``touch_reply``, ``keep_reply``, ``drop_reply`` and ``expire_replies`` on the shared SQL."""
 
     def claim_reply(self, key_name: str, idem_key: str, *, scope_key: str | None, fingerprint: str, now: str,
                     stale_before: str) -> KeptReply | None:
@@ -47,6 +49,11 @@ class SqlReplies(SqlRecords):
     def drop_reply(self, key_name: str, idem_key: str) -> None:
         """Release a claim whose request failed before writing, so that a retry runs it."""
         self._q("DELETE FROM replies WHERE key_name = %s AND idem_key = %s", (key_name, idem_key))
+
+    def touch_reply(self, key_name: str, idem_key: str, *, now: str) -> None:
+        """Mark a running claim as heard from at ``now``; an answered one keeps its time (its expiry)."""
+        self._q("UPDATE replies SET created_at = %s WHERE key_name = %s AND idem_key = %s AND status IS NULL",
+                (now, key_name, idem_key))
 
     def expire_replies(self, before: str) -> None:
         """Forget the answers kept since before ``before``."""

@@ -13,6 +13,9 @@ What it does, bounded in time and count, on loopback only:
    the client added itself), 5% of them in the big scope, for ``--minutes``.
 4. Faults, under the same load for ``--fault-minutes``: kill -9 one server,
    start it again, then stop PostgreSQL as a crash would and start it again.
+   Every write carries an ``Idempotency-Key`` and is retried with it (on
+   either server, backing off) until answered or for at most ``RETRY_S``;
+   searches are sent once.
 5. Checks, read from the database itself: every write the service
    acknowledged is there (an added memory, with its last acknowledged text;
    a deleted or forgotten one inactive, still findable by id), no text is
@@ -39,11 +42,11 @@ import signal
 import sqlite3
 import statistics
 import string
-import subprocess
 import sys
 import tempfile
 import threading
 import time
+import uuid
 from collections import Counter, defaultdict
 from pathlib import Path
 from typing import Any
@@ -62,6 +65,8 @@ THINGS = ("bike", "guitar", "kayak", "laptop", "violin", "camera", "tent", "dron
           "piano", "easel", "microscope", "sewing machine", "espresso machine", "3D printer")
 PLACES = ("garage", "attic", "office", "studio", "cellar", "shed", "locker", "van", "cabin", "workshop")
 VERBS = ("keeps", "stores", "repairs", "lends out", "rents", "cleans", "paints", "sells")
+#: How long a client keeps retrying one write before it leaves it in doubt.
+RETRY_S = 120.0
 WORDS = ("bike", "guitar", "music", "trip", "office", "garden", "repair", "rent", "weekend", "camera",
          "studio", "lesson", "kayak", "laptop", "cabin")
 
@@ -98,6 +103,7 @@ class Ledger:
         self.results_checked = 0
         self.decisions: Counter = Counter()
         self.errors: Counter = Counter()
+        self.writes: list[tuple[str, str, int, float, bool, bool]] = []  # (phase, op, tries, ms, answered, replayed)
 
 
 class Client(threading.Thread):
@@ -128,81 +134,119 @@ class Client(threading.Thread):
         self.http.close()
 
     def one(self, op: str, scope: dict[str, str]) -> None:
-        server = self.rng.randrange(len(self.servers))
-        url = self.servers[server]
-        headers = {"Authorization": f"Bearer {self.keys[scope['user_id']]}"}
+        if op == "search":
+            self.search(scope)
+            return
         lab = label(scope)
         target = None
-        t0 = time.perf_counter()
-        ok = False
-        try:
-            if op == "search":
-                q = " ".join(self.rng.sample(WORDS, 2))
-                resp = self.http.post(url + "/v1/search", json={"query": q, "limit": 10, **scope}, headers=headers)
-                ok = resp.status_code == 200
-                if ok:
-                    hits = resp.json()["results"]
-                    with self.ledger.lock:
-                        self.ledger.results_checked += len(hits)
-                        self.ledger.foreign += [h for h in hits if (h.get("metadata") or {}).get("scope") != lab]
-            elif op == "add":
+        if op == "add":
+            text = fact(self.rng)
+            call = ("POST", "/v1/memories", {"json": {"text": text, "metadata": {"scope": lab}, **scope}})
+        else:
+            ids = self.mine[lab]
+            target = ids[self.rng.randrange(len(ids))]
+            if op == "update":
                 text = fact(self.rng)
-                resp = self.http.post(url + "/v1/memories", json={"text": text, "metadata": {"scope": lab}, **scope},
-                                      headers=headers)
-                ok = resp.status_code == 200
-                if ok:
-                    with self.ledger.lock:
-                        for d in resp.json()["decisions"]:
-                            self.ledger.decisions[d["event"]] += 1
-                            if d["event"] == "ADD":
-                                self.ledger.added[d["memory_id"]] = (lab, text)
-                                self.mine[lab].append(d["memory_id"])
+                call = ("PATCH", f"/v1/memories/{target}", {"json": {"text": text, **scope}})
+            elif op == "delete":
+                call = ("DELETE", f"/v1/memories/{target}", {"params": scope})
             else:
-                ids = self.mine[lab]
-                target = ids[self.rng.randrange(len(ids))]
-                if op == "update":
-                    text = fact(self.rng)
-                    resp = self.http.patch(url + f"/v1/memories/{target}", json={"text": text, **scope},
-                                           headers=headers)
-                elif op == "delete":
-                    resp = self.http.delete(url + f"/v1/memories/{target}", params=scope, headers=headers)
-                else:
-                    text = self.ledger.added[target][1]
-                    resp = self.http.post(url + "/v1/forget", json={"what": text, **scope}, headers=headers)
-                ok = resp.status_code == 200
-                if ok:
-                    with self.ledger.lock:
-                        if op == "update":
-                            self.ledger.added[target] = (lab, text)
-                        elif op == "delete":
-                            self.ledger.gone.add(target)
-                            ids.remove(target)
-                        else:
-                            removed = [m["id"] for m in resp.json()["removed"]]
-                            self.ledger.gone.update(removed)
-                            for m in removed:
-                                if m in ids:
-                                    ids.remove(m)
-                elif resp.status_code == 404 and op in ("update", "delete"):
-                    ok = True  # forgotten by an earlier forget that matched it too
-                    ids.remove(target) if target in ids else None
-            if not ok:
-                with self.ledger.lock:
-                    self.ledger.errors[f"{op} {resp.status_code}"] += 1
-        except httpx.HTTPError as exc:
-            with self.ledger.lock:
-                self.ledger.errors[f"{op} {type(exc).__name__}"] += 1
-        if not ok:
-            with self.ledger.lock:
+                text = self.ledger.added[target][1]
+                call = ("POST", "/v1/forget", {"json": {"what": text, **scope}})
+        resp, attempts, replayed, ms = self.write(op, call, scope)
+        with self.ledger.lock:
+            self.ledger.writes.append((self.phase[0], op, attempts, ms, resp is not None, replayed))
+            if resp is None:
                 if op == "add":
                     self.ledger.unanswered_adds += 1
                 elif target is not None:
                     self.ledger.in_doubt.add(target)
+                return
+            if op == "add":
+                for d in resp.json()["decisions"]:
+                    self.ledger.decisions[d["event"]] += 1
+                    if d["event"] == "ADD":
+                        self.ledger.added[d["memory_id"]] = (lab, text)
+                        self.mine[lab].append(d["memory_id"])
+            elif resp.status_code == 404:  # forgotten by an earlier forget that matched it too
+                self.mine[lab].remove(target) if target in self.mine[lab] else None
+            elif op == "update":
+                self.ledger.added[target] = (lab, text)
+            elif op == "delete":
+                self.ledger.gone.add(target)
+                self.mine[lab].remove(target)
+            else:
+                removed = [m["id"] for m in resp.json()["removed"]]
+                self.ledger.gone.update(removed)
+                for m in removed:
+                    if m in self.mine[lab]:
+                        self.mine[lab].remove(m)
+
+    def write(self, op: str, call: tuple[str, str, dict[str, Any]],
+              scope: dict[str, str]) -> tuple[httpx.Response | None, int, bool, float]:
+        """Send a write with one Idempotency-Key until it is answered, as a careful client does.
+
+        A dropped connection, a 5xx or a 409 (the first try still holds the key) is retried on a
+        server chosen again at random, backing off up to 2 s, for at most ``RETRY_S``. Returns
+        (the answer or None when it never came, attempts, whether the answer was a replay, ms).
+        """
+        method, path, kwargs = call
+        headers = {"Authorization": f"Bearer {self.keys[scope['user_id']]}", "Idempotency-Key": str(uuid.uuid4())}
+        t0, attempts, wait = time.perf_counter(), 0, 0.1
+        while time.perf_counter() - t0 < RETRY_S:
+            attempts += 1
+            server = self.rng.randrange(len(self.servers))
+            a0 = time.perf_counter()
+            why = None
+            try:
+                resp = self.http.request(method, self.servers[server] + path, headers=headers, **kwargs)
+                done = resp.status_code == 200 or (resp.status_code == 404 and op in ("update", "delete"))
+                if not done:
+                    why = f"{op} {resp.status_code}"
+            except httpx.HTTPError as exc:
+                resp, done, why = None, False, f"{op} {type(exc).__name__}"
+            self.attempted(op, server, a0, done, why)
+            if done:
+                assert resp is not None
+                return resp, attempts, resp.headers.get("idempotent-replayed") == "true", (time.perf_counter() - t0) * 1e3
+            if resp is not None and resp.status_code not in (409, 500, 502, 503, 504):
+                break  # a 4xx other than 409 is the client's fault: a retry would get the same
+            time.sleep(wait)
+            wait = min(2.0, wait * 2)
+        return None, attempts, False, (time.perf_counter() - t0) * 1e3
+
+    def search(self, scope: dict[str, str]) -> None:
+        """One search, not retried: its failures are counted as they came."""
+        server = self.rng.randrange(len(self.servers))
+        headers = {"Authorization": f"Bearer {self.keys[scope['user_id']]}"}
+        lab = label(scope)
+        t0 = time.perf_counter()
+        why = None
+        try:
+            q = " ".join(self.rng.sample(WORDS, 2))
+            resp = self.http.post(self.servers[server] + "/v1/search", json={"query": q, "limit": 10, **scope},
+                                  headers=headers)
+            ok = resp.status_code == 200
+            if ok:
+                hits = resp.json()["results"]
+                with self.ledger.lock:
+                    self.ledger.results_checked += len(hits)
+                    self.ledger.foreign += [h for h in hits if (h.get("metadata") or {}).get("scope") != lab]
+            else:
+                why = f"search {resp.status_code}"
+        except httpx.HTTPError as exc:
+            ok, why = False, f"search {type(exc).__name__}"
+        self.attempted("search", server, t0, ok, why)
+        if not ok:
+            time.sleep(0.1)  # as a client would back off, not spin on a refused connection
+
+    def attempted(self, op: str, server: int, t0: float, ok: bool, why: str | None) -> None:
+        """Record one request (every try of a write counts), and why it failed."""
         ms = (time.perf_counter() - t0) * 1000.0
         with self.ledger.lock:
             self.ledger.ops.append((self.phase[0], op, server, ms, ok, time.time()))
-        if not ok:
-            time.sleep(0.1)  # as a client would back off, not spin on a refused connection
+            if why is not None:
+                self.ledger.errors[why] += 1
 
 
 def run_load(servers: list[str], keys: dict[str, str], *, clients: int, scopes: int, big: int, ledger: Ledger,
@@ -221,7 +265,7 @@ def run_load(servers: list[str], keys: dict[str, str], *, clients: int, scopes: 
         time.sleep(max(0.0, end - time.monotonic()))
     stop.set()
     for t in threads:
-        t.join(timeout=60)
+        t.join(timeout=RETRY_S + 60)  # a client finishes retrying its last write
 
 
 def summarize(ledger: Ledger, phase: str) -> dict[str, Any]:
@@ -234,6 +278,14 @@ def summarize(ledger: Ledger, phase: str) -> dict[str, Any]:
         if ms:
             out[op] = {"n": len(ms), "p50_ms": round(pct(ms, 50), 1), "p95_ms": round(pct(ms, 95), 1),
                        "p99_ms": round(pct(ms, 99), 1)}
+    writes = [w for w in ledger.writes if w[0] == phase]
+    retried = sorted(w[3] for w in writes if w[2] > 1 and w[4])
+    out["writes"] = {"n": len(writes), "answered": sum(1 for w in writes if w[4]),
+                     "answered_after_a_retry": len(retried), "answered_by_a_replay": sum(1 for w in writes if w[5]),
+                     "never_answered": sum(1 for w in writes if not w[4]),
+                     "most_tries": max((w[2] for w in writes), default=0),
+                     "retried_p50_ms": round(pct(retried, 50), 1) if retried else None,
+                     "retried_max_ms": round(retried[-1], 1) if retried else None}
     return out
 
 

@@ -117,6 +117,7 @@ def _calls() -> dict[str, object]:
         "compact": lambda s: s.compact(),
         "claim_reply": lambda s: s.claim_reply("k", "i", scope_key=None, fingerprint="f", now="t", stale_before="t"),
         "keep_reply": lambda s: s.keep_reply("k", "i", status=200, body="{}"),
+        "touch_reply": lambda s: s.touch_reply("k", "i", now="t"),
         "drop_reply": lambda s: s.drop_reply("k", "i"),
         "expire_replies": lambda s: s.expire_replies("t"),
     }

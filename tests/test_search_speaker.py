@@ -103,5 +103,10 @@ def test_raising_a_speaker_keeps_every_memory_and_the_order_within_each_side(row
     assert others == [s for s, _ in pool if roles[s] != speaker]
     scores = [x for _, x in out]
     assert scores == sorted(scores, reverse=True)
-    lifted = {s for (s, x) in out if x != dict(pool)[s]}
-    assert lifted == set(raised[:-(-limit // 2)]) or (not lifted and dict(pool) == dict(out))
+    # The first ceil(limit / 2) of the speaker's memories are raised and no other; a raise below
+    # one ulp of a score (a degenerate spread) leaves that score equal, so compare with >=.
+    expected = set(raised[:-(-limit // 2)])
+    before, after = dict(pool), dict(out)
+    assert all(after[s] >= before[s] for s in expected)
+    assert all(after[s] == before[s] for s in after if s not in expected)
+    assert {s for s in after if after[s] != before[s]} <= expected

@@ -35,7 +35,10 @@ def lift(pool: Hits, head: int, chosen: Callable[[int], bool], boost: float) -> 
     usual = pool[:max(1, min(head, len(pool)))]
     spread = usual[0][1] - usual[-1][1]
     if not math.isfinite(spread) or spread <= 0.0:
-        spread = abs(usual[0][1]) or 1.0
+        # Every usual score is equal: scale by the largest score in the pool,
+        # so the raise is visible on every score it is added to (a near-zero
+        # top alone would vanish below one ulp of a deeper memory's score).
+        spread = max((abs(x) for _, x in pool if math.isfinite(x)), default=0.0) or 1.0
     up = boost * spread
     scored = [(s, x + up if chosen(s) else x, i) for i, (s, x) in enumerate(pool)]
     scored.sort(key=lambda t: (-t[1], t[2]))

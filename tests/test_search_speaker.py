@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+import math
+
 import pytest
 from hypothesis import example, given, settings, strategies as st
 
 from memsieve import GateConfig, Memory
 from memsieve.read import speaker as speaker_stage
-from memsieve.read.speaker import raise_speaker, role_of
+from memsieve.read.speaker import SPEAKER_SHARE, raise_speaker, role_of
 from memsieve.text import ENGLISH
 
 from conftest import TableEmbedder, unit
@@ -104,9 +106,9 @@ def test_raising_a_speaker_keeps_every_memory_and_the_order_within_each_side(row
     assert others == [s for s, _ in pool if roles[s] != speaker]
     scores = [x for _, x in out]
     assert scores == sorted(scores, reverse=True)
-    # The first ceil(limit / 2) of the speaker's memories are raised and no other, even when the
-    # usual ranking's spread is 0 (the raise then scales with the pool's largest score).
-    expected = set(raised[:-(-limit // 2)])
+    # The first ceil(SPEAKER_SHARE * limit) of the speaker's memories are raised and no other, even
+    # when the usual ranking's spread is 0 (the raise then scales with the pool's largest score).
+    expected = set(raised[:max(1, math.ceil(SPEAKER_SHARE * limit))])
     before, after = dict(pool), dict(out)
     assert all(after[s] > before[s] for s in expected)
     assert all(after[s] == before[s] for s in after if s not in expected)

@@ -38,7 +38,7 @@ SPEAKERS = ("user", "assistant")
 #: The dense and keyword lists are read this many times deeper in a scope with roles.
 SPEAKER_REACH = 3
 #: The asked speaker's best memories, this share of the results asked for, are raised ...
-SPEAKER_SHARE = 0.5
+SPEAKER_SHARE = 0.7
 #: ... by this share of the usual ranking's score spread (top minus floor).
 SPEAKER_BOOST = 0.5
 

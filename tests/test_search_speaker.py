@@ -91,6 +91,9 @@ def test_role_of_reads_only_chat_speakers():
 
 
 @example(rows=[(6.5e-92, None), (-1.0, 'user')], head=1, speaker='user', limit=2)
+@example(rows=[(5e-324, 'user')], head=1, speaker='user', limit=1)
+@example(rows=[(0.0, 'user'), (0.0, None)], head=2, speaker='user', limit=1)
+@example(rows=[(6.5e-92, None), (0.0, 'user'), (-4.6, 'user')], head=3, speaker='user', limit=3)
 @settings(max_examples=200, deadline=None)
 @given(st.lists(st.tuples(st.floats(-5, 5, allow_nan=False), st.sampled_from(["user", "assistant", None])),
                 min_size=1, max_size=30), st.integers(1, 30), st.sampled_from(["user", "assistant"]),
@@ -107,7 +110,7 @@ def test_raising_a_speaker_keeps_every_memory_and_the_order_within_each_side(row
     scores = [x for _, x in out]
     assert scores == sorted(scores, reverse=True)
     # The first ceil(SPEAKER_SHARE * limit) of the speaker's memories are raised and no other, even
-    # when the usual ranking's spread is 0 (the raise then scales with the pool's largest score).
+    # when the usual ranking's spread is 0 or tiny against the scores (the raise then has a floor).
     expected = set(raised[:max(1, math.ceil(SPEAKER_SHARE * limit))])
     before, after = dict(pool), dict(out)
     assert all(after[s] > before[s] for s in expected)

@@ -34,11 +34,18 @@ def lift(pool: Hits, head: int, chosen: Callable[[int], bool], boost: float) -> 
     """
     usual = pool[:max(1, min(head, len(pool)))]
     spread = usual[0][1] - usual[-1][1]
+    # With every usual score equal there is no spread: the raise scales with
+    # the pool's largest score instead. A spread of nearly nothing (a tiny
+    # top over a zero floor, subnormal scores) would make the raise vanish
+    # below one ulp of the scores it is added to; a floor of a millionth of
+    # that largest score (and of 1e-6) keeps it visible, and leaves any real
+    # ranking's spread (cosines, fused z-scores: 0.01 and up) as it is.
+    scale = max((abs(x) for _, x in pool if math.isfinite(x)), default=0.0)
+    floor = max(scale * 1e-6, 1e-6)
     if not math.isfinite(spread) or spread <= 0.0:
-        # Every usual score is equal: scale by the largest score in the pool,
-        # so the raise is visible on every score it is added to (a near-zero
-        # top alone would vanish below one ulp of a deeper memory's score).
-        spread = max((abs(x) for _, x in pool if math.isfinite(x)), default=0.0) or 1.0
+        spread = max(scale, floor)
+    elif spread < floor:
+        spread = floor
     up = boost * spread
     scored = [(s, x + up if chosen(s) else x, i) for i, (s, x) in enumerate(pool)]
     scored.sort(key=lambda t: (-t[1], t[2]))

@@ -18,13 +18,18 @@ const ROWS: usize = 8;
 /// Floats ahead of the read floor's loads that it prefetches (12 KiB):
 /// measured 2-10% faster than the hardware prefetcher alone at 1k-100k rows.
 const SUM_AHEAD: usize = 3072;
-/// Rows per micro-tile of the batch kernel.
-const MR: usize = 4;
+/// Rows per micro-tile of the batch kernel. Six rather than four: each
+/// coordinate's four query loads (from L2, see `tile`) then feed 24 FMAs
+/// instead of 16. On an Intel Xeon with two 512-bit FMA ports the 4 x 4 tile
+/// ran at about half the FMA peak, held by those loads, and 6 x 4 was
+/// 1.2-1.3x faster side by side (micro-kernel alone, 960 rows); on the AMD
+/// EPYC, whose FMA peak is lower, 6 x 4 ran within 1% of 4 x 4.
+const MR: usize = 6;
 /// Queries per packed panel (one register).
 pub const PANEL: usize = 16;
-/// Panels per micro-tile: 4 rows x 4 panels = 16 accumulators, plus 4 query
-/// registers and 4 broadcasts, in 32 registers with room to spare (6 rows
-/// spilled); 8 loads feed 16 FMAs.
+/// Panels per micro-tile: 6 rows x 4 panels = 24 accumulators, plus 4 query
+/// registers and a broadcast, in 29 of the 32 registers; 10 loads feed 24
+/// FMAs.
 pub const MAX_PANELS: usize = 4;
 /// Queries one call of the batch kernel handles.
 pub const QUERY_BLOCK: usize = PANEL * MAX_PANELS;
@@ -160,13 +165,15 @@ type Acc<const P: usize> = [[__m512; P]; MR];
 /// so it is the same in every tile position.
 ///
 /// The 96 KiB of 64 packed queries at d = 384 do not fit L1d (48 KiB) and
-/// stream from L2 for every tile, yet the loop runs at the FMA peak (measured
-/// 8.0-8.8 G zmm FMA/s on 256-10k rows, the peak of a register-only loop
-/// being 8.1): L2 feeds the 256 B per coordinate in time. Cutting d into
-/// 128-wide slices that stay in L1, with the sums carried between slices,
-/// gained nothing from L2 or L3 and lost 25% from DRAM (100k rows: 24.8 ms
-/// against 19.4 ms), where the slices break the rows' sequential stream;
-/// 5 x 4 and 6 x 4 tiles ran within 1% of 4 x 4.
+/// stream from L2 for every tile. On the AMD EPYC the 4 x 4 loop still ran
+/// at the FMA peak (8.0-8.8 G zmm FMA/s on 256-10k rows, a register-only
+/// loop 8.1), and cutting d into 128-wide slices that stay in L1, with the
+/// sums carried between slices, gained nothing from L2 or L3 and lost 25%
+/// from DRAM (100k rows: 24.8 ms against 19.4 ms), where the slices break
+/// the rows' sequential stream. On the Intel Xeon (a register-only loop 5.3
+/// G zmm FMA/s per core) the 4 x 4 loop ran at 2.1-2.8 and 6 x 4 at 3.2-3.5;
+/// 64-wide slices added another 5-10% there and are not taken, for the DRAM
+/// loss above.
 #[inline]
 #[target_feature(enable = "avx512f,avx2,fma")]
 unsafe fn tile<const P: usize>(r: &[*const f32; MR], d: usize, pk: *const f32) -> Acc<P> {

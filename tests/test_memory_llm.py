@@ -131,3 +131,23 @@ def _assert_recorded(m: Memory, d) -> None:
         assert m.history(d.memory_id)[-1].event == "UPDATE"
     else:
         assert d.event == "DELETE" and not m.get(d.memory_id).is_active and m.get(d.added_id).is_active
+
+
+def test_a_long_update_text_is_found_by_its_last_passage(llm_mem, tmp_path):
+    from test_passages import long_text
+
+    from memsieve.write.passages import passage_spans
+
+    m, server, emb = llm_mem
+    (porto,) = m.add("Ana lives in Porto.", user_id="ana")
+    text = long_text(4000)
+    a, b = passage_spans(text)[-1]
+    emb.table["the update's last passage"] = emb.embed([text[a:b]])[0]
+    server.reply_json({"event": "UPDATE", "index": 0, "text": text, "reason": "moved, and more"})
+    (d,) = m.add("Ana moved from Porto to Lisbon.", user_id="ana")
+    assert d.event == "UPDATE" and d.memory_id == porto.memory_id
+    hit = m.search("the update's last passage", mode="dense", limit=1, user_id="ana")[0]
+    assert hit.id == porto.memory_id and hit.score == pytest.approx(1.0, abs=1e-5)
+    with Memory(tmp_path / "m.db", embedder=emb, gate=GATE) as other:  # the passages are in the store too
+        hit = other.search("the update's last passage", mode="dense", limit=1, user_id="ana")[0]
+        assert hit.id == porto.memory_id and hit.score == pytest.approx(1.0, abs=1e-5)

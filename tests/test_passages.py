@@ -4,6 +4,7 @@ memory leaves (delete, purge, update, another process's write) takes its passage
 
 from __future__ import annotations
 
+import json
 import sqlite3
 
 import numpy as np
@@ -11,8 +12,8 @@ import pytest
 
 from conftest import TableEmbedder
 from memsieve import GateConfig, Memory
-from memsieve.write.passages import PART_BASE, WINDOW_CHARS, embed_passages, passage_spans
-from memsieve.inputs import MAX_TEXT_CHARS
+from memsieve.write.passages import PART_BASE, WINDOW_CHARS, embed_passages, part_spans, passage_spans
+from memsieve.inputs import MAX_TEXT_CHARS, now_iso
 from memsieve.scope import Scope
 
 U = {"user_id": "ana"}
@@ -275,3 +276,75 @@ def test_postgres_stores_hydrates_and_purges_the_passages(pg_url):
     assert memory_id not in [h.id for h in fresh.search(query, mode="dense", limit=5, **U)]
     for m in (mem, fresh):
         m.close()
+
+
+# ---- every way a text changes keeps it findable by its parts -------------------------
+
+
+def test_a_point_in_time_search_reads_the_parts_of_a_text_unchanged_since(tmp_path):
+    emb = TableEmbedder()
+    mem = Memory(tmp_path / "m.db", embedder=emb)
+    mem.add(["a short memory", "another short one"], **U)
+    memory_id, query = _long_memory(mem, emb, long_text(4000))
+    then = now_iso()
+    hit = mem.search(query, mode="dense", as_of=then, limit=1, **U)[0]
+    assert hit.id == memory_id and hit.score == pytest.approx(1.0, abs=1e-5)
+    # Edited since: the stored parts are the new text's, and the text at `then` never held them.
+    new = long_text(5000).replace("Clementine", "Dorothea")
+    a, b = passage_spans(new)[-1]
+    emb.table["the new last passage"] = emb.table[new[a:b]] if new[a:b] in emb.table else emb.embed([new[a:b]])[0]
+    mem.update(memory_id, new, **U)
+    at_then = {h.id: h.score for h in mem.search("the new last passage", mode="dense", as_of=then, limit=3, **U)}
+    assert at_then.get(memory_id, -1.0) < 0.9
+    now = {h.id: h.score for h in mem.search("the new last passage", mode="dense", as_of=now_iso(), limit=3, **U)}
+    assert now[memory_id] == pytest.approx(1.0, abs=1e-5)
+    mem.close()
+
+
+def test_an_llm_merged_long_text_and_its_undo_keep_their_passages(tmp_path, embedder):
+    from scripted_llm import ScriptedLLM
+
+    from memsieve.llm import LLMClient, LLMConfig
+
+    first = long_text(3000)
+    second = first + " Truly."
+    question = "What is the name of the sourdough starter my grandmother gave me?"
+    q = embedder.embed([question])[0]
+
+    def by_parts(text: str) -> float:
+        """The question's best cosine over the text and every part the write path cuts from it."""
+        pieces = [text] + [text[a:b] for _, a, b in part_spans(text)]
+        return float(np.max(embedder.embed(pieces) @ q))
+
+    db = tmp_path / "m.db"
+    with ScriptedLLM() as server, Memory(db, embedder=embedder, gate=GateConfig(profile="none")) as mem:
+        mem.add(["I bake chocolate chip cookies with my nephew on rainy weekends.",
+                 "My grandmother lives in Porto and loves crosswords."], **U)
+        mem.add(first, source="t1", **U)
+        mem.add(second, source="t2", **U)
+
+        def scores() -> dict[str, float]:
+            return {h.text: h.score for h in mem.search(question, mode="dense", limit=4, **U)}
+
+        assert scores()[first] == pytest.approx(by_parts(first), abs=1e-4)
+        server.reply(json.dumps({"text": second + " Every single Sunday."}))
+        client = LLMClient(LLMConfig(base_url=server.base_url, model="scripted", retries=0, timeout=5.0))
+        report = mem.consolidate(llm=client, **U)
+        assert [m.status for m in report.merges] == ["merged"]
+        merged = report.merges[0].text  # as kept: the merge's whitespace folded
+        assert merged.endswith("Every single Sunday.") and len(merged) > 3000
+        # The kept member's new text is scored by its parts, not by its opening alone.
+        whole = float(embedder.embed([merged])[0] @ q)
+        assert by_parts(merged) > whole + 0.05
+        assert scores()[merged] == pytest.approx(by_parts(merged), abs=1e-4)
+        with Memory(db, embedder=embedder, gate=GateConfig(profile="none")) as other:  # from the store
+            assert {h.text: h.score for h in other.search(question, mode="dense", limit=4, **U)}[merged] == \
+                pytest.approx(by_parts(merged), abs=1e-4)
+        mem.unconsolidate(report.merges[0].id)
+        after = scores()
+        assert after[first] == pytest.approx(by_parts(first), abs=1e-4)
+        assert after[second] == pytest.approx(by_parts(second), abs=1e-4)
+    with Memory(db, embedder=embedder, gate=GateConfig(profile="none")) as other:
+        found = {h.text: h.score for h in other.search(question, mode="dense", limit=4, **U)}
+        assert found[second] == pytest.approx(by_parts(second), abs=1e-4)
+        assert found[first] == pytest.approx(by_parts(first), abs=1e-4)

@@ -14,6 +14,7 @@ gate (vectors, keyword index, threshold shares) back with the same calls
 
 from __future__ import annotations
 
+from collections.abc import Callable, Sequence
 from dataclasses import replace
 
 import numpy as np
@@ -24,6 +25,7 @@ from memsieve.gate.scope_gate import ScopeGate
 from memsieve.inputs import text_hash
 from memsieve.scope import Scope
 from memsieve.store.base import MergeRow, MergeTx, RowState
+from memsieve.write.passages import Part
 
 LAYER = "consolidate"
 
@@ -47,13 +49,17 @@ class MergeWriter:
         gate: the scope's ``ScopeGate``, kept equal to the active set.
         scope: the scope.
         now: the transaction's timestamp.
+        split: a text's parts 1.. (passages, sentence keys; memsieve.write.passages.text_parts),
+            for a text the kept member takes: the LLM's merged text, or on undo its own again.
     """
 
-    def __init__(self, tx: MergeTx, gate: ScopeGate, scope: Scope, *, now: str) -> None:
+    def __init__(self, tx: MergeTx, gate: ScopeGate, scope: Scope, *, now: str,
+                 split: Callable[[str], Sequence[Part]]) -> None:
         self.tx = tx
         self.gate = gate
         self.scope = scope
         self.now = now
+        self.split = split
 
     def merge(self, cluster: Cluster, *, reason: str, text: str | None = None,
               vector: np.ndarray | None = None) -> str:
@@ -94,9 +100,10 @@ class MergeWriter:
         for newer, older in links:
             tx.add_link(newer, older, kind="supersedes", cosine=float("nan"), now=self.now)
         if new_text is not None and vector is not None:
+            parts = self.split(new_text)
             tx.update_memory_text(kept.seq, text=new_text, text_hash=text_hash(new_text), embedding=vector,
-                                  now=self.now)
-            self.gate.replace(kept.seq, vector, new_text)
+                                  now=self.now, parts=parts)
+            self.gate.replace(kept.seq, vector, new_text, parts)
         all_sources = _sources(*(m.item.sources for m in cluster.members))
         tx.add_history(kept.item.id, self.scope, event="CONSOLIDATE",
                        old_text=kept.item.text if new_text is not None else None,
@@ -144,9 +151,11 @@ class MergeWriter:
         if kept["text_changed"]:
             old = tx.last_version(kept["seq"])
             if old is not None:
+                # The merge dropped the old text's parts with it; they are cut and embedded again.
+                parts = self.split(old[0])
                 tx.update_memory_text(kept["seq"], text=old[0], text_hash=text_hash(old[0]), embedding=old[1],
-                                      now=self.now)
-                self.gate.replace(kept["seq"], old[1], old[0])
+                                      now=self.now, parts=parts)
+                self.gate.replace(kept["seq"], old[1], old[0], parts)
         for newer, older in state["links"]:
             tx.remove_link(newer, older, kind="supersedes")
         tx.add_history(merge.kept_id, self.scope, event="UNCONSOLIDATE", old_text=None,

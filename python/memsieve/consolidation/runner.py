@@ -26,6 +26,7 @@ from memsieve.errors import NotFoundError
 from memsieve.errors import short_repr
 from memsieve.inputs import now_iso
 from memsieve.scope import Scope, check_owner
+from memsieve.write.passages import Part, text_parts
 
 Progress = Callable[[int, int], None]
 
@@ -47,6 +48,10 @@ class Consolidator:
         self.config = config
         self.embed = embed
 
+    def _split(self, text: str) -> list[Part]:
+        """The parts of a text the kept member of a merge takes, as the write path would cut them."""
+        return text_parts(self.embed, text, enabled=self.config.passages, keys=self.config.sentence_keys)
+
     def run(self, scope: Scope, *, dry_run: bool = False, min_sim: float | None = None, llm: Any = None,
             progress: Progress | None = None) -> ConsolidationReport:
         """Consolidate one scope (see ``Memory.consolidate``)."""
@@ -60,7 +65,7 @@ class Consolidator:
             gate = self.gates.for_read(scope, dim=dim)
             return self._pass(self.store, gate, scope, dim, sim, merger, None, progress)
         with self.gates.write(scope, dim=dim) as (tx, gate):
-            return self._pass(tx, gate, scope, dim, sim, merger, MergeWriter(tx, gate, scope, now=now_iso()),
+            return self._pass(tx, gate, scope, dim, sim, merger, MergeWriter(tx, gate, scope, now=now_iso(), split=self._split),
                               progress)
 
     def _pass(self, reader: Any, gate: Any, scope: Scope, dim: int, min_sim: float, merger: LLMMerger | None,
@@ -116,7 +121,7 @@ class Consolidator:
         assert dim is not None, "a scope with a merge has a width"
         with self.gates.write(scope, dim=dim) as (tx, gate):
             # Read again under the lock: another process may have undone it meanwhile.
-            return MergeWriter(tx, gate, scope, now=now_iso()).undo(tx.merge_record(merge_id))
+            return MergeWriter(tx, gate, scope, now=now_iso(), split=self._split).undo(tx.merge_record(merge_id))
 
 
 class Schedule:

@@ -54,8 +54,8 @@ def lift(pool: Hits, head: int, chosen: Callable[[int], bool], boost: float) -> 
 
 class Candidates:
     """The memories a restricted search may return: seqs (n,) int64, matrix (n, d) float32, texts,
-    and the passage rows of the long ones (``PartsRow``; none for a point-in-time search, whose texts
-    may be older than the passages)."""
+    and the part rows (``PartsRow``: passages, sentence keys) of those whose text is still today's;
+    a point-in-time search has none for a memory edited since, whose stored parts are its new text's."""
 
     def __init__(self, seqs: np.ndarray, matrix: np.ndarray, texts: list[str], as_of: str | None,
                  parts: PartsRow | None = None) -> None:
@@ -72,7 +72,7 @@ class Candidates:
         if not keep:
             return cls(np.empty(0, np.int64), np.empty((0, 0), np.float32), [], as_of)
         seqs, matrix = np.ascontiguousarray(found.seqs[keep]), np.ascontiguousarray(found.matrix[keep])
-        parts = store.parts_of(seqs.tolist(), matrix.shape[1]) if as_of is None else None
+        parts = store.parts_of(seqs[found.current[keep]].tolist(), matrix.shape[1])
         return cls(seqs, matrix, [found.texts[i] for i in keep], as_of, parts)
 
     def __len__(self) -> int:

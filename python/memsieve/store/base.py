@@ -126,12 +126,15 @@ class CandidatesRow:
             ((0, 0) when n is 0).
         texts: the n texts that held at the time.
         metadata: the n metadata dicts.
+        current: (n,) bool, whether that text is still the memory's text today, so that its
+            stored parts (passages, sentence keys, cut from today's text) are the parts it had then.
     """
 
     seqs: np.ndarray
     matrix: np.ndarray
     texts: list[str]
     metadata: list[dict[str, Any]]
+    current: np.ndarray
 
 
 @dataclass(frozen=True)

@@ -296,18 +296,21 @@ class SqlRecords:
         """The memories visible at ``as_of`` (None: active now) with the text and embedding they had then."""
         if as_of is None:
             rows = self._q(
-                "SELECT m.seq, m.embedding, m.metadata, m.text FROM memories m"
+                "SELECT m.seq, m.embedding, m.metadata, m.text, 1 FROM memories m"
                 f" WHERE m.scope_key = %s AND m.is_active = {self._TRUE} ORDER BY m.seq",
                 (scope.key,), binary=True).fetchall()
         else:
+            # No version known after as_of: the text then is today's (every text change keeps one).
             rows = self._q(
-                "SELECT m.seq, COALESCE(v.embedding, m.embedding), m.metadata, COALESCE(v.text, m.text)"
-                f" FROM memories m {VERSION_AT} WHERE m.scope_key = %s AND {VISIBLE_AT} ORDER BY m.seq",
+                "SELECT m.seq, COALESCE(v.embedding, m.embedding), m.metadata, COALESCE(v.text, m.text),"
+                f" CASE WHEN v.seq IS NULL THEN 1 ELSE 0 END FROM memories m {VERSION_AT}"
+                f" WHERE m.scope_key = %s AND {VISIBLE_AT} ORDER BY m.seq",
                 (as_of, scope.key, as_of, as_of, as_of, as_of), binary=True).fetchall()
         return CandidatesRow(
             seqs=np.array([r[0] for r in rows], dtype=np.int64),
             matrix=stack_rows([self._vector(r[1]) for r in rows], where=f"scope {scope.key!r}"),
-            texts=[str(r[3]) for r in rows], metadata=[json.loads(r[2]) for r in rows])
+            texts=[str(r[3]) for r in rows], metadata=[json.loads(r[2]) for r in rows],
+            current=np.array([bool(r[4]) for r in rows], dtype=bool))
 
     def _record_version(self, seq: int, *, now: str) -> None:
         """Keep the memory's current text and embedding as a version the store knew until ``now``."""

@@ -195,10 +195,28 @@ def embed_passages(embed: Callable[[list[str]], np.ndarray], texts: Sequence[str
     pieces = [t[a:b] for t, sp in zip(texts, spans) for _, a, b in sp]
     vectors = embed(texts + pieces)
     own, rest = vectors[:len(texts)], vectors[len(texts):]
+    return np.ascontiguousarray(own), _assemble(spans, rest)
+
+
+def text_parts(embed: Callable[[list[str]], np.ndarray], text: str, *, enabled: bool = True,
+               keys: bool = True) -> list[Part]:
+    """The parts 1.. of one text whose own vector is known already (an LLM's merged or updated
+    text, a text an undo puts back): only its pieces are embedded, none for a text without parts.
+
+    Args: as for ``embed_passages``, for one text.
+    """
+    spans = part_spans(text, passages=enabled, keys=keys)
+    if not spans:
+        return []
+    return _assemble([spans], embed([text[a:b] for _, a, b in spans]))[0]
+
+
+def _assemble(spans: Sequence[Sequence[tuple[int, int, int]]], rest: np.ndarray) -> list[list[Part]]:
+    """Per text, its ``Part``s from its spans and their vectors, ``rest`` holding them in order."""
     parts: list[list[Part]] = []
     i = 0
     for sp in spans:
         parts.append([Part(index=n, start=a, end=b, vector=np.ascontiguousarray(rest[i + j]))
                       for j, (n, a, b) in enumerate(sp)])
         i += len(sp)
-    return np.ascontiguousarray(own), parts
+    return parts

@@ -54,14 +54,15 @@ class WritePath:
         config: the gate configuration.
         crud: the LLM band step, or None for the deterministic band policy. Takes
             (candidate text, [(memory_id, text)]) and returns a CrudDecision.
-        embed_one: embeds one text (for an LLM-merged UPDATE text).
+        embed_one: embeds one text (an LLM's UPDATE text): its (d,) vector and its parts 1..
+            (passages, sentence keys), so that the updated memory is found by every part.
         now: the transaction's timestamp.
     """
 
     def __init__(self, store: WriteTx, scope: Scope, gate: ScopeGate, config: GateConfig, *,
                  crud: Callable[[str, list[tuple[str, str]]], Any] | None,
                  guard: Callable[[Any, float, float], Any] | None,
-                 embed_one: Callable[[str], np.ndarray], now: str) -> None:
+                 embed_one: Callable[[str], tuple[np.ndarray, list[Part]]], now: str) -> None:
         self.store = store
         self.scope = scope
         self.gate = gate
@@ -228,14 +229,14 @@ class WritePath:
             target_seq = seq_of[decision.target_id]
             new_text = (decision.text or "").strip() or cand.text
             old = self.store.memory_row(decision.target_id)
-            vec = cand.vector if new_text == cand.text else self.embed_one(new_text)
+            vec, parts = (cand.vector, cand.parts) if new_text == cand.text else self.embed_one(new_text)
             self.store.update_memory_text(target_seq, text=new_text, text_hash=text_hash(new_text),
-                                          embedding=vec, now=self.now)
+                                          embedding=vec, now=self.now, parts=parts)
             self.store.touch_memory(target_seq, sources=cand.sources, now=self.now)
             self.store.add_history(decision.target_id, self.scope, event="UPDATE", old_text=old.text,
                                    new_text=new_text, layer="llm", reason=why, now=self.now,
                                    extra={"candidate": cand.text, "sources": cand.sources})
-            self.gate.replace(target_seq, vec, new_text)
+            self.gate.replace(target_seq, vec, new_text, parts)
             return self._decision(cand, s, event="UPDATE", layer="llm", memory_id=decision.target_id,
                                   reason=why, fault=fault)
         if decision.event == "DELETE":

@@ -121,6 +121,11 @@ class Writer:
         """The texts' own vectors and their parts: passages of a long text, sentence keys of a short one."""
         return embed_passages(self.embed, texts, enabled=self.config.passages, keys=self.config.sentence_keys)
 
+    def _embed_one(self, text: str) -> tuple[np.ndarray, list[Part]]:
+        """One text's (d,) vector and its parts (an LLM's UPDATE text)."""
+        vectors, parts = self._embed([text])
+        return vectors[0], parts[0]
+
     def _decide(self, scope: Scope, calls: list[list[Candidate]]) -> list[list[Decision]]:
         """Decide ``calls`` (each the candidates of one ``add()``) in one transaction."""
         dim = calls[0][0].vector.shape[0]
@@ -130,7 +135,7 @@ class Writer:
             for cands in calls:
                 gate.begin_call()
                 path = WritePath(tx, scope, gate, self.config, crud=crud, guard=guard,
-                                 embed_one=lambda t: self.embed([t])[0], now=now_iso())
+                                 embed_one=self._embed_one, now=now_iso())
                 out.append([path.apply(c) for c in cands])
                 gate.end_call()
         added = sum(d.event == "ADD" or d.added_id is not None for decisions in out for d in decisions)

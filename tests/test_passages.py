@@ -281,23 +281,33 @@ def test_postgres_stores_hydrates_and_purges_the_passages(pg_url):
 # ---- every way a text changes keeps it findable by its parts -------------------------
 
 
-def test_a_point_in_time_search_reads_the_parts_of_a_text_unchanged_since(tmp_path):
+@pytest.mark.parametrize("store", ["sqlite", "postgres"])
+def test_a_point_in_time_search_reads_the_parts_each_text_had(request, tmp_path, store):
     emb = TableEmbedder()
-    mem = Memory(tmp_path / "m.db", embedder=emb)
+    mem = Memory(tmp_path / "m.db" if store == "sqlite" else request.getfixturevalue("pg_url"), embedder=emb)
     mem.add(["a short memory", "another short one"], **U)
     memory_id, query = _long_memory(mem, emb, long_text(4000))
     then = now_iso()
     hit = mem.search(query, mode="dense", as_of=then, limit=1, **U)[0]
     assert hit.id == memory_id and hit.score == pytest.approx(1.0, abs=1e-5)
-    # Edited since: the stored parts are the new text's, and the text at `then` never held them.
+    # Edited since: today's parts are the new text's, and the text at `then` is found by its own.
     new = long_text(5000).replace("Clementine", "Dorothea")
     a, b = passage_spans(new)[-1]
-    emb.table["the new last passage"] = emb.table[new[a:b]] if new[a:b] in emb.table else emb.embed([new[a:b]])[0]
+    emb.table["the new last passage"] = emb.embed([new[a:b]])[0]
     mem.update(memory_id, new, **U)
     at_then = {h.id: h.score for h in mem.search("the new last passage", mode="dense", as_of=then, limit=3, **U)}
     assert at_then.get(memory_id, -1.0) < 0.9
-    now = {h.id: h.score for h in mem.search("the new last passage", mode="dense", as_of=now_iso(), limit=3, **U)}
+    hit = mem.search(query, mode="dense", as_of=then, limit=1, **U)[0]
+    assert hit.id == memory_id and hit.score == pytest.approx(1.0, abs=1e-5) and "Clementine" in hit.text
+    later = now_iso()
+    now = {h.id: h.score for h in mem.search("the new last passage", mode="dense", as_of=later, limit=3, **U)}
     assert now[memory_id] == pytest.approx(1.0, abs=1e-5)
+    assert {h.id: h.score for h in mem.search(query, mode="dense", as_of=later, limit=3, **U)}.get(memory_id, -1) < 0.9
+    # A purge takes the old text's parts too.
+    count = "SELECT COUNT(*) FROM version_parts"
+    assert mem.store._q(count).fetchone()[0] == len(passage_spans(long_text(4000))) - 1
+    mem.purge(memory_id, **U)
+    assert mem.store._q(count).fetchone()[0] == 0
     mem.close()
 
 

@@ -68,6 +68,7 @@ def _calls() -> dict[str, object]:
         "changes_since": lambda s: s.changes_since(u, 0, 4),
         "scope_parts": lambda s: s.scope_parts(u, 4),
         "parts_of": lambda s: s.parts_of([1], 4),
+        "version_parts_of": lambda s: s.version_parts_of([1], 4),
         "scope_keys": lambda s: s.scope_keys(),
         "active_by_hash": lambda s: s.active_by_hash(u, "h"),
         "memory_row": lambda s: s.memory_row("m"),

@@ -54,8 +54,9 @@ def lift(pool: Hits, head: int, chosen: Callable[[int], bool], boost: float) -> 
 
 class Candidates:
     """The memories a restricted search may return: seqs (n,) int64, matrix (n, d) float32, texts,
-    and the part rows (``PartsRow``: passages, sentence keys) of those whose text is still today's;
-    a point-in-time search has none for a memory edited since, whose stored parts are its new text's."""
+    and the part rows (``PartsRow``: passages, sentence keys) each of those texts had; for a
+    point-in-time search, a memory edited since has the parts its version kept (none if that
+    version was recorded before versions kept parts)."""
 
     def __init__(self, seqs: np.ndarray, matrix: np.ndarray, texts: list[str], as_of: str | None,
                  parts: PartsRow | None = None) -> None:
@@ -72,7 +73,14 @@ class Candidates:
         if not keep:
             return cls(np.empty(0, np.int64), np.empty((0, 0), np.float32), [], as_of)
         seqs, matrix = np.ascontiguousarray(found.seqs[keep]), np.ascontiguousarray(found.matrix[keep])
-        parts = store.parts_of(seqs[found.current[keep]].tolist(), matrix.shape[1])
+        versions = found.versions[keep]
+        dim = matrix.shape[1]
+        parts = store.parts_of(seqs[versions < 0].tolist(), dim)
+        if (versions >= 0).any():
+            older = store.version_parts_of(versions[versions >= 0].tolist(), dim)
+            parts = PartsRow(seqs=np.concatenate([parts.seqs, older.seqs]),
+                             parts=np.concatenate([parts.parts, older.parts]),
+                             matrix=np.ascontiguousarray(np.concatenate([parts.matrix, older.matrix])))
         return cls(seqs, matrix, [found.texts[i] for i in keep], as_of, parts)
 
     def __len__(self) -> int:

@@ -126,15 +126,16 @@ class CandidatesRow:
             ((0, 0) when n is 0).
         texts: the n texts that held at the time.
         metadata: the n metadata dicts.
-        current: (n,) bool, whether that text is still the memory's text today, so that its
-            stored parts (passages, sentence keys, cut from today's text) are the parts it had then.
+        versions: (n,) int64, the ``memory_versions`` seq of each text that held then, or -1
+            where it is still the memory's text today; the parts it had then are that version's
+            (``version_parts_of``), or the memory's own (``parts_of``).
     """
 
     seqs: np.ndarray
     matrix: np.ndarray
     texts: list[str]
     metadata: list[dict[str, Any]]
-    current: np.ndarray
+    versions: np.ndarray
 
 
 @dataclass(frozen=True)
@@ -269,6 +270,7 @@ class StoreReader(Protocol):
     def changes_since(self, scope: Scope, revision: int, dim: int) -> ChangesRow: ...
     def scope_parts(self, scope: Scope, dim: int) -> PartsRow: ...
     def parts_of(self, seqs: Sequence[int], dim: int) -> PartsRow: ...
+    def version_parts_of(self, versions: Sequence[int], dim: int) -> PartsRow: ...
     def scope_keys(self) -> list[str]: ...
 
     # memories

@@ -23,7 +23,7 @@ MIGRATIONS: list[Step] = STEPS.steps(POSTGRES)
 
 #: Every table the migrations create (for size_bytes and integrity_ok).
 TABLES = ("scopes", "memories", "memory_versions", "history", "rejections", "links", "counters", "faults",
-          "schema_version", "merges", "memory_parts")
+          "schema_version", "merges", "memory_parts", "version_parts")
 
 
 def migrate(conn: Any) -> int:

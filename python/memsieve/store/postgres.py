@@ -32,7 +32,7 @@ if TYPE_CHECKING:
 
 
 #: The tables a purge erases texts from, vacuumed after it (and rewritten by ``compact``).
-PURGED_TABLES = ("memories", "memory_versions", "memory_parts", "history", "rejections", "faults")
+PURGED_TABLES = ("memories", "memory_versions", "memory_parts", "version_parts", "history", "rejections", "faults")
 
 #: Why an erasure is pending on PostgreSQL after a purge and its VACUUM.
 DEAD_TUPLES_PENDING = (

@@ -386,3 +386,21 @@ def m011_replies(d: Dialect) -> str:
     CREATE INDEX replies_scope ON replies(scope_key);
     CREATE INDEX replies_created ON replies(created_at)
     """
+
+
+@STEPS()
+def m012_version_parts(d: Dialect) -> str:
+    """The parts (passages, sentence keys) a superseded text had, by the version that keeps the
+    text: an edit replaces a memory's parts, and a point-in-time read of the old text finds it by
+    them as it was found then. Copied from ``memory_parts`` when the version is recorded; a purge
+    deletes them. Versions recorded before this step have none."""
+    return f"""
+    CREATE TABLE version_parts (
+        version_seq {d.bigint} NOT NULL REFERENCES memory_versions(seq),
+        memory_seq  {d.bigint} NOT NULL REFERENCES memories(seq),
+        part        INTEGER NOT NULL,
+        embedding   {d.vector} NOT NULL,
+        PRIMARY KEY (version_seq, part)
+    );
+    CREATE INDEX version_parts_memory ON version_parts(memory_seq)
+    """

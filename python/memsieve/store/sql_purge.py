@@ -79,6 +79,7 @@ class SqlPurge(SqlReplies):
             f" is_active = {self._FALSE}, expired_at = COALESCE(expired_at, %s), valid_to = COALESCE(valid_to, %s),"
             " updated_at = %s WHERE seq = %s",
             (PURGED_HASH, self._NO_VECTOR, now, now, now, int(seq)))
+        self._q("DELETE FROM version_parts WHERE memory_seq = %s", (int(seq),))
         self._q("DELETE FROM memory_versions WHERE memory_seq = %s", (int(seq),))
         self._q("DELETE FROM memory_parts WHERE memory_seq = %s", (int(seq),))
         self._scrub_own_history(memory_id)

@@ -164,6 +164,12 @@ class SqlRecords:
                               binary=True)
         return self._parts_row(sorted(rows, key=lambda r: (int(r[0]), int(r[1]))), dim)
 
+    def version_parts_of(self, versions: Sequence[int], dim: int) -> PartsRow:
+        """The part rows these superseded texts had (``memory_versions`` seqs), under their memories' seqs."""
+        rows = self._for_seqs("SELECT memory_seq, part, embedding FROM version_parts WHERE", "version_seq",
+                              versions, binary=True)
+        return self._parts_row(sorted(rows, key=lambda r: (int(r[0]), int(r[1]))), dim)
+
     def _parts_row(self, rows: Sequence[Any], dim: int) -> PartsRow:
         vectors = [(int(r[0]), int(r[1]), self._vector(r[2])) for r in rows]
         vectors = [v for v in vectors if v[2].shape[0] == dim]
@@ -296,28 +302,32 @@ class SqlRecords:
         """The memories visible at ``as_of`` (None: active now) with the text and embedding they had then."""
         if as_of is None:
             rows = self._q(
-                "SELECT m.seq, m.embedding, m.metadata, m.text, 1 FROM memories m"
+                "SELECT m.seq, m.embedding, m.metadata, m.text, -1 FROM memories m"
                 f" WHERE m.scope_key = %s AND m.is_active = {self._TRUE} ORDER BY m.seq",
                 (scope.key,), binary=True).fetchall()
         else:
             # No version known after as_of: the text then is today's (every text change keeps one).
             rows = self._q(
                 "SELECT m.seq, COALESCE(v.embedding, m.embedding), m.metadata, COALESCE(v.text, m.text),"
-                f" CASE WHEN v.seq IS NULL THEN 1 ELSE 0 END FROM memories m {VERSION_AT}"
+                f" COALESCE(v.seq, -1) FROM memories m {VERSION_AT}"
                 f" WHERE m.scope_key = %s AND {VISIBLE_AT} ORDER BY m.seq",
                 (as_of, scope.key, as_of, as_of, as_of, as_of), binary=True).fetchall()
         return CandidatesRow(
             seqs=np.array([r[0] for r in rows], dtype=np.int64),
             matrix=stack_rows([self._vector(r[1]) for r in rows], where=f"scope {scope.key!r}"),
             texts=[str(r[3]) for r in rows], metadata=[json.loads(r[2]) for r in rows],
-            current=np.array([bool(r[4]) for r in rows], dtype=bool))
+            versions=np.array([int(r[4]) for r in rows], dtype=np.int64))
 
     def _record_version(self, seq: int, *, now: str) -> None:
-        """Keep the memory's current text and embedding as a version the store knew until ``now``."""
+        """Keep the memory's current text, embedding and parts as a version the store knew until ``now``."""
         self._q(
             "INSERT INTO memory_versions(memory_seq, text, text_hash, embedding, known_from, known_to)"
             " SELECT seq, text, text_hash, embedding, COALESCE(updated_at, created_at), %s FROM memories"
             " WHERE seq = %s", (now, seq))
+        self._q(
+            "INSERT INTO version_parts(version_seq, memory_seq, part, embedding)"
+            " SELECT (SELECT MAX(v.seq) FROM memory_versions v WHERE v.memory_seq = %s), p.memory_seq, p.part,"
+            " p.embedding FROM memory_parts p WHERE p.memory_seq = %s", (seq, seq))
 
     # ---- history -------------------------------------------------------------
 

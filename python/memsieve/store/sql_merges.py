@@ -12,7 +12,6 @@ purge looks for them.
 from __future__ import annotations
 
 import json
-import uuid
 from collections.abc import Sequence
 from typing import Any
 
@@ -21,6 +20,7 @@ import numpy as np
 from memsieve.errors import NotFoundError
 from memsieve.scope import Scope
 from memsieve.store.base import MergeRow, RowState
+from memsieve.store.ids import new_id
 from memsieve.store.sql_records import SqlRecords
 
 _MERGE_COLUMNS = "id, scope_key, kind, kept_id, member_ids, reason, state, created_at, undone_at"
@@ -40,7 +40,7 @@ class SqlMerges(SqlRecords):
     def add_merge(self, scope: Scope, *, kind: str, kept_id: str, member_ids: Sequence[str], reason: str,
                   state: dict[str, Any], now: str) -> str:
         """Record a merge; returns its new id."""
-        merge_id = str(uuid.uuid4())
+        merge_id = new_id()
         self._q(f"INSERT INTO merges({_MERGE_COLUMNS}) VALUES (%s,%s,%s,%s,%s,%s,%s,%s,%s)",
                 (merge_id, scope.key, kind, kept_id, json.dumps(list(member_ids)), reason, json.dumps(state),
                  now, None))

@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import json
 import math
-import uuid
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
@@ -23,6 +22,7 @@ from memsieve.scope import Scope
 from memsieve.store.base import (MEMORY_COLUMNS, PURGED_HASH, REJECTION_COLUMNS, CandidatesRow, ChangesRow,
                                   MemoryRow, PartsRow, ScopeRow, memory_item, nan_to_none, none_to_nan,
                                   rejection_record, sql_limit, stack_rows)
+from memsieve.store.ids import new_id
 
 if TYPE_CHECKING:
     from memsieve.write.passages import Part
@@ -192,7 +192,7 @@ class SqlRecords:
     def insert_memory(self, scope: Scope, *, text: str, text_hash: str, embedding: np.ndarray, share: float,
                       metadata: dict[str, Any], sources: list[str], valid_from: str | None,
                       now: str, parts: Sequence["Part"] = ()) -> tuple[int, str]:
-        memory_id = str(uuid.uuid4())
+        memory_id = new_id()
         seq = self._insert_seq(
             "INSERT INTO memories(id, scope_key, text, text_hash, embedding, share, metadata, source, sources,"
             " last_seen_at, valid_from, created_at) VALUES (%s,%s,%s,%s,%s,%s,%s,%s,%s,%s,%s,%s)",
@@ -356,7 +356,7 @@ class SqlRecords:
                       nearest_id: str | None, nearest_cos: float, reason: str, valid_from: str | None,
                       now: str, information: float = math.nan) -> str:
         """Record a refused candidate; ``information`` is the gate's information term (nan: not computed)."""
-        rejection_id = str(uuid.uuid4())
+        rejection_id = new_id()
         self._q(
             "INSERT INTO rejections(id, scope_key, text, source, metadata, layer, novelty, tau, delta, kappa,"
             " nearest_id, nearest_cos, reason, valid_from, created_at, information)"

@@ -300,6 +300,12 @@ def test_a_dropped_evidence_turn_is_recorded_with_its_reason(tmp_path, embedder)
     assert drop["folded_into_text"].startswith("I adopted a grey kitten")
     # Folded, it is still found by provenance: the memory it was folded into carries its id.
     assert row["recall_all@10"] == 1.0 and row["recall_all_text@10"] == 1.0
+    # Beside add-all, the prose tells it, in the singular.
+    both = lme.run_longmemeval(lme.LmeOptions(data=str(write_file(tmp_path, data)), out=str(tmp_path / "b"),
+                                              arms=("add-all", "memsieve"), embedder_factory=lambda: embedder,
+                                              progress=False))
+    assert "kept 0 of 1 evidence (has_answer) turns as memories of their own; 1 was not stored (1 folded" in \
+        " ".join(both["meta"]["narrative"])
 
 
 def test_bad_options_are_config_errors(tmp_path):

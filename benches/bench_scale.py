@@ -84,7 +84,7 @@ def fill(url: str, start: int, stop: int, *, deadline: float, rng: random.Random
 
     from memsieve.inputs import text_hash
 
-    from memsieve.store.ids import new_id
+    from memsieve.store import sql_records
     from memsieve.store.postgres_codec import register_vector
 
     now = datetime.now(timezone.utc).isoformat()
@@ -110,7 +110,7 @@ def fill(url: str, start: int, stop: int, *, deadline: float, rng: random.Random
                     for s in range(i, end):
                         key = scope_key(s)[1]
                         for j in range(PER_SCOPE):
-                            mid, text = new_id(), text_of(rng, s, j)
+                            mid, text = sql_records.new_id(), text_of(rng, s, j)
                             cp.write_row((mid, key, text, text_hash(text), vecs[k], "{}", "[]", now, now, now))
                             k += 1
                             hist.write(f"{mid}\t{key}\tADD\t{text}\tnovelty\tfill\t{now}\n")
@@ -228,8 +228,19 @@ def main() -> int:
     ap.add_argument("--fill-minutes", type=float, default=60.0)
     ap.add_argument("--samples", type=int, default=400)
     ap.add_argument("--reps", type=int, default=3, help="measurements of each size, alternated")
+    ap.add_argument("--random-ids", action="store_true",
+                    help="give memories random (version 4) ids, as memsieve did before time-ordered ones, in the "
+                         "fill and in every measured add: the same run with and without tells what the ids cost")
+    ap.add_argument("--keep-page-cache", action="store_true",
+                    help="leave the OS page cache as the fill and earlier measurements left it (the small store "
+                         "then stays in memory and the large one cannot): cold then also means cold on disk "
+                         "for the large store only")
     ap.add_argument("--seed", type=int, default=0)
     args = ap.parse_args()
+    if args.random_ids:
+        from memsieve.store import sql_merges, sql_records
+
+        sql_records.new_id = sql_merges.new_id = lambda: str(uuid.uuid4())  # type: ignore[attr-defined]
     from memsieve import Memory
 
     pg = PgServer(durable=True).start()
@@ -252,7 +263,7 @@ def main() -> int:
         # Alternate the sizes, so that whatever else the machine does falls on both alike.
         for rep in range(args.reps):
             for stage in stages:
-                dropped = drop_page_cache()
+                dropped = False if args.keep_page_cache else drop_page_cache()
                 r = measure(urls[stage["stage"]], stage["scopes"], n=args.samples, seed=args.seed + 1 + rep)
                 r["page_cache_dropped"] = dropped
                 stage["reps"].append(r)
@@ -266,6 +277,7 @@ def main() -> int:
     result = {"args": vars(args), "stages": stages, "ratios_large_to_base": ratios,
               "goal": "<= 1.5x", "met": all(r <= 1.5 for v in ratios.values() for r in v.values()),
               "page_cache_dropped": all(r["page_cache_dropped"] for st in stages for r in st["reps"]),
+              "page_cache_kept": bool(args.keep_page_cache),
               "cpus": os.cpu_count()}
     Path(args.out).write_text(json.dumps(result, indent=2) + "\n")
     print(f"| median of {args.reps} runs | base p50 / p99 ms | large p50 / p99 ms | ratio p50 / p99 |")

@@ -81,8 +81,9 @@ def narrative(summary: dict[str, Any]) -> list[str]:
             reasons = e.get("evidence_drop_reasons") or {}
             lost = e["evidence_turns"] - e["evidence_stored"]
             told = "; ".join(f"{n:g} {why}" for why, n in reasons.items()) if reasons else "none"
+            were = "was" if lost == 1 else "were"
             out.append(f"{arm} kept {e['evidence_stored']:g} of {e['evidence_turns']:g} evidence (has_answer) turns "
-                       f"as memories of their own; {lost:g} {'was' if lost == 1 else 'were'} not stored ({e['evidence_folded']:g} folded into "
+                       f"as memories of their own; {lost:g} {were} not stored ({e['evidence_folded']:g} folded into "
                        f"another memory, {e['evidence_lost']:g} lost): {told}.")
     ms, rnd = arms.get("memsieve"), arms.get("random")
     if ms is not None and rnd is not None:

@@ -29,6 +29,13 @@ MAX_ID_CHARS = 256
 _REFUSED = re.compile("[\x00-\x1f\x7f-\x9f\ud800-\udfff]")
 _NAMES = ("user_id", "agent_id", "run_id")
 
+#: The ids ``Scope.of`` accepts, as a JSON Schema pattern for the documents that publish them (the REST
+#: API's): a character that is not a space, and no control character but in the whitespace around the id
+#: (which normalizing strips, "u\n" being "u"). NFC, the length limit
+#: (MAX_ID_CHARS, after stripping) and lone surrogates (a "\ud800" escape in JSON) are not in it, since
+#: not every ECMA-262 engine can name a surrogate in a pattern. Tests keep the two rules equal.
+ID_PATTERN = r"^\s*[^\x00-\x1f\x7f-\x9f]*[^\s\x00-\x1f\x7f-\x9f][^\x00-\x1f\x7f-\x9f]*\s*$"
+
 
 def normalize_id(value: str) -> str:
     """The canonical spelling of a scope id: NFC, surrounding whitespace stripped.

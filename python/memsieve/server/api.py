@@ -21,6 +21,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from memsieve import Scope
+from memsieve.inputs import MAX_METADATA_DEPTH
+from memsieve.scope import ID_PATTERN, MAX_ID_CHARS
 from memsieve.errors import InvalidInputError, ScopeError, StoreError
 from memsieve.read.render import result_date
 from memsieve.server.keys import KeyEntry
@@ -42,6 +44,17 @@ def _str(description: str, **more: Any) -> dict[str, Any]:
     return {"type": "string", "description": description, **more}
 
 
+#: A text the Memory takes: not blank, no NUL (memsieve.inputs.check_text enforces it, with lone surrogates).
+TEXT_PATTERN = r"^[^\x00]*[^\s\x00][^\x00]*$"
+#: A string a store can hold: no NUL (memsieve.inputs.check_storable).
+STORABLE_PATTERN = r"^[^\x00]*$"
+
+
+def _text(description: str) -> dict[str, Any]:
+    # Published so that a client knows the rule; the Memory's text checks enforce it.
+    return _str(description + " (not blank, no NUL)", pattern=TEXT_PATTERN)
+
+
 def _opt_str(description: str) -> dict[str, Any]:
     return {"type": ["string", "null"], "description": description}
 
@@ -54,28 +67,65 @@ def _int(description: str, **more: Any) -> dict[str, Any]:
     return {"type": "integer", "description": description, **more}
 
 
+def _scope_id(description: str) -> dict[str, Any]:
+    # Published so that a generated client knows the rule; memsieve.scope enforces it (ScopeError).
+    return {**_opt_str(description + "; ids are NFC-normalized and stripped of surrounding whitespace"),
+            "minLength": 1, "maxLength": MAX_ID_CHARS, "pattern": ID_PATTERN}
+
+
 SCOPE_PROPS: dict[str, Any] = {
-    "user_id": _opt_str("user id of the scope"),
-    "agent_id": _opt_str("agent id of the scope"),
-    "run_id": _opt_str("run id of the scope"),
+    "user_id": _scope_id("user id of the scope"),
+    "agent_id": _scope_id("agent id of the scope"),
+    "run_id": _scope_id("run id of the scope"),
 }
-METADATA = {"type": "object", "description": "JSON metadata stored with the memory"}
-FILTERS = {"type": "object", "description": 'metadata equality filters, e.g. {"topic": "travel"}'}
-LIMIT = _int("how many, at most", minimum=1)
+#: A body naming no scope: every id absent or null. Bodies that need a scope are published as ``not`` this.
+NO_SCOPE = {"properties": {name: {"type": "null"} for name in SCOPE_PROPS}}
+# Metadata and filters as memsieve.inputs.check_metadata takes them (which enforces it, nesting depth included).
+METADATA = {"type": "object", "propertyNames": {"pattern": STORABLE_PATTERN},
+            "additionalProperties": {"$ref": "#/components/schemas/JSONValue"},
+            "description": "JSON metadata stored with the memory (see JSONValue)"}
+FILTERS = {**METADATA, "description": 'metadata equality filters, e.g. {"topic": "travel"}'}
+LIMIT = _int("how many, at most", minimum=1, maximum=2**63 - 1)
 MESSAGE = {"type": "object", "additionalProperties": False, "required": ["content"],
-           "properties": {"role": _opt_str("user, assistant or system"), "content": _str("the message text")}}
-SOURCE = {"anyOf": [{"type": "string"}, {"type": "array", "items": {"type": "string"}}, {"type": "null"}],
+           "properties": {"role": _opt_str("user, assistant or system"), "content": _text("the message text")}}
+SOURCE = {"anyOf": [{"type": "string", "pattern": STORABLE_PATTERN},
+                    {"type": "array", "items": {"type": "string", "pattern": STORABLE_PATTERN}}, {"type": "null"}],
           "description": "where the text came from: an id, or a list of ids"}
+#: An ISO 8601 time as the store reads it: a date-time, or a date alone (midnight UTC). Published with
+#: formats; the Memory's time parser enforces them (InvalidInputError naming the field).
+ISO_TIME = {"anyOf": [{"type": "string", "format": "date-time"}, {"type": "string", "format": "date"}]}
+
+
+def _time(description: str, *, nullable: bool = True) -> dict[str, Any]:
+    options = ISO_TIME["anyOf"] + ([{"type": "null"}] if nullable else [])
+    return {"anyOf": options, "description": description}
+
+
+BATCH_ITEM = {
+    "anyOf": [{"type": "string", "pattern": TEXT_PATTERN},
+              {"type": "object", "additionalProperties": False,
+               "properties": {"content": _text("the text"), "text": _text("the text, when content is not given"),
+                              "role": _opt_str("user, assistant or system"),
+                              "valid_from": _time("when it began to hold"),
+                              "source": SOURCE, "metadata": METADATA},
+               "oneOf": [{"required": ["content"]}, {"required": ["text"]}]}],
+    "description": "a text, or an object with content (or text) and optionally role, valid_from, source, metadata"}
 SEARCH_MODE = {"type": "string", "enum": ["hybrid", "dense", "keyword", "auto"],
                "description": "hybrid (default), dense, keyword, or auto (the server needs a router)"}
 
 
-def body(required: list[str] | None = None, **props: Any) -> dict[str, Any]:
-    """A request body schema: an object of exactly these fields plus the scope ids."""
+def body(required: list[str] | None = None, *, scoped: bool = False, **props: Any) -> dict[str, Any]:
+    """A request body schema: an object of exactly these fields plus the scope ids.
+
+    ``scoped``: the body must name a scope (a call by id need not, with an admin key). The document
+    says so with ``not``; Call.scope enforces it.
+    """
     schema: dict[str, Any] = {"type": "object", "additionalProperties": False,
                               "properties": {**props, **SCOPE_PROPS}}
     if required:
         schema["required"] = required
+    if scoped:
+        schema["not"] = NO_SCOPE
     return schema
 
 
@@ -99,7 +149,15 @@ _MEMORY_FIELDS = {
     "expired_at": {"type": ["string", "null"]},
 }
 
+_JSON_VALUE = {"$ref": "#/components/schemas/JSONValue"}
 COMPONENTS: dict[str, Any] = {
+    "JSONValue": {"description": "a JSON value a store can hold: no NUL in a string or a key, integers within the "
+                                 f"signed 64-bit range, at most {MAX_METADATA_DEPTH} levels of lists and objects",
+                  "anyOf": [{"type": "null"}, {"type": "boolean"}, {"type": "string", "pattern": STORABLE_PATTERN},
+                            {"type": "number", "minimum": -(2**63), "maximum": 2**63 - 1},
+                            {"type": "array", "items": _JSON_VALUE},
+                            {"type": "object", "propertyNames": {"pattern": STORABLE_PATTERN},
+                             "additionalProperties": _JSON_VALUE}]},
     "Error": {"type": "object", "required": ["error"], "properties": {"error": {
         "type": "object", "required": ["type", "message"],
         "properties": {"type": _str("the error class, e.g. ScopeError, NotFoundError, ForbiddenError"),
@@ -401,27 +459,26 @@ IDEMPOTENCY_HEADER = {"name": "Idempotency-Key", "in": "header", "required": Fal
 _ID = (400, 403, 404)
 _DECISIONS = {"decisions": _list_of("Decision")}
 _MEMORY = {"memory": _ref("Memory")}
-_SEARCH_ARGS = dict(query=_str("the question or text to match"), limit=LIMIT, filters=FILTERS,
-                    as_of=_opt_str("an ISO time: search what the store knew and what held then"), mode=SEARCH_MODE,
+_SEARCH_ARGS = dict(query=_text("the question or text to match"), limit=LIMIT, filters=FILTERS,
+                    as_of=_time("an ISO time: search what the store knew and what held then"), mode=SEARCH_MODE,
                     current_only=_bool("leave out older versions of a fact whose newer version is listed"))
 
 ENDPOINTS: tuple[Endpoint, ...] = (
     Endpoint("POST", "/v1/memories", add_memory, "addMemory",
              "Remember text or chat messages; the write gate decides each candidate (ADD, UPDATE, DELETE or NOOP) "
              "and says why.", _DECISIONS,
-             body(text=_str("what to remember (or send messages)"),
+             {**body(text=_text("what to remember (or send messages)"),
                   messages={"type": "array", "items": MESSAGE, "minItems": 1,
                             "description": "chat messages, one candidate each (or send text)"},
                   infer=_bool("extract facts with the server's LLM first"), metadata=METADATA,
-                  valid_from=_opt_str("ISO time the fact began to hold (default: now)"), source=SOURCE)),
+                  valid_from=_time("ISO time the fact began to hold (default: now)"), source=SOURCE, scoped=True),
+              "oneOf": [{"required": ["text"]}, {"required": ["messages"]}]}),
     Endpoint("POST", "/v1/memories/batch", add_batch, "addMemories",
              "Bulk add: one add per item, decided exactly as one call each, embedded and committed in chunks.",
              {"decisions": {"type": "array", "items": _list_of("Decision"), "description": "one list per item"}},
-             body(["items"], items={"type": "array", "minItems": 1, "items": {"type": ["string", "object"]},
-                                    "description": "texts, or objects with content (or text) and optionally role, "
-                                                   "valid_from, source, metadata"},
+             body(["items"], items={"type": "array", "minItems": 1, "items": BATCH_ITEM, "description": "the texts to add"},
                   metadata=METADATA, batch_size=_int("items per embedding call and transaction", minimum=1,
-                                                     maximum=4096))),
+                                                     maximum=4096), scoped=True)),
     Endpoint("GET", "/v1/memories", list_memories, "listMemories", "The scope's memories (active ones unless "
              "include_inactive).", {"memories": _list_of("Memory")},
              query=query_params(limit=LIMIT, include_inactive=_bool("list deleted and merged memories too"))),
@@ -429,10 +486,10 @@ ENDPOINTS: tuple[Endpoint, ...] = (
              query=query_params(), errors=_ID),
     Endpoint("PATCH", "/v1/memories/{id}", update_memory, "updateMemory",
              "Replace a memory's text; the old text stays in its history.", _MEMORY,
-             body(["text"], text=_str("the new text"), reason=_str("recorded in the history")), errors=_ID),
+             body(["text"], text=_text("the new text"), reason=_text("recorded in the history")), errors=_ID),
     Endpoint("DELETE", "/v1/memories/{id}", delete_memory, "deleteMemory",
              "Soft-delete a memory: it leaves search and stays readable by id.", _MEMORY,
-             query=query_params(reason=_str("recorded in the history")), errors=_ID),
+             query=query_params(reason=_text("recorded in the history")), errors=_ID),
     Endpoint("GET", "/v1/memories/{id}/history", memory_history, "memoryHistory",
              "Every change of a memory, oldest first, and the links touching it (versions: updates, supersedes).",
              {"history": _list_of("HistoryEntry"), "links": {"type": "array", "items": {
@@ -442,7 +499,7 @@ ENDPOINTS: tuple[Endpoint, ...] = (
              query=query_params(), errors=_ID),
     Endpoint("POST", "/v1/memories/{id}/purge", purge_memory, "purgeMemory",
              "Erase a memory's text and embedding everywhere (and what merges retired into it), keeping a "
-             "tombstone.", {"erasure": _ref("Erasure")}, body(reason=_str("recorded in the history")), errors=_ID),
+             "tombstone.", {"erasure": _ref("Erasure")}, body(reason=_text("recorded in the history")), errors=_ID),
     Endpoint("POST", "/v1/compact", compact, "compact",
              "Rewrite the store so that no byte of a purged text stays in its files (an admin key; PostgreSQL: "
              "VACUUM FULL of the tables a purge erases from, which blocks their reads and writes while it runs). "
@@ -450,16 +507,16 @@ ENDPOINTS: tuple[Endpoint, ...] = (
              {"erasure": _ref("Erasure")}, {"type": "object", "additionalProperties": False, "properties": {}},
              admin=True, errors=(400, 403)),
     Endpoint("POST", "/v1/search", search, "search", "Search the scope, best first; each result has its date.",
-             {"results": _list_of("SearchResult")}, body(["query"], **_SEARCH_ARGS)),
+             {"results": _list_of("SearchResult")}, body(["query"], **_SEARCH_ARGS, scoped=True)),
     Endpoint("POST", "/v1/context", context, "context",
              "Search, then render the results as prompt lines, one dated line per memory.",
              {"context": _str("the lines joined by newlines"), "lines": {"type": "array", "items": {"type": "string"}}},
              body(["query"], **_SEARCH_ARGS, order={"type": "string", "enum": ["relevance", "time"]},
                   dated=_bool("prefix each line with its date"),
-                  date_format={"type": "string", "enum": ["iso", "long"]})),
+                  date_format={"type": "string", "enum": ["iso", "long"]}, scoped=True)),
     Endpoint("GET", "/v1/rejections", list_rejections, "listRejections",
              "What the write gate did not store, and why.", {"rejections": _list_of("Rejection")},
-             query=query_params(since=_str("ISO time: only later ones"), layer=_str("exact, novelty, band or llm"),
+             query=query_params(since=_time("ISO time: only later ones", nullable=False), layer=_str("exact, novelty, band or llm"),
                                 limit=LIMIT)),
     Endpoint("GET", "/v1/faults", list_faults, "listFaults",
              "What the LLM got wrong in this scope (invalid JSON, a wrong index, a guard's refusal), oldest first; "
@@ -476,14 +533,15 @@ ENDPOINTS: tuple[Endpoint, ...] = (
     Endpoint("POST", "/v1/forget", forget, "forget",
              "Remove the memories a request names (soft delete, or purge).",
              {"removed": _list_of("Memory"), "purged": {"type": "boolean"}, "dry_run": {"type": "boolean"}},
-             body(["what"], what=_str('the request, e.g. "forget my old address"'),
+             body(["what"], what=_text('the request, e.g. "forget my old address"'),
                   purge=_bool("erase text and embedding, keeping a tombstone"),
-                  dry_run=_bool("only list what would be removed"))),
+                  dry_run=_bool("only list what would be removed"), scoped=True)),
     Endpoint("POST", "/v1/consolidate", consolidate, "consolidate",
              "Merge the scope's duplicates and close its older versions, undoably.",
              {"consolidation": _ref("Consolidation")},
              body(dry_run=_bool("only list the clusters"),
-                  min_sim={"type": "number", "minimum": -1, "maximum": 1, "description": "cosine members need"})),
+                  min_sim={"type": "number", "exclusiveMinimum": 0, "maximum": 1, "description": "cosine members need"},
+                  scoped=True)),
     Endpoint("GET", "/v1/merges", list_merges, "listMerges", "The scope's merges, oldest first.",
              {"merges": _list_of("Merge")}, query=query_params(include_undone=_bool("list undone merges too"))),
     Endpoint("POST", "/v1/merges/{id}/undo", undo_merge, "undoMerge",
@@ -500,7 +558,8 @@ ENDPOINTS: tuple[Endpoint, ...] = (
               "store_bytes": {"type": "integer"},
               "key": {"type": "object", "properties": {"name": {"type": "string"}, "admin": {"type": "boolean"}}}},
              query=[{"name": "limit", "in": "query", "required": False,
-                     "schema": _int(f"how many scopes, at most (default {DEFAULT_SCOPES_LIMIT})", minimum=1)}],
+                     "schema": _int(f"how many scopes, at most (default {DEFAULT_SCOPES_LIMIT})", minimum=1,
+                                   maximum=2**63 - 1)}],
              errors=(400,)),
     Endpoint("GET", "/v1/stats", stats, "stats", "Counts per event and layer, store size, tau and kappa.",
              {"stats": {"type": "object"}}, query=query_params()),
@@ -515,6 +574,22 @@ ENDPOINTS: tuple[Endpoint, ...] = (
               "components": {"type": "object"}, "security": {"type": "array"}}, errors=()),
 )
 
+def methods_of(path: str) -> list[str]:
+    """The methods ENDPOINTS serve on a request path (``/v1/memories/abc`` matches ``/v1/memories/{id}``),
+    HEAD included wherever GET is, in the order the endpoints are listed."""
+    parts = path.rstrip("/").split("/")
+    found: list[str] = []
+    # A literal path (/v1/memories/batch) is its own route; a template's {id} is for the others.
+    literal = any(ep.path == path.rstrip("/") for ep in ENDPOINTS)
+    for ep in ENDPOINTS:
+        if literal and ep.path != path.rstrip("/"):
+            continue
+        template = ep.path.split("/")
+        if len(template) == len(parts) and all(t == p or (t == "{id}" and p) for t, p in zip(template, parts)):
+            found += [ep.method] + (["HEAD"] if ep.method == "GET" else [])
+    return list(dict.fromkeys(found))
+
+
 _STATUS_TEXT = {400: "bad input: malformed JSON, a wrong type, an unknown field, a bad scope id",
                 401: "no API key, or one the keys file does not list", 403: "the key does not grant this scope",
                 404: "no such id in this scope (another scope's id answers the same)",
@@ -525,7 +600,21 @@ _STATUS_TEXT = {400: "bad input: malformed JSON, a wrong type, an unknown field,
                 503: "the store does not answer, or the server is stopping"}
 
 
-def _operation(ep: Endpoint) -> dict[str, Any]:
+def _published_body(schema: dict[str, Any], *, router: bool, llm: bool) -> dict[str, Any]:
+    """A body schema as the document shows it on this server: without ``mode: "auto"`` when it has
+    no router and without ``infer: true`` when it has no LLM, which it refuses (the checked schema
+    keeps both, and the call answers 400 with the fix)."""
+    props = dict(schema["properties"])
+    if not router and "mode" in props:
+        props["mode"] = {**props["mode"], "enum": [m for m in props["mode"]["enum"] if m != "auto"],
+                         "description": "hybrid (default), dense or keyword (auto needs `memsieve serve --router`)"}
+    if not llm and "infer" in props:
+        props["infer"] = {**props["infer"], "enum": [False],
+                          "description": "false: this server has no LLM (`memsieve serve --llm-base-url`)"}
+    return {**schema, "properties": props}
+
+
+def _operation(ep: Endpoint, *, router: bool, llm: bool) -> dict[str, Any]:
     op: dict[str, Any] = {"operationId": ep.operation_id, "summary": ep.summary}
     params = [{"name": "id", "in": "path", "required": True, "schema": {"type": "string"}}] if "{id}" in ep.path else []
     if ep.writes:
@@ -533,7 +622,9 @@ def _operation(ep: Endpoint) -> dict[str, Any]:
     if params or ep.query:
         op["parameters"] = params + ep.query
     if ep.body is not None:
-        op["requestBody"] = {"required": bool(ep.body.get("required")), "content": {"application/json": {"schema": ep.body}}}
+        # A body that must name a scope is required even when none of its fields is.
+        op["requestBody"] = {"required": bool(ep.body.get("required") or "not" in ep.body), "content": {
+            "application/json": {"schema": _published_body(ep.body, router=router, llm=llm)}}}
     if ep.text:
         ok = {"description": "OK", "content": {"text/plain": {"schema": {"type": "string"}}}}
     else:
@@ -548,11 +639,12 @@ def _operation(ep: Endpoint) -> dict[str, Any]:
     return op
 
 
-def openapi_document(*, version: str, max_body_bytes: int = DEFAULT_MAX_BODY_BYTES) -> dict[str, Any]:
-    """The OpenAPI 3.1 document of ENDPOINTS."""
+def openapi_document(*, version: str, max_body_bytes: int = DEFAULT_MAX_BODY_BYTES,
+                     router: bool = True, llm: bool = True) -> dict[str, Any]:
+    """The OpenAPI 3.1 document of ENDPOINTS, as a server with (or without) a router and an LLM serves them."""
     paths: dict[str, dict[str, Any]] = {}
     for ep in ENDPOINTS:
-        paths.setdefault(ep.path, {})[ep.method.lower()] = _operation(ep)
+        paths.setdefault(ep.path, {})[ep.method.lower()] = _operation(ep, router=router, llm=llm)
     return {
         "openapi": "3.1.0",
         "info": {"title": "memsieve", "version": version,

@@ -118,7 +118,9 @@ class State:
         self.metrics.keys = len(keyring)
         self.memory: Any = None  # an AsyncMemory once the lifespan has opened it
         self.replies: replies.Replies | None = None  # the kept answers of idempotent writes
-        self.document = api.openapi_document(version=__version__, max_body_bytes=config.max_body_bytes)
+        self.document = api.openapi_document(version=__version__, max_body_bytes=config.max_body_bytes,
+                                             router=config.router_path is not None,
+                                             llm=config.llm_base_url is not None)
         self.patterns = [(ep, compile_path(ep.path)[0]) for ep in api.ENDPOINTS]
 
     def route_of(self, method: str, path: str) -> tuple[api.Endpoint | None, bool]:
@@ -328,9 +330,11 @@ def _scope_key(args: dict[str, Any]) -> str | None:
 async def _http_error(request: Request, exc: Exception) -> Response:
     assert isinstance(exc, HTTPException)
     if exc.status_code == 405:
+        allowed = api.methods_of(request.url.path)
         err: MemsieveError = MethodNotAllowedError(f"method {request.method} is not allowed on {request.url.path}; "
-                                                   "the methods of each path are in /openapi.json")
-        headers = dict(exc.headers or {})
+                                                   f"it takes {', '.join(allowed)} (see /openapi.json)")
+        # Starlette's own Allow names only the first route that matched the path, not every method of it.
+        headers = {"Allow": ", ".join(allowed)}
     else:
         err = RouteNotFoundError(f"no route {request.url.path!r}; the routes are listed in /openapi.json")
         headers = {}

@@ -4,8 +4,16 @@ The schemas the OpenAPI document publishes (memsieve.server.api) are the ones
 requests are checked against, so the two cannot drift. Only the part of JSON
 Schema those schemas use is understood: ``type`` (one or a list), ``properties``,
 ``required``, ``additionalProperties: false``, ``items``, ``enum``,
-``minimum``/``maximum``, ``minItems`` and ``anyOf``. No value is coerced: ``"yes"``
-is not true, ``1`` is not true, ``1.0`` is not an integer.
+``minimum``/``exclusiveMinimum``/``maximum``, ``minItems`` and ``anyOf``. No value is coerced
+but one: ``"yes"`` is not true and ``1`` is not true, while ``5.0`` is the integer 5, as JSON
+Schema says (a top-level integer field is handed on as an int).
+
+The document also states rules this module leaves to the layer that owns them, so that their
+messages and error types stay that layer's: a scope id's ``pattern`` and length and a body's
+``not`` (no scope named) are memsieve.scope's and Call.scope's (ScopeError), a text's ``pattern``
+(not blank) is the Memory's (InvalidTextError), and add's ``oneOf`` (text or messages) its
+handler's, as is a batch item's (content or text: memsieve.write.candidates).
+tests/test_server_schema.py runs schemathesis against a live server to keep both equal.
 """
 
 from __future__ import annotations
@@ -42,7 +50,9 @@ def json_type(value: Any) -> JSONType:
 
 def _is(value: Any, kind: str) -> bool:
     got = json_type(value)
-    return got == kind or (kind == "number" and got == "integer")
+    # JSON Schema's integer is a number with no fraction: 5.0 is one (parse_body hands it on as 5).
+    return (got == kind or (kind == "number" and got == "integer")
+            or (kind == "integer" and got == "number" and float(value).is_integer()))
 
 
 def _expected(schema: dict[str, Any]) -> str:
@@ -61,10 +71,12 @@ def check(value: Any, schema: dict[str, Any], *, where: str) -> None:
         for option in schema["anyOf"]:
             try:
                 check(value, option, where=where)
-                return
+                break
             except InvalidInputError:
                 continue
-        raise InvalidInputError(f"{where} must be {_expected(schema)}, got {json_type(value)} {short_repr(value)}")
+        else:
+            raise InvalidInputError(f"{where} must be {_expected(schema)}, got {json_type(value)} "
+                                    f"{short_repr(value)}")
     kinds = schema.get("type")
     if kinds is not None:
         kinds = [kinds] if isinstance(kinds, str) else kinds
@@ -78,6 +90,8 @@ def check(value: Any, schema: dict[str, Any], *, where: str) -> None:
     if isinstance(value, (int, float)) and not isinstance(value, bool):
         if "minimum" in schema and value < schema["minimum"]:
             raise InvalidInputError(f"{where} must be at least {schema['minimum']}, got {short_repr(value)}")
+        if "exclusiveMinimum" in schema and value <= schema["exclusiveMinimum"]:
+            raise InvalidInputError(f"{where} must be above {schema['exclusiveMinimum']}, got {short_repr(value)}")
         if "maximum" in schema and value > schema["maximum"]:
             raise InvalidInputError(f"{where} must be at most {schema['maximum']}, got {short_repr(value)}")
     if isinstance(value, list):
@@ -98,6 +112,11 @@ def check(value: Any, schema: dict[str, Any], *, where: str) -> None:
         for key, sub in props.items():
             if key in value:
                 check(value[key], sub, where=f"field {key!r}" if where == "the body" else f"{where}.{key}")
+
+
+def _kinds(schema: dict[str, Any]) -> list[str]:
+    kinds = schema.get("type")
+    return [kinds] if isinstance(kinds, str) else list(kinds or [])
 
 
 def _bare(text: str) -> bool:
@@ -132,6 +151,9 @@ def parse_body(raw: bytes, schema: dict[str, Any] | None) -> dict[str, Any]:
         raise InvalidInputError(f"the body must be a JSON object, got {json_type(body)}; send {{...}}")
     if schema is not None:
         check(body, schema, where="the body")
+        for key, sub in schema.get("properties", {}).items():
+            if isinstance(body.get(key), float) and "integer" in _kinds(sub):
+                body[key] = int(body[key])
     elif body:
         raise InvalidInputError(f"this route takes no body, got field(s) {sorted(body)}")
     return body

@@ -43,6 +43,8 @@ def bulk_items(items: object, *, metadata: dict[str, Any], max_chars: int = MAX_
             unknown = sorted(set(map(str, item)) - ITEM_KEYS)
             if unknown:
                 raise InvalidInputError(f"item {i} has unknown key(s) {unknown}; use {sorted(ITEM_KEYS)}")
+            if "content" in item and "text" in item:
+                raise InvalidInputError(f"item {i} has both 'content' and 'text'; pass the text once, as 'content'")
             content = item.get("content", item.get("text"))
             if content is None:
                 raise InvalidTextError(f"item {i} has no 'content'; pass {{'content': '...'}}")

@@ -617,6 +617,10 @@ def _published_body(schema: dict[str, Any], *, router: bool, llm: bool) -> dict[
 def _operation(ep: Endpoint, *, router: bool, llm: bool) -> dict[str, Any]:
     op: dict[str, Any] = {"operationId": ep.operation_id, "summary": ep.summary}
     params = [{"name": "id", "in": "path", "required": True, "schema": {"type": "string"}}] if "{id}" in ep.path else []
+    if params:
+        # Not expressible in the schema: what the key is decides whether a scope is needed.
+        op["description"] = ("An admin key may leave the scope out (the id is found in whichever scope holds it); "
+                             "any other key names the scope (user_id, agent_id, run_id), or the call is a 400.")
     if ep.writes:
         params.append(IDEMPOTENCY_HEADER)
     if params or ep.query:

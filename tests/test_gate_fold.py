@@ -7,11 +7,14 @@ neighbours say; list numbering states nothing.
 
 from __future__ import annotations
 
+import re
+from typing import Any
+
 import numpy as np
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from memsieve import Memory, _core
+from memsieve import GateConfig, Memory, _core
 from memsieve.text.fold import without_list_marks
 
 
@@ -95,3 +98,44 @@ def test_a_noop_target_says_every_value_of_the_text(stored, candidate):
         held = {t for t, _, _ in _core.tokenize_kinds(target.text)}
         values = {t for t, _, kind in _core.tokenize_kinds(candidate) if kind != "word"}
         assert values <= held, (candidate, target.text)
+
+
+_SPREAD = [
+    "I'm thinking of exploring bluegrass music more. Can you recommend some popular bluegrass artists or bands?",
+    "I'm also thinking of buying a banjo, but I'm not sure if I'm ready for that yet.",
+    "Bluegrass bands often feature a banjo player, a fiddle and a mandolin; many artists started in the 1940s.",
+]
+_SPREAD_LATER = ("I recently discovered a bluegrass band that features a banjo player and started enjoying their "
+                 "music today. Any recommendations for bluegrass musicians?")
+
+
+def test_words_spread_over_the_neighbours_are_not_folded_into_one_of_them(tmp_path, embedder):
+    # Each new word of the later text is held by some neighbour, so the information
+    # term against all five is low; the memory a NOOP would fold it into holds few of them,
+    # and info_fold_tau decides on the information against that memory alone.
+    def later(name: str, fold_tau: float) -> tuple[Any, str | None]:
+        with Memory(tmp_path / f"{name}.db", embedder=embedder, gate=GateConfig(info_fold_tau=fold_tau)) as m:
+            for text in _SPREAD:
+                m.add(text, user_id="u")
+            d = m.add(_SPREAD_LATER, user_id="u")[0]
+            target = d.memory_id if d.event == "NOOP" else d.linked_to
+            return d, (m.get(target).text if target else None)
+
+    folded, folded_into = later("off", 2.0)
+    assert folded.event == "NOOP" and folded.information < 0.15, folded.reason
+    kept, linked_to = later("low", 0.2)
+    assert kept.event == "ADD" and kept.layer == "band", kept.reason
+    assert "against that memory alone is" in kept.reason and "banjo" in kept.reason
+    assert linked_to == folded_into  # linked to the memory it would have been folded into
+    alone = float(re.search(r"alone is ([0-9.]+)", kept.reason).group(1))
+    assert 0.2 <= alone <= 1.0
+    above, _ = later("above", round(alone + 0.02, 2))
+    assert above.event == "NOOP", above.reason
+
+
+def test_a_paraphrase_is_still_folded_against_its_nearest_alone(tmp_path, embedder):
+    with Memory(tmp_path / "m.db", embedder=embedder) as m:
+        m.add("I'm afraid of heights.", user_id="u")
+        m.add("My favourite food is ramen.", user_id="u")
+        d = m.add("Heights scare me.", user_id="u")[0]
+        assert d.event == "NOOP", d.reason

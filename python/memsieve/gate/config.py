@@ -75,6 +75,11 @@ class GateConfig:
             at least this goes to the band instead of being a NOOP. Above 1
             turns the information term off.
         info_k: how many nearest memories the information term compares with.
+        info_fold_tau: a candidate below ``info_tau`` still goes to the band
+            when its information against its nearest memory alone is at least
+            this: a NOOP folds it into that one memory, which a reader sees
+            without the folded text, so what the other neighbours say does not
+            keep its content. Above 1 turns this off.
         info_number_weight: how much a number (or a date, a time, a number
             word) weighs in the information term, against a plain word.
         info_name_weight: how much a name (capitalized mid-sentence, an email)
@@ -131,6 +136,7 @@ class GateConfig:
     # the information term (kde)
     info_tau: float = 0.15
     info_k: int = 5
+    info_fold_tau: float = 0.5
     info_number_weight: float = 2.0
     info_name_weight: float = 1.5
     info_word_weight: float = 0.7
@@ -158,7 +164,7 @@ class GateConfig:
             raise ConfigError(f"the {self.profile} profile needs a fixed threshold; pass tau=0.25 (cosine 0.75)")
         for name in ("tau", "delta", "kappa_c", "gamma", "tau_min", "tau_max", "prior_share", "prior_weight",
                      "sage_tau0", "sage_tau_min", "sage_lambda", "sage_alpha", "crud_update_min_sim", "info_tau",
-                     "info_number_weight", "info_name_weight", "info_word_weight"):
+                     "info_fold_tau", "info_number_weight", "info_name_weight", "info_word_weight"):
             value = getattr(self, name)
             if value is None and name == "tau":
                 continue
@@ -166,8 +172,8 @@ class GateConfig:
             if isinstance(value, bool) or not isinstance(value, numbers.Real):
                 raise ConfigError(f"{name} must be a number, got {type(value).__name__} {value!r}")
         for name in ("delta", "kappa_c", "gamma", "tau_min", "tau_max", "prior_weight", "sage_tau0",
-                     "sage_tau_min", "sage_lambda", "crud_update_min_sim", "info_tau", "info_number_weight",
-                     "info_name_weight", "info_word_weight"):
+                     "sage_tau_min", "sage_lambda", "crud_update_min_sim", "info_tau", "info_fold_tau",
+                     "info_number_weight", "info_name_weight", "info_word_weight"):
             value = getattr(self, name)
             if not math.isfinite(value) or value < 0:
                 raise ConfigError(f"{name} must be a finite number >= 0, got {value!r}")
@@ -208,7 +214,8 @@ class GateConfig:
     def information(self) -> InformationParams:
         """The information term's parameters."""
         return InformationParams(tau=self.info_tau, k=self.info_k, number_weight=self.info_number_weight,
-                                 name_weight=self.info_name_weight, word_weight=self.info_word_weight)
+                                 name_weight=self.info_name_weight, word_weight=self.info_word_weight,
+                                 fold_tau=self.info_fold_tau)
 
     def gate_profile(self) -> GateProfile:
         """The profile this config gates with, built once per scope gate."""

@@ -9,6 +9,8 @@ are plain values: ``GateConfig`` has validated them already.
 
 from __future__ import annotations
 
+import math
+
 from dataclasses import dataclass
 
 
@@ -82,6 +84,9 @@ class InformationParams:
         number_weight: weight of a number, a date, a time, a number word.
         name_weight: weight of a name (capitalized mid-sentence, an email).
         word_weight: weight of any other content word.
+        fold_tau: a candidate below ``tau`` against its ``k`` nearest memories
+            still goes to the band when its information against the nearest
+            memory alone, the one a NOOP would fold it into, is at least this.
     """
 
     tau: float
@@ -89,3 +94,4 @@ class InformationParams:
     number_weight: float
     name_weight: float
     word_weight: float
+    fold_tau: float = math.inf

@@ -32,6 +32,9 @@ class GateScore:
         nearest_lacks: the content words (index terms) the candidate says and its
             nearest memory does not hold (the kde profile): with ``new_values``,
             what folding it into that memory alone would leave unsaid.
+        folded_information: the information term against the nearest memory alone, computed
+            when the term against all ``info_k`` neighbours was below ``info_tau`` for a
+            candidate below tau (nan otherwise): at least ``info_fold_tau`` sends it to the band.
         other_subject: it names its subject by another number or name than its nearest
             memory ("Room 102 ..." / "Room 101 ..."): another fact, stored but never linked as
             that memory's newer version.
@@ -52,6 +55,7 @@ class GateScore:
     new_values: tuple[str, ...] = ()
     other_subject: bool = False
     nearest_lacks: tuple[str, ...] = ()
+    folded_information: float = math.nan
 
     @property
     def says_more(self) -> bool:

@@ -288,8 +288,12 @@ def _why_band(s: GateScore, info_tau: float) -> str:
                     f"({s.information:.2f} >= {info_tau:.2f}: {', '.join(repr(t) for t in s.new_terms[:5])})")
         if s.changes:
             return f"{close} but it says a change its nearest memories do not ({_changes(s)})"
-        return (f"{close} but its nearest memory, which a NOOP would fold it into, does not say "
-                f"{', '.join(repr(v) for v in s.new_values[:5])}")
+        unsaid = s.new_values or s.nearest_lacks
+        said = (f"{close} but its nearest memory, which a NOOP would fold it into, does not say "
+                f"{', '.join(repr(v) for v in unsaid[:5])}")
+        if not s.new_values:
+            said += f" (its information against that memory alone is {s.folded_information:.2f})"
+        return said
     said = f"novelty {s.novelty:.3f} is in the band [{s.tau:.3f}, {s.tau + s.delta:.3f})"
     if s.changes:
         said += f" and it says a change ({_changes(s)})"

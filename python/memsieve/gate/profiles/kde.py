@@ -8,6 +8,7 @@ This module is the gate's one reader of language resources: the change cues
 from __future__ import annotations
 
 import functools
+import math
 from collections.abc import Sequence
 
 import numpy as np
@@ -79,12 +80,31 @@ class KernelDensityGate(GateProfile):
         # for no recall.
         other = score.nearest_seq is not None and other_subject_of(gate, text, int(score.nearest_seq))
         route = score.route
+        # The same holds for plain words: a text whose words are spread over its neighbours
+        # ("banjo" in one, "band" in another) is not said by the one memory it would be folded
+        # into. Measured against that memory alone (netted of its swapped words as above), a
+        # text that still carries information goes to the band; it is not that memory's newer
+        # version for it (says_more reads the information against all the neighbours). Here
+        # a new word and a dropped one weigh alike (no rarity prior on the new ones), so a swap
+        # of words nets out and only a text that says more than that memory carries.
+        folded_info = math.nan
+        if route == "NOOP" and not carries and score.nearest_seq is not None and c.fold_tau <= 1.0 and lacks:
+            folded_info, _ = gate.keywords.info_novelty_netted(
+                text, [int(score.nearest_seq)], score.nearest_seq, rarity=_EVERY_WORD_IN_FULL,
+                w_number=c.number_weight, w_name=c.name_weight, w_word=c.word_weight, idf_prior=IDF_PRIOR,
+                prior_weight=IDF_PRIOR_WEIGHT)
+            carries = folded_info >= c.fold_tau
         routed = "BAND" if route == "NOOP" and carries else route  # an ADD stays an ADD
         return GateScore(novelty=score.novelty, tau=score.tau, delta=score.delta, kappa=score.kappa,
                          nearest_seq=score.nearest_seq, nearest_cos=score.nearest_cos, route=routed,
                          information=information, new_terms=tuple(new),
                          decided_by="information" if routed != route else "novelty", changes=changes,
-                         info_tau=c.tau, new_values=unsaid, other_subject=other, nearest_lacks=lacks)
+                         info_tau=c.tau, new_values=unsaid, other_subject=other, nearest_lacks=lacks,
+                         folded_information=folded_info)
+
+
+def _EVERY_WORD_IN_FULL(surface: str) -> float:
+    return 1.0
 
 
 @functools.lru_cache(maxsize=1024)

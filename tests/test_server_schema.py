@@ -28,7 +28,7 @@ from serve_helper import ServeProcess, make_keys
 from memsieve.errors import InvalidInputError, ScopeError
 from memsieve.inputs import check_text
 from memsieve.scope import ID_PATTERN, MAX_ID_CHARS, Scope
-from memsieve.server import api
+from memsieve.server import api, shapes
 
 HERE = Path(__file__).resolve().parent
 
@@ -62,7 +62,7 @@ def test_the_published_id_pattern_is_the_rule_scope_enforces(value):
 
 
 def test_the_published_id_length_is_the_rule_scope_enforces():
-    schema = api.SCOPE_PROPS["user_id"]
+    schema = shapes.SCOPE_PROPS["user_id"]
     assert schema["maxLength"] == MAX_ID_CHARS and schema["minLength"] == 1
     assert _scope_ok("u" * MAX_ID_CHARS) and not _scope_ok("u" * (MAX_ID_CHARS + 1))
     # NFC can shorten an id, never lengthen it past what the raw length says
@@ -72,7 +72,7 @@ def test_the_published_id_length_is_the_rule_scope_enforces():
 @settings(max_examples=400, deadline=None)
 @given(texts)
 def test_the_published_text_pattern_is_the_rule_the_memory_enforces(value):
-    assert (re.search(api.TEXT_PATTERN, value) is not None) == _text_ok(value)
+    assert (re.search(shapes.TEXT_PATTERN, value) is not None) == _text_ok(value)
 
 
 def test_every_body_that_needs_a_scope_says_so_and_by_id_bodies_do_not():
@@ -89,7 +89,7 @@ def test_every_body_that_needs_a_scope_says_so_and_by_id_bodies_do_not():
     body = with_both["paths"]["/v1/search"]["post"]["requestBody"]["content"]["application/json"]["schema"]
     assert "auto" in body["properties"]["mode"]["enum"]
     # the checked schema is never narrowed: the handler answers 400 with the fix
-    assert "auto" in api.SEARCH_MODE["enum"]
+    assert "auto" in shapes.SEARCH_MODE["enum"]
 
 
 def test_a_405_names_every_method_of_the_path():

@@ -21,11 +21,13 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from memsieve import Scope
-from memsieve.inputs import MAX_METADATA_DEPTH
-from memsieve.scope import ID_PATTERN, MAX_ID_CHARS
 from memsieve.errors import InvalidInputError, ScopeError, StoreError
 from memsieve.read.render import result_date
 from memsieve.server.keys import KeyEntry
+from memsieve.server.shapes import (
+    BATCH_ITEM, COMPONENTS, FILTERS, LIMIT, MESSAGE, METADATA, SEARCH_MODE, SOURCE, body, boolean, integer,
+    iso_time, list_of, nullable_number, opt_string, query_params, ref, string, text,
+)
 
 SCOPE_IDS = ("user_id", "agent_id", "run_id")
 
@@ -36,189 +38,6 @@ READY_SCOPE = {"user_id": "memsieve:readyz"}
 
 #: The body size limit unless ``--max-body-bytes`` says otherwise.
 DEFAULT_MAX_BODY_BYTES = 1 << 20
-
-
-# ---- schemas (published in the document, and checked on every request) --------------------------------------
-
-def _str(description: str, **more: Any) -> dict[str, Any]:
-    return {"type": "string", "description": description, **more}
-
-
-#: A text the Memory takes: not blank, no NUL (memsieve.inputs.check_text enforces it, with lone surrogates).
-TEXT_PATTERN = r"^[^\x00]*[^\s\x00][^\x00]*$"
-#: A string a store can hold: no NUL (memsieve.inputs.check_storable).
-STORABLE_PATTERN = r"^[^\x00]*$"
-
-
-def _text(description: str) -> dict[str, Any]:
-    # Published so that a client knows the rule; the Memory's text checks enforce it.
-    return _str(description + " (not blank, no NUL)", pattern=TEXT_PATTERN)
-
-
-def _opt_str(description: str) -> dict[str, Any]:
-    return {"type": ["string", "null"], "description": description}
-
-
-def _bool(description: str) -> dict[str, Any]:
-    return {"type": "boolean", "description": description}
-
-
-def _int(description: str, **more: Any) -> dict[str, Any]:
-    return {"type": "integer", "description": description, **more}
-
-
-def _scope_id(description: str) -> dict[str, Any]:
-    # Published so that a generated client knows the rule; memsieve.scope enforces it (ScopeError).
-    return {**_opt_str(description + "; ids are NFC-normalized and stripped of surrounding whitespace"),
-            "minLength": 1, "maxLength": MAX_ID_CHARS, "pattern": ID_PATTERN}
-
-
-SCOPE_PROPS: dict[str, Any] = {
-    "user_id": _scope_id("user id of the scope"),
-    "agent_id": _scope_id("agent id of the scope"),
-    "run_id": _scope_id("run id of the scope"),
-}
-#: A body naming no scope: every id absent or null. Bodies that need a scope are published as ``not`` this.
-NO_SCOPE = {"properties": {name: {"type": "null"} for name in SCOPE_PROPS}}
-# Metadata and filters as memsieve.inputs.check_metadata takes them (which enforces it, nesting depth included).
-METADATA = {"type": "object", "propertyNames": {"pattern": STORABLE_PATTERN},
-            "additionalProperties": {"$ref": "#/components/schemas/JSONValue"},
-            "description": "JSON metadata stored with the memory (see JSONValue)"}
-FILTERS = {**METADATA, "description": 'metadata equality filters, e.g. {"topic": "travel"}'}
-LIMIT = _int("how many, at most", minimum=1, maximum=2**63 - 1)
-MESSAGE = {"type": "object", "additionalProperties": False, "required": ["content"],
-           "properties": {"role": _opt_str("user, assistant or system"), "content": _text("the message text")}}
-SOURCE = {"anyOf": [{"type": "string", "pattern": STORABLE_PATTERN},
-                    {"type": "array", "items": {"type": "string", "pattern": STORABLE_PATTERN}}, {"type": "null"}],
-          "description": "where the text came from: an id, or a list of ids"}
-#: An ISO 8601 time as the store reads it: a date-time, or a date alone (midnight UTC). Published with
-#: formats; the Memory's time parser enforces them (InvalidInputError naming the field).
-ISO_TIME = {"anyOf": [{"type": "string", "format": "date-time"}, {"type": "string", "format": "date"}]}
-
-
-def _time(description: str, *, nullable: bool = True) -> dict[str, Any]:
-    options = ISO_TIME["anyOf"] + ([{"type": "null"}] if nullable else [])
-    return {"anyOf": options, "description": description}
-
-
-BATCH_ITEM = {
-    "anyOf": [{"type": "string", "pattern": TEXT_PATTERN},
-              {"type": "object", "additionalProperties": False,
-               "properties": {"content": _text("the text"), "text": _text("the text, when content is not given"),
-                              "role": _opt_str("user, assistant or system"),
-                              "valid_from": _time("when it began to hold"),
-                              "source": SOURCE, "metadata": METADATA},
-               "oneOf": [{"required": ["content"]}, {"required": ["text"]}]}],
-    "description": "a text, or an object with content (or text) and optionally role, valid_from, source, metadata"}
-SEARCH_MODE = {"type": "string", "enum": ["hybrid", "dense", "keyword", "auto"],
-               "description": "hybrid (default), dense, keyword, or auto (the server needs a router)"}
-
-
-def body(required: list[str] | None = None, *, scoped: bool = False, **props: Any) -> dict[str, Any]:
-    """A request body schema: an object of exactly these fields plus the scope ids.
-
-    ``scoped``: the body must name a scope (a call by id need not, with an admin key). The document
-    says so with ``not``; Call.scope enforces it.
-    """
-    schema: dict[str, Any] = {"type": "object", "additionalProperties": False,
-                              "properties": {**props, **SCOPE_PROPS}}
-    if required:
-        schema["required"] = required
-    if scoped:
-        schema["not"] = NO_SCOPE
-    return schema
-
-
-def query_params(**props: Any) -> list[dict[str, Any]]:
-    """The query parameters of a GET or DELETE: these plus the scope ids."""
-    return [{"name": name, "in": "query", "required": False, "schema": schema}
-            for name, schema in {**props, **SCOPE_PROPS}.items()]
-
-
-def _nullable_num(description: str) -> dict[str, Any]:
-    return {"type": ["number", "null"], "description": description + " (null when not a finite number)"}
-
-
-_MEMORY_FIELDS = {
-    "id": {"type": "string"}, "text": {"type": "string"}, "user_id": {"type": ["string", "null"]},
-    "agent_id": {"type": ["string", "null"]}, "run_id": {"type": ["string", "null"]}, "metadata": {"type": "object"},
-    "source": {"type": ["string", "null"]}, "sources": {"type": "array", "items": {"type": "string"}},
-    "seen_count": {"type": "integer"}, "is_active": {"type": "boolean"}, "created_at": {"type": "string"},
-    "updated_at": {"type": ["string", "null"]}, "last_seen_at": {"type": ["string", "null"]},
-    "valid_from": {"type": ["string", "null"]}, "valid_to": {"type": ["string", "null"]},
-    "expired_at": {"type": ["string", "null"]},
-}
-
-_JSON_VALUE = {"$ref": "#/components/schemas/JSONValue"}
-COMPONENTS: dict[str, Any] = {
-    "JSONValue": {"description": "a JSON value a store can hold: no NUL in a string or a key, integers within the "
-                                 f"signed 64-bit range, at most {MAX_METADATA_DEPTH} levels of lists and objects",
-                  "anyOf": [{"type": "null"}, {"type": "boolean"}, {"type": "string", "pattern": STORABLE_PATTERN},
-                            {"type": "number", "minimum": -(2**63), "maximum": 2**63 - 1},
-                            {"type": "array", "items": _JSON_VALUE},
-                            {"type": "object", "propertyNames": {"pattern": STORABLE_PATTERN},
-                             "additionalProperties": _JSON_VALUE}]},
-    "Error": {"type": "object", "required": ["error"], "properties": {"error": {
-        "type": "object", "required": ["type", "message"],
-        "properties": {"type": _str("the error class, e.g. ScopeError, NotFoundError, ForbiddenError"),
-                       "message": _str("what was wrong, naming the value, and the fix")}}}},
-    "Decision": {"type": "object", "required": ["event", "memory_id", "text", "layer", "reason"], "properties": {
-        "event": {"type": "string", "enum": ["ADD", "UPDATE", "DELETE", "NOOP"]},
-        "memory_id": {"type": ["string", "null"], "description": "the memory added or changed; for a NOOP the "
-                                                                 "memory it was folded into"},
-        "text": {"type": "string"}, "layer": {"type": "string"}, "reason": {"type": "string"},
-        "novelty": _nullable_num("the gate's score"), "tau": _nullable_num("the scope's threshold"),
-        "delta": _nullable_num("the band width"), "kappa": _nullable_num("the kernel concentration"),
-        "nearest_id": {"type": ["string", "null"]}, "nearest_cos": _nullable_num("cosine to the nearest memory"),
-        "information": _nullable_num("informational novelty in [0, 1]"),
-        "new_terms": {"type": "array", "items": {"type": "string"}},
-        "rejection_id": {"type": ["string", "null"], "description": "a NOOP's rejection: POST "
-                                                                    "/v1/rejections/{id}/restore stores it after all"},
-        "linked_to": {"type": ["string", "null"]}, "link_kind": {"type": ["string", "null"]},
-        "added_id": {"type": ["string", "null"]}, "fault": {"type": ["string", "null"]}}},
-    "Memory": {"type": "object", "required": list(_MEMORY_FIELDS), "properties": _MEMORY_FIELDS},
-    "SearchResult": {"type": "object", "required": ["id", "text", "score", "date"], "properties": {
-        "id": {"type": "string"}, "text": {"type": "string"}, "score": _nullable_num("higher is better"),
-        "date": {"type": ["string", "null"], "description": "the day the fact began to hold (valid_from)"},
-        "source": {"type": ["string", "null"]}, "sources": {"type": "array", "items": {"type": "string"}},
-        "metadata": {"type": "object"}, "valid_from": {"type": ["string", "null"]},
-        "created_at": {"type": "string"}, "superseded_by": {"type": ["string", "null"]}}},
-    "HistoryEntry": {"type": "object", "required": ["memory_id", "event", "layer", "reason", "created_at"],
-                     "properties": {"memory_id": {"type": "string"}, "event": {"type": "string"},
-                                    "old_text": {"type": ["string", "null"]}, "new_text": {"type": ["string", "null"]},
-                                    "layer": {"type": "string"}, "reason": {"type": "string"},
-                                    "created_at": {"type": "string"}, "extra": {"type": "object"}}},
-    "Rejection": {"type": "object", "required": ["id", "text", "layer", "reason", "created_at"], "properties": {
-        "id": {"type": "string"}, "text": {"type": "string"}, "user_id": {"type": ["string", "null"]},
-        "agent_id": {"type": ["string", "null"]}, "run_id": {"type": ["string", "null"]},
-        "sources": {"type": "array", "items": {"type": "string"}}, "metadata": {"type": "object"},
-        "layer": {"type": "string"}, "reason": {"type": "string"}, "created_at": {"type": "string"},
-        "novelty": _nullable_num("the gate's score"), "tau": _nullable_num("threshold"),
-        "delta": _nullable_num("band"), "kappa": _nullable_num("kappa"), "nearest_id": {"type": ["string", "null"]},
-        "nearest_cos": _nullable_num("cosine"), "restored_memory_id": {"type": ["string", "null"]},
-        "restored_at": {"type": ["string", "null"]}, "information": _nullable_num("informational novelty")}},
-    "Erasure": {"type": "object", "required": ["memory_ids", "pending", "why"], "properties": {
-        "memory_ids": {"type": "array", "items": {"type": "string"}}, "pending": {"type": "boolean"},
-        "why": {"type": ["string", "null"]}}},
-    "Merge": {"type": "object", "required": ["id", "kind", "kept_id", "member_ids", "reason"], "properties": {
-        "id": {"type": ["string", "null"]}, "kind": {"type": "string"}, "kept_id": {"type": "string"},
-        "member_ids": {"type": "array", "items": {"type": "string"}}, "reason": {"type": "string"},
-        "text": {"type": "string"}, "status": {"type": "string"}, "created_at": {"type": "string"},
-        "undone_at": {"type": ["string", "null"]}}},
-    "Consolidation": {"type": "object", "required": ["scope", "dry_run", "merges"], "properties": {
-        "scope": {"type": "object"}, "dry_run": {"type": "boolean"}, "min_sim": {"type": "number"},
-        "active_before": {"type": "integer"}, "active_after": {"type": "integer"}, "pairs": {"type": "integer"},
-        "merges": {"type": "array", "items": {"$ref": "#/components/schemas/Merge"}},
-        "refused": {"type": "array", "items": {"$ref": "#/components/schemas/Merge"}}}},
-}
-
-
-def _ref(name: str) -> dict[str, str]:
-    return {"$ref": f"#/components/schemas/{name}"}
-
-
-def _list_of(name: str) -> dict[str, Any]:
-    return {"type": "array", "items": _ref(name)}
 
 
 # ---- the call a handler gets ----------------------------------------------------------------------------------
@@ -457,95 +276,95 @@ IDEMPOTENCY_HEADER = {"name": "Idempotency-Key", "in": "header", "required": Fal
 
 
 _ID = (400, 403, 404)
-_DECISIONS = {"decisions": _list_of("Decision")}
-_MEMORY = {"memory": _ref("Memory")}
-_SEARCH_ARGS = dict(query=_text("the question or text to match"), limit=LIMIT, filters=FILTERS,
-                    as_of=_time("an ISO time: search what the store knew and what held then"), mode=SEARCH_MODE,
-                    current_only=_bool("leave out older versions of a fact whose newer version is listed"))
+_DECISIONS = {"decisions": list_of("Decision")}
+_MEMORY = {"memory": ref("Memory")}
+_SEARCH_ARGS = dict(query=text("the question or text to match"), limit=LIMIT, filters=FILTERS,
+                    as_of=iso_time("an ISO time: search what the store knew and what held then"), mode=SEARCH_MODE,
+                    current_only=boolean("leave out older versions of a fact whose newer version is listed"))
 
 ENDPOINTS: tuple[Endpoint, ...] = (
     Endpoint("POST", "/v1/memories", add_memory, "addMemory",
              "Remember text or chat messages; the write gate decides each candidate (ADD, UPDATE, DELETE or NOOP) "
              "and says why.", _DECISIONS,
-             {**body(text=_text("what to remember (or send messages)"),
+             {**body(text=text("what to remember (or send messages)"),
                   messages={"type": "array", "items": MESSAGE, "minItems": 1,
                             "description": "chat messages, one candidate each (or send text)"},
-                  infer=_bool("extract facts with the server's LLM first"), metadata=METADATA,
-                  valid_from=_time("ISO time the fact began to hold (default: now)"), source=SOURCE, scoped=True),
+                  infer=boolean("extract facts with the server's LLM first"), metadata=METADATA,
+                  valid_from=iso_time("ISO time the fact began to hold (default: now)"), source=SOURCE, scoped=True),
               "oneOf": [{"required": ["text"]}, {"required": ["messages"]}]}),
     Endpoint("POST", "/v1/memories/batch", add_batch, "addMemories",
              "Bulk add: one add per item, decided exactly as one call each, embedded and committed in chunks.",
-             {"decisions": {"type": "array", "items": _list_of("Decision"), "description": "one list per item"}},
+             {"decisions": {"type": "array", "items": list_of("Decision"), "description": "one list per item"}},
              body(["items"], items={"type": "array", "minItems": 1, "items": BATCH_ITEM, "description": "the texts to add"},
-                  metadata=METADATA, batch_size=_int("items per embedding call and transaction", minimum=1,
+                  metadata=METADATA, batch_size=integer("items per embedding call and transaction", minimum=1,
                                                      maximum=4096), scoped=True)),
     Endpoint("GET", "/v1/memories", list_memories, "listMemories", "The scope's memories (active ones unless "
-             "include_inactive).", {"memories": _list_of("Memory")},
-             query=query_params(limit=LIMIT, include_inactive=_bool("list deleted and merged memories too"))),
+             "include_inactive).", {"memories": list_of("Memory")},
+             query=query_params(limit=LIMIT, include_inactive=boolean("list deleted and merged memories too"))),
     Endpoint("GET", "/v1/memories/{id}", get_memory, "getMemory", "One memory by id, active or deleted.", _MEMORY,
              query=query_params(), errors=_ID),
     Endpoint("PATCH", "/v1/memories/{id}", update_memory, "updateMemory",
              "Replace a memory's text; the old text stays in its history.", _MEMORY,
-             body(["text"], text=_text("the new text"), reason=_text("recorded in the history")), errors=_ID),
+             body(["text"], text=text("the new text"), reason=text("recorded in the history")), errors=_ID),
     Endpoint("DELETE", "/v1/memories/{id}", delete_memory, "deleteMemory",
              "Soft-delete a memory: it leaves search and stays readable by id.", _MEMORY,
-             query=query_params(reason=_text("recorded in the history")), errors=_ID),
+             query=query_params(reason=text("recorded in the history")), errors=_ID),
     Endpoint("GET", "/v1/memories/{id}/history", memory_history, "memoryHistory",
              "Every change of a memory, oldest first, and the links touching it (versions: updates, supersedes).",
-             {"history": _list_of("HistoryEntry"), "links": {"type": "array", "items": {
+             {"history": list_of("HistoryEntry"), "links": {"type": "array", "items": {
                  "type": "object", "required": ["id", "kind", "cosine"],
                  "properties": {"id": {"type": "string"}, "kind": {"type": "string"},
-                                "cosine": _nullable_num("cosine between the two")}}}},
+                                "cosine": nullable_number("cosine between the two")}}}},
              query=query_params(), errors=_ID),
     Endpoint("POST", "/v1/memories/{id}/purge", purge_memory, "purgeMemory",
              "Erase a memory's text and embedding everywhere (and what merges retired into it), keeping a "
-             "tombstone.", {"erasure": _ref("Erasure")}, body(reason=_text("recorded in the history")), errors=_ID),
+             "tombstone.", {"erasure": ref("Erasure")}, body(reason=text("recorded in the history")), errors=_ID),
     Endpoint("POST", "/v1/compact", compact, "compact",
              "Rewrite the store so that no byte of a purged text stays in its files (an admin key; PostgreSQL: "
              "VACUUM FULL of the tables a purge erases from, which blocks their reads and writes while it runs). "
              "The erasure lists nothing; `pending` says what is still to finish.",
-             {"erasure": _ref("Erasure")}, {"type": "object", "additionalProperties": False, "properties": {}},
+             {"erasure": ref("Erasure")}, {"type": "object", "additionalProperties": False, "properties": {}},
              admin=True, errors=(400, 403)),
     Endpoint("POST", "/v1/search", search, "search", "Search the scope, best first; each result has its date.",
-             {"results": _list_of("SearchResult")}, body(["query"], **_SEARCH_ARGS, scoped=True)),
+             {"results": list_of("SearchResult")}, body(["query"], **_SEARCH_ARGS, scoped=True)),
     Endpoint("POST", "/v1/context", context, "context",
              "Search, then render the results as prompt lines, one dated line per memory.",
-             {"context": _str("the lines joined by newlines"), "lines": {"type": "array", "items": {"type": "string"}}},
+             {"context": string("the lines joined by newlines"), "lines": {"type": "array", "items": {"type": "string"}}},
              body(["query"], **_SEARCH_ARGS, order={"type": "string", "enum": ["relevance", "time"]},
-                  dated=_bool("prefix each line with its date"),
+                  dated=boolean("prefix each line with its date"),
                   date_format={"type": "string", "enum": ["iso", "long"]}, scoped=True)),
     Endpoint("GET", "/v1/rejections", list_rejections, "listRejections",
-             "What the write gate did not store, and why.", {"rejections": _list_of("Rejection")},
-             query=query_params(since=_time("ISO time: only later ones", nullable=False), layer=_str("exact, novelty, band or llm"),
+             "What the write gate did not store, and why.", {"rejections": list_of("Rejection")},
+             query=query_params(since=iso_time("ISO time: only later ones", nullable=False), layer=string("exact, novelty, band or llm"),
                                 limit=LIMIT)),
     Endpoint("GET", "/v1/faults", list_faults, "listFaults",
              "What the LLM got wrong in this scope (invalid JSON, a wrong index, a guard's refusal), oldest first; "
              "each candidate it touched was still stored.",
              {"faults": {"type": "array", "items": {
                  "type": "object", "required": ["kind", "detail", "created_at"],
-                 "properties": {"kind": _str("invalid_json, bad_index, guard_rejected, unreachable, ..."),
-                                "detail": _str("what was wrong"),
-                                "raw": _opt_str("the model's raw answer, when there was one"),
-                                "created_at": _str("ISO time")}}}},
+                 "properties": {"kind": string("invalid_json, bad_index, guard_rejected, unreachable, ..."),
+                                "detail": string("what was wrong"),
+                                "raw": opt_string("the model's raw answer, when there was one"),
+                                "created_at": string("ISO time")}}}},
              query=query_params()),
     Endpoint("POST", "/v1/rejections/{id}/restore", restore_rejection, "restoreRejection",
              "Store a rejected candidate as a memory after all.", _MEMORY, body(), errors=_ID),
     Endpoint("POST", "/v1/forget", forget, "forget",
              "Remove the memories a request names (soft delete, or purge).",
-             {"removed": _list_of("Memory"), "purged": {"type": "boolean"}, "dry_run": {"type": "boolean"}},
-             body(["what"], what=_text('the request, e.g. "forget my old address"'),
-                  purge=_bool("erase text and embedding, keeping a tombstone"),
-                  dry_run=_bool("only list what would be removed"), scoped=True)),
+             {"removed": list_of("Memory"), "purged": {"type": "boolean"}, "dry_run": {"type": "boolean"}},
+             body(["what"], what=text('the request, e.g. "forget my old address"'),
+                  purge=boolean("erase text and embedding, keeping a tombstone"),
+                  dry_run=boolean("only list what would be removed"), scoped=True)),
     Endpoint("POST", "/v1/consolidate", consolidate, "consolidate",
              "Merge the scope's duplicates and close its older versions, undoably.",
-             {"consolidation": _ref("Consolidation")},
-             body(dry_run=_bool("only list the clusters"),
+             {"consolidation": ref("Consolidation")},
+             body(dry_run=boolean("only list the clusters"),
                   min_sim={"type": "number", "exclusiveMinimum": 0, "maximum": 1, "description": "cosine members need"},
                   scoped=True)),
     Endpoint("GET", "/v1/merges", list_merges, "listMerges", "The scope's merges, oldest first.",
-             {"merges": _list_of("Merge")}, query=query_params(include_undone=_bool("list undone merges too"))),
+             {"merges": list_of("Merge")}, query=query_params(include_undone=boolean("list undone merges too"))),
     Endpoint("POST", "/v1/merges/{id}/undo", undo_merge, "undoMerge",
-             "Undo one merge: its members are active again as they were.", {"memories": _list_of("Memory")},
+             "Undo one merge: its members are active again as they were.", {"memories": list_of("Memory")},
              body(), errors=(400, 403, 404, 409)),
     Endpoint("GET", "/v1/scopes", list_scopes, "listScopes",
              "The scopes the store holds that the key grants (every one for an admin key), with counts, tau and "
@@ -553,12 +372,12 @@ ENDPOINTS: tuple[Endpoint, ...] = (
              {"scopes": {"type": "array", "items": {"type": "object", "properties": {
                  "scope": {"type": "object"}, "active_memories": {"type": "integer"},
                  "rejections": {"type": "integer"}, "events": {"type": "object"},
-                 "tau": _nullable_num("the scope's threshold"), "kappa": _nullable_num("the kernel concentration")}}},
+                 "tau": nullable_number("the scope's threshold"), "kappa": nullable_number("the kernel concentration")}}},
               "truncated": {"type": "boolean", "description": "more scopes than limit"},
               "store_bytes": {"type": "integer"},
               "key": {"type": "object", "properties": {"name": {"type": "string"}, "admin": {"type": "boolean"}}}},
              query=[{"name": "limit", "in": "query", "required": False,
-                     "schema": _int(f"how many scopes, at most (default {DEFAULT_SCOPES_LIMIT})", minimum=1,
+                     "schema": integer(f"how many scopes, at most (default {DEFAULT_SCOPES_LIMIT})", minimum=1,
                                    maximum=2**63 - 1)}],
              errors=(400,)),
     Endpoint("GET", "/v1/stats", stats, "stats", "Counts per event and layer, store size, tau and kappa.",
@@ -637,7 +456,7 @@ def _operation(ep: Endpoint, *, router: bool, llm: bool) -> dict[str, Any]:
     statuses = list(ep.errors) + ([] if ep.public else [401]) + ([413] if ep.body is not None else []) + [500] \
         + ([409, 422] if ep.writes else [])
     op["responses"] = {"200": ok, **{str(s): {"description": _STATUS_TEXT[s], "content": {
-        "application/json": {"schema": _ref("Error")}}} for s in sorted(set(statuses))}}
+        "application/json": {"schema": ref("Error")}}} for s in sorted(set(statuses))}}
     if ep.public:
         op["security"] = []
     return op

@@ -1,6 +1,6 @@
 """Strict checking of request bodies and query strings against the routes' own JSON schemas.
 
-The schemas the OpenAPI document publishes (memsieve.server.api) are the ones
+The schemas the OpenAPI document publishes (memsieve.server.shapes) are the ones
 requests are checked against, so the two cannot drift. Only the part of JSON
 Schema those schemas use is understood: ``type`` (one or a list), ``properties``,
 ``required``, ``additionalProperties: false``, ``items``, ``enum``,

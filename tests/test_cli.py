@@ -63,7 +63,7 @@ def test_add_search_get_history_stats_restore(capsys, db):
 
 def test_errors_are_reported_not_raised(capsys, db):
     assert main(["add", "text", "--db", db]) == 2
-    assert "user_id=, agent_id= or run_id=" in capsys.readouterr().err
+    assert "at least one of user_id, agent_id or run_id" in capsys.readouterr().err
     assert main(["get", "nope", "--db", db]) == 2
 
 

@@ -75,7 +75,7 @@ def test_bad_text_raises_typed_error_and_writes_nothing(mem, bad):
 
 
 def test_missing_or_invalid_scope_is_a_clear_error(mem):
-    with pytest.raises(memsieve.ScopeError, match="user_id=, agent_id= or run_id="):
+    with pytest.raises(memsieve.ScopeError, match="at least one of user_id, agent_id or run_id"):
         mem.add("text")
     with pytest.raises(memsieve.ScopeError, match="user_id must be a string"):
         mem.add("text", user_id=7)

@@ -45,12 +45,12 @@ class NotFoundError(MemsieveError, LookupError):
     @classmethod
     def no_memory(cls, memory_id: object) -> "NotFoundError":
         """The error for a memory id that is unknown (or not in the scope asked for)."""
-        return cls(f"no memory with id {short_repr(memory_id)}; list ids with get_all()")
+        return cls(f"no memory with id {short_repr(memory_id)}; list the scope's memories to see their ids")
 
     @classmethod
     def no_rejection(cls, rejection_id: object) -> "NotFoundError":
         """The error for a rejection id that is unknown (or not in the scope asked for)."""
-        return cls(f"no rejection with id {short_repr(rejection_id)}; list them with rejections()")
+        return cls(f"no rejection with id {short_repr(rejection_id)}; list the scope's rejections to see their ids")
 
 
 class ClosedError(StoreError):

@@ -95,7 +95,7 @@ class Scope:
         """
         ids = [_check_id(name, value) for name, value in zip(_NAMES, (user_id, agent_id, run_id))]
         if ids == [None, None, None]:
-            raise ScopeError("no scope given; pass at least one of user_id=, agent_id= or run_id=")
+            raise ScopeError("no scope given; pass at least one of user_id, agent_id or run_id")
         return cls(*ids)
 
     @classmethod

@@ -10,7 +10,6 @@ are plain values: ``GateConfig`` has validated them already.
 from __future__ import annotations
 
 import math
-
 from dataclasses import dataclass
 
 

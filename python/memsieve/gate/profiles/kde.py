@@ -90,7 +90,7 @@ class KernelDensityGate(GateProfile):
         folded_info = math.nan
         if route == "NOOP" and not carries and score.nearest_seq is not None and c.fold_tau <= 1.0 and lacks:
             folded_info, _ = gate.keywords.info_novelty_netted(
-                text, [int(score.nearest_seq)], score.nearest_seq, rarity=_EVERY_WORD_IN_FULL,
+                text, [int(score.nearest_seq)], score.nearest_seq, rarity=_full_weight,
                 w_number=c.number_weight, w_name=c.name_weight, w_word=c.word_weight, idf_prior=IDF_PRIOR,
                 prior_weight=IDF_PRIOR_WEIGHT)
             carries = folded_info >= c.fold_tau
@@ -103,7 +103,8 @@ class KernelDensityGate(GateProfile):
                          folded_information=folded_info)
 
 
-def _EVERY_WORD_IN_FULL(surface: str) -> float:
+def _full_weight(surface: str) -> float:
+    """Every word's rarity weight when new and dropped words must weigh alike."""
     return 1.0
 
 

@@ -13,6 +13,7 @@ from typing import Any
 from memsieve.inputs import MAX_METADATA_DEPTH
 from memsieve.scope import ID_PATTERN, MAX_ID_CHARS
 
+
 def string(description: str, **more: Any) -> dict[str, Any]:
     return {"type": "string", "description": description, **more}
 
@@ -91,7 +92,7 @@ def body(required: list[str] | None = None, *, scoped: bool = False, **props: An
     """A request body schema: an object of exactly these fields plus the scope ids.
 
     ``scoped``: the body must name a scope (a call by id need not, with an admin key). The document
-    says so with ``not``; Call.scope enforces it.
+    says so with ``not``; memsieve.server.api's ``Call.scope`` enforces it.
     """
     schema: dict[str, Any] = {"type": "object", "additionalProperties": False,
                               "properties": {**props, **SCOPE_PROPS}}

@@ -20,6 +20,8 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import Any
 
+from starlette.routing import compile_path
+
 from memsieve import Scope
 from memsieve.errors import InvalidInputError, ScopeError, StoreError
 from memsieve.read.render import result_date
@@ -393,20 +395,24 @@ ENDPOINTS: tuple[Endpoint, ...] = (
               "components": {"type": "object"}, "security": {"type": "array"}}, errors=()),
 )
 
+#: Each endpoint with the regex of its path, as Starlette compiles it for the app.
+_PATH_PATTERNS = [(ep, compile_path(ep.path)[0]) for ep in ENDPOINTS]
+
+
+def endpoints_on(path: str) -> list[Endpoint]:
+    """The endpoints whose path matches a request path (``/v1/memories/abc`` matches
+    ``/v1/memories/{id}``), in the order the table lists them."""
+    return [ep for ep, regex in _PATH_PATTERNS if regex.match(path)]
+
+
 def methods_of(path: str) -> list[str]:
-    """The methods ENDPOINTS serve on a request path (``/v1/memories/abc`` matches ``/v1/memories/{id}``),
-    HEAD included wherever GET is, in the order the endpoints are listed."""
-    parts = path.rstrip("/").split("/")
-    found: list[str] = []
+    """The methods ENDPOINTS serve on a request path, HEAD included wherever GET is, in table order."""
+    path = path.rstrip("/") or "/"
+    found = endpoints_on(path)
     # A literal path (/v1/memories/batch) is its own route; a template's {id} is for the others.
-    literal = any(ep.path == path.rstrip("/") for ep in ENDPOINTS)
-    for ep in ENDPOINTS:
-        if literal and ep.path != path.rstrip("/"):
-            continue
-        template = ep.path.split("/")
-        if len(template) == len(parts) and all(t == p or (t == "{id}" and p) for t, p in zip(template, parts)):
-            found += [ep.method] + (["HEAD"] if ep.method == "GET" else [])
-    return list(dict.fromkeys(found))
+    literal = [ep for ep in found if ep.path == path]
+    methods = [m for ep in (literal or found) for m in [ep.method] + (["HEAD"] if ep.method == "GET" else [])]
+    return list(dict.fromkeys(methods))
 
 
 _STATUS_TEXT = {400: "bad input: malformed JSON, a wrong type, an unknown field, a bad scope id",

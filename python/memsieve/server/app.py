@@ -31,7 +31,7 @@ from starlette.applications import Starlette
 from starlette.exceptions import HTTPException
 from starlette.requests import Request
 from starlette.responses import Response
-from starlette.routing import Route, compile_path
+from starlette.routing import Route
 
 from memsieve.errors import MemsieveError, StoreError
 from memsieve.scope import Scope
@@ -121,17 +121,11 @@ class State:
         self.document = api.openapi_document(version=__version__, max_body_bytes=config.max_body_bytes,
                                              router=config.router_path is not None,
                                              llm=config.llm_base_url is not None)
-        self.patterns = [(ep, compile_path(ep.path)[0]) for ep in api.ENDPOINTS]
 
     def route_of(self, method: str, path: str) -> tuple[api.Endpoint | None, bool]:
         """(the endpoint of this method and path, whether some endpoint has this path)."""
-        path_known = False
-        for ep, regex in self.patterns:
-            if regex.match(path):
-                path_known = True
-                if ep.method == method:
-                    return ep, True
-        return None, path_known
+        found = api.endpoints_on(path)
+        return next((ep for ep in found if ep.method == method), None), bool(found)
 
     def reload_keys(self) -> None:
         """SIGHUP: reread the keys file; a bad file keeps the keys in force."""

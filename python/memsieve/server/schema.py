@@ -58,11 +58,9 @@ def _is(value: Any, kind: str) -> bool:
 def _expected(schema: dict[str, Any]) -> str:
     if "enum" in schema:
         return "one of " + ", ".join(json.dumps(v) for v in schema["enum"])
-    kinds = schema.get("type")
-    if kinds is None and "anyOf" in schema:
+    if "type" not in schema and "anyOf" in schema:
         return " or ".join(_expected(s) for s in schema["anyOf"])
-    kinds = [kinds] if isinstance(kinds, str) else list(kinds or [])
-    return " or ".join(_NAMES.get(k, k) for k in kinds) or "a value"
+    return " or ".join(_NAMES.get(k, k) for k in _kinds(schema)) or "a value"
 
 
 def check(value: Any, schema: dict[str, Any], *, where: str) -> None:
@@ -77,9 +75,8 @@ def check(value: Any, schema: dict[str, Any], *, where: str) -> None:
         else:
             raise InvalidInputError(f"{where} must be {_expected(schema)}, got {json_type(value)} "
                                     f"{short_repr(value)}")
-    kinds = schema.get("type")
-    if kinds is not None:
-        kinds = [kinds] if isinstance(kinds, str) else kinds
+    kinds = _kinds(schema)
+    if kinds:
         if not any(_is(value, k) for k in kinds):
             fix = (f"send it as a bare JSON {json_type(json.loads(value))}, without quotes"
                    if isinstance(value, str) and _bare(value) else f"send {_expected(schema)}")
@@ -186,8 +183,7 @@ def parse_query(query_string: bytes, params: list[dict[str, Any]]) -> dict[str, 
 
 
 def _query_value(name: str, text: str, schema: dict[str, Any]) -> Any:
-    kinds = schema.get("type")
-    kinds = [kinds] if isinstance(kinds, str) else list(kinds or ["string"])
+    kinds = _kinds(schema) or ["string"]
     where = f"query parameter {name!r}"
     if "boolean" in kinds:
         if text not in ("true", "false"):

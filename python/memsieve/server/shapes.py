@@ -14,6 +14,14 @@ from memsieve.inputs import MAX_METADATA_DEPTH
 from memsieve.scope import ID_PATTERN, MAX_ID_CHARS
 
 
+def ref(name: str) -> dict[str, str]:
+    return {"$ref": f"#/components/schemas/{name}"}
+
+
+def list_of(name: str) -> dict[str, Any]:
+    return {"type": "array", "items": ref(name)}
+
+
 def string(description: str, **more: Any) -> dict[str, Any]:
     return {"type": "string", "description": description, **more}
 
@@ -56,7 +64,7 @@ SCOPE_PROPS: dict[str, Any] = {
 NO_SCOPE = {"properties": {name: {"type": "null"} for name in SCOPE_PROPS}}
 # Metadata and filters as memsieve.inputs.check_metadata takes them (which enforces it, nesting depth included).
 METADATA = {"type": "object", "propertyNames": {"pattern": STORABLE_PATTERN},
-            "additionalProperties": {"$ref": "#/components/schemas/JSONValue"},
+            "additionalProperties": ref("JSONValue"),
             "description": "JSON metadata stored with the memory (see JSONValue)"}
 FILTERS = {**METADATA, "description": 'metadata equality filters, e.g. {"topic": "travel"}'}
 LIMIT = integer("how many, at most", minimum=1, maximum=2**63 - 1)
@@ -123,7 +131,7 @@ _MEMORY_FIELDS = {
     "expired_at": {"type": ["string", "null"]},
 }
 
-_JSON_VALUE = {"$ref": "#/components/schemas/JSONValue"}
+_JSON_VALUE = ref("JSONValue")
 COMPONENTS: dict[str, Any] = {
     "JSONValue": {"description": "a JSON value a store can hold: no NUL in a string or a key, integers within the "
                                  f"signed 64-bit range, at most {MAX_METADATA_DEPTH} levels of lists and objects",
@@ -182,14 +190,6 @@ COMPONENTS: dict[str, Any] = {
     "Consolidation": {"type": "object", "required": ["scope", "dry_run", "merges"], "properties": {
         "scope": {"type": "object"}, "dry_run": {"type": "boolean"}, "min_sim": {"type": "number"},
         "active_before": {"type": "integer"}, "active_after": {"type": "integer"}, "pairs": {"type": "integer"},
-        "merges": {"type": "array", "items": {"$ref": "#/components/schemas/Merge"}},
-        "refused": {"type": "array", "items": {"$ref": "#/components/schemas/Merge"}}}},
+        "merges": list_of("Merge"),
+        "refused": list_of("Merge")}},
 }
-
-
-def ref(name: str) -> dict[str, str]:
-    return {"$ref": f"#/components/schemas/{name}"}
-
-
-def list_of(name: str) -> dict[str, Any]:
-    return {"type": "array", "items": ref(name)}

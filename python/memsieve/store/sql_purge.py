@@ -108,7 +108,7 @@ class SqlPurge(SqlReplies):
         row = self._q("SELECT text, scope_key, nearest_id FROM rejections WHERE id = %s",
                       (str(rejection_id),)).fetchone()
         if row is None:
-            raise NotFoundError(f"no rejection with id {rejection_id!r}; list the scope's rejections to see their ids")
+            raise NotFoundError.no_rejection(rejection_id)
         texts = {str(row[0])} - {""}
         self._erase_rejections({str(rejection_id)}, reason=f"purged: {reason}")
         if row[2] is not None:

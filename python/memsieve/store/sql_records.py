@@ -235,7 +235,7 @@ class SqlRecords:
     def get(self, memory_id: str) -> MemoryItem:
         row = self._q(f"SELECT {MEMORY_COLUMNS} FROM memories m WHERE m.id = %s", (memory_id,)).fetchone()
         if row is None:
-            raise NotFoundError(f"no memory with id {memory_id!r}; list the scope's memories to see their ids")
+            raise NotFoundError.no_memory(memory_id)
         return memory_item(row)
 
     def get_all(self, scope: Scope, *, include_inactive: bool, limit: int | None) -> list[MemoryItem]:
@@ -259,7 +259,7 @@ class SqlRecords:
         row = self._q("SELECT seq, scope_key, text, embedding, share, is_active FROM memories WHERE id = %s",
                       (memory_id,), binary=True).fetchone()
         if row is None:
-            raise NotFoundError(f"no memory with id {memory_id!r}; list the scope's memories to see their ids")
+            raise NotFoundError.no_memory(memory_id)
         return MemoryRow(seq=int(row[0]), scope_key=str(row[1]), text=str(row[2]),
                          embedding=np.array(self._vector(row[3]), dtype=np.float32), share=none_to_nan(row[4]),
                          is_active=bool(row[5]))
@@ -374,7 +374,7 @@ class SqlRecords:
         row = self._q(f"SELECT {REJECTION_COLUMNS}, valid_from FROM rejections WHERE id = %s",
                       (rejection_id,)).fetchone()
         if row is None:
-            raise NotFoundError(f"no rejection with id {rejection_id!r}; list the scope's rejections to see their ids")
+            raise NotFoundError.no_rejection(rejection_id)
         return rejection_record(row[:-1]), row[2], row[-1]
 
     def rejections(self, scope: Scope, *, since: str | None, layer: str | None, limit: int | None) -> list[Rejection]:

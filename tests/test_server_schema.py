@@ -114,6 +114,11 @@ def test_a_405_on_a_live_server_carries_the_allow_header(served):
         assert r.status_code == 405 and r.headers["allow"] == "GET, HEAD, PATCH, DELETE"
         assert r.json()["error"]["type"] == "MethodNotAllowedError"
         assert c.put("/v1/memories/batch").headers["allow"] == "POST"
+        # a literal path is not an id: GET, PATCH and DELETE on it are refused, not looked up
+        for method in ("GET", "PATCH", "DELETE"):
+            r = c.request(method, "/v1/memories/batch", params={"user_id": "u"})
+            assert r.status_code == 405 and r.headers["allow"] == "POST", (method, r.status_code, r.text)
+        assert c.post("/v1/memories/batch", json={"items": ["a fact"], "user_id": "u"}).status_code == 200
 
 
 def test_an_integral_number_is_an_integer_and_a_fraction_is_not(served):

@@ -400,19 +400,26 @@ _PATH_PATTERNS = [(ep, compile_path(ep.path)[0]) for ep in ENDPOINTS]
 
 
 def endpoints_on(path: str) -> list[Endpoint]:
-    """The endpoints whose path matches a request path (``/v1/memories/abc`` matches
-    ``/v1/memories/{id}``), in the order the table lists them."""
-    return [ep for ep, regex in _PATH_PATTERNS if regex.match(path)]
+    """The endpoints that serve a request path (``/v1/memories/abc`` is ``/v1/memories/{id}``'s),
+    in the order the table lists them. A literal path (``/v1/memories/batch``) is its own route: where
+    one matches, a template's ``{id}`` does not also claim the path."""
+    path = path.rstrip("/") or "/"
+    found = [ep for ep, regex in _PATH_PATTERNS if regex.match(path)]
+    literal = [ep for ep in found if ep.path == path]
+    return literal or found
 
 
 def methods_of(path: str) -> list[str]:
     """The methods ENDPOINTS serve on a request path, HEAD included wherever GET is, in table order."""
-    path = path.rstrip("/") or "/"
-    found = endpoints_on(path)
-    # A literal path (/v1/memories/batch) is its own route; a template's {id} is for the others.
-    literal = [ep for ep in found if ep.path == path]
-    methods = [m for ep in (literal or found) for m in [ep.method] + (["HEAD"] if ep.method == "GET" else [])]
+    methods = [m for ep in endpoints_on(path) for m in [ep.method] + (["HEAD"] if ep.method == "GET" else [])]
     return list(dict.fromkeys(methods))
+
+
+#: The literal paths a template also matches (``/v1/memories/batch`` and ``/v1/memories/{id}``):
+#: another method on them is a 405, not a call by id.
+SHADOWING_PATHS = tuple(dict.fromkeys(
+    ep.path for ep in ENDPOINTS if "{" not in ep.path
+    and any(other.path != ep.path and regex.fullmatch(ep.path) for other, regex in _PATH_PATTERNS)))
 
 
 _STATUS_TEXT = {400: "bad input: malformed JSON, a wrong type, an unknown field, a bad scope id",

@@ -321,6 +321,13 @@ def _scope_key(args: dict[str, Any]) -> str | None:
     return None if found is None else found.key
 
 
+_EVERY_METHOD = ["GET", "HEAD", "POST", "PUT", "PATCH", "DELETE", "OPTIONS", "TRACE", "CONNECT"]
+
+
+async def _not_allowed(request: Request) -> Response:
+    raise HTTPException(405)
+
+
 async def _http_error(request: Request, exc: Exception) -> Response:
     assert isinstance(exc, HTTPException)
     if exc.status_code == 405:
@@ -362,6 +369,11 @@ def build_app(config: ServeConfig, memory: Any, *, keyring: KeyRing | None = Non
         finally:
             await state.memory.close()  # waits for the calls in flight, then closes the store
 
-    routes = [Route(ep.path, _endpoint(ep, state), methods=[ep.method]) for ep in api.ENDPOINTS]
+    # Literal paths first, then a 405 for their other methods, then the templates: Starlette takes the
+    # first route that matches path and method, and GET /v1/memories/batch is not a call by id.
+    ordered = sorted(api.ENDPOINTS, key=lambda ep: "{" in ep.path)
+    routes = [Route(ep.path, _endpoint(ep, state), methods=[ep.method]) for ep in ordered if "{" not in ep.path]
+    routes += [Route(path, _not_allowed, methods=_EVERY_METHOD) for path in api.SHADOWING_PATHS]
+    routes += [Route(ep.path, _endpoint(ep, state), methods=[ep.method]) for ep in ordered if "{" in ep.path]
     app = Starlette(routes=routes, lifespan=lifespan, exception_handlers={HTTPException: _http_error})
     return FrontDoor(app, state)

@@ -79,7 +79,8 @@ def check_storable(value: str, *, where: str, error: type[Exception] = InvalidIn
         ch = bad.group()
         what = "a NUL character" if ch == "\x00" else f"a lone surrogate {ch!r}"
         fix = "remove it" if ch == "\x00" else "decode the source bytes with errors='replace', or remove it"
-        raise error(f"{where} holds {what} at position {bad.start()}, which cannot be stored; {fix}")
+        raise error(f"{where} holds {what} at position {bad.start()}, which memsieve can neither store nor "
+                    f"search; {fix}")
     return value
 
 

@@ -106,7 +106,7 @@ _SPREAD = [
     "Bluegrass bands often feature a banjo player, a fiddle and a mandolin; many artists started in the 1940s.",
 ]
 _SPREAD_LATER = ("I recently discovered a bluegrass band that features a banjo player and started enjoying their "
-                 "music today. Any recommendations for bluegrass musicians?")
+                 "music lately. Any recommendations for bluegrass musicians?")
 
 
 def test_words_spread_over_the_neighbours_are_not_folded_into_one_of_them(tmp_path, embedder):
@@ -139,3 +139,36 @@ def test_a_paraphrase_is_still_folded_against_its_nearest_alone(tmp_path, embedd
         m.add("My favourite food is ramen.", user_id="u")
         d = m.add("Heights scare me.", user_id="u")[0]
         assert d.event == "NOOP", d.reason
+
+
+def test_a_date_said_in_words_is_a_value_the_memory_must_say(tmp_path, embedder):
+    with Memory(tmp_path / "m.db", embedder=embedder) as m:
+        m.add("I went to the farmers market and bought fresh strawberries for the cake.", user_id="u")
+        d = m.add("I went to the farmers market last weekend and bought fresh strawberries for the cake.",
+                  user_id="u")[0]
+        assert d.event == "ADD" and "'last weekend'" in d.reason, d.reason
+        # the same date, said another way, is said: the paraphrase still folds
+        same = m.add("Last weekend I went to the farmers market and bought fresh strawberries for the cake.",
+                     user_id="u")[0]
+        assert same.event == "NOOP" and same.memory_id == d.memory_id, same.reason
+
+
+def test_a_memory_that_numbers_its_list_does_not_state_those_numbers(tmp_path, embedder):
+    with Memory(tmp_path / "m.db", embedder=embedder) as m:
+        m.add("Here are some resources for learning data visualization in Python:\n1. Matplotlib's tutorials "
+              "cover the basics.\n2. Seaborn builds statistical plots on it.\n3. Plotly makes interactive charts.",
+              user_id="u")
+        d = m.add("I already know Matplotlib and Seaborn from a data visualization course I took two months ago; "
+                  "Plotly is next.", user_id="u")[0]
+        # "2." numbers an item: the memory does not say "two"
+        assert d.event == "ADD" and "does not say 'two'" in d.reason, d.reason
+
+
+def test_stated_values_leave_out_list_numbering_and_spell_dates_one_way():
+    from memsieve.text.cues import find_stated_values
+
+    assert find_stated_values("1. Matplotlib\n2. Seaborn\n3. Plotly") == frozenset()
+    assert find_stated_values("I took it two months ago") == find_stated_values("I took it 2 months ago") \
+        >= {"2 month ago"}
+    assert "last weekend" in find_stated_values("Last weekend we hiked.")
+    assert "yesterday" in find_stated_values("I called her yesterday.")

@@ -24,6 +24,7 @@ from memsieve.read.versions import (CHANGED_COS_OFFSET, CHANGED_RELEVANCE_GAP, V
                                     VersionBars, VersionEvidence, newer_version_reason, older_may_leave,
                                     other_subject, version_groups,
                                     version_pairs)
+from memsieve.text.cues import find_stated_values
 from memsieve.text.lexicon import ENGLISH
 
 change_cues, subject_terms = ENGLISH.cues, ENGLISH.subject_terms
@@ -134,13 +135,14 @@ def test_groups_do_not_depend_on_the_order_of_the_pairs(pairs, rnd):
 
 
 class _Gate:
-    """A scope's keyword index, counts and lexicon, as a consolidation ``TermView`` reads them."""
+    """A scope's keyword index, counts, stated values and lexicon, as a consolidation ``TermView`` reads them."""
 
     def __init__(self, texts):
         self.keywords = _core.KeywordIndex()
         self.keywords.add_many(np.arange(len(texts), dtype=np.int64), texts)
         self.lexicon = ENGLISH
         self.counts = {k: counted_pairs(_core.tokenize_kinds(without_list_marks(t))) for k, t in enumerate(texts)}
+        self.stated = {k: find_stated_values(t) for k, t in enumerate(texts)}
 
 
 @settings(max_examples=200, deadline=None)

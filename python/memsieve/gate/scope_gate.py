@@ -28,6 +28,7 @@ from memsieve.gate.config import GateConfig
 from memsieve.gate.parts import PartRows
 from memsieve.gate.score import GateScore
 from memsieve.gate.threshold import Threshold, adaptive_threshold
+from memsieve.text.cues import find_stated_values
 from memsieve.text.lexicon import ENGLISH, Lexicon
 from memsieve.write.passages import Part, is_key
 
@@ -104,6 +105,8 @@ class ScopeGate:
         self.counts: dict[int, frozenset[tuple[str, str]]] = {}
         # The numbers and names that say which thing a memory is about (most say none).
         self.named: dict[int, frozenset[str]] = {}
+        # The numbers (a list's numbering left out) and dating phrases a memory states.
+        self.stated: dict[int, frozenset[str]] = {}
         self.trace: list[tuple[int, float, float]] = []
         # Memory ids of seqs the write path has met, so naming a candidate's
         # nearest memory needs no query: a seq's id never changes (rows are
@@ -220,6 +223,12 @@ class ScopeGate:
                 self.named[seq] = named
             else:
                 self.named.pop(seq, None)
+            # Every profile's gate keeps them: consolidation reads them whatever the profile.
+            stated = find_stated_values(text)
+            if stated:
+                self.stated[seq] = stated
+            else:
+                self.stated.pop(seq, None)
 
     @_locked
     def terms_of(self, seq: int) -> set[str]:
@@ -356,6 +365,7 @@ class ScopeGate:
         self.cues.pop(seq, None)
         self.counts.pop(seq, None)
         self.named.pop(seq, None)
+        self.stated.pop(seq, None)
         self.ids.pop(seq, None)
         self.shares.pop(seq, None)
         if self.index is not None:

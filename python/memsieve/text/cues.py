@@ -27,7 +27,8 @@ import re
 from collections.abc import Callable, Collection, Sequence
 
 from memsieve import _core
-from memsieve.text.fold import fold, words
+from memsieve.text.fold import fold, without_list_marks, words
+from memsieve.text.when import time_phrases
 
 # The opening word of a text as typed, apostrophes and hyphens inside it kept.
 _FIRST_WORD = re.compile(r"\W*(\w[\w'-]*)")
@@ -139,3 +140,15 @@ def find_identifying_values(text: str, *, determiners: Collection[str], value_la
 
 def _digits(word: str) -> bool:
     return any(c.isdigit() for c in word)
+
+
+def find_stated_values(text: str) -> frozenset[str]:
+    """The number terms a text states, its list numbering left out ("2. Seaborn" states no 2),
+    and the phrases that date what it says (memsieve.text.when.time_phrases): what a memory must
+    hold for a text folded into it to lose no number and no date.
+
+    >>> sorted(find_stated_values("1. Matplotlib\\n2. Seaborn, which I tried two weeks ago"))
+    ['2', '2 week ago']
+    """
+    numbers = (term for term, _, kind in _core.tokenize_kinds(without_list_marks(text)) if kind == "number")
+    return frozenset(numbers) | time_phrases(text)

@@ -159,6 +159,35 @@ def _window(q: str, now: datetime) -> Window | None:
     return None
 
 
+#: The phrases that date what a text says relative to when it was said, for ``time_phrases``.
+#: Weekdays, months and days of the month are number terms to the tokenizer already ("22 October"
+#: and "October 22" hold the same ones), and "recently" dates nothing a reader could compute with.
+_DATING = (_AGO, _PAST, _YESTERDAY, _LAST_UNIT)
+
+
+def time_phrases(text: str) -> frozenset[str]:
+    """The phrases that say when something happened, spelled one way ("two months ago" is
+    ``"2 month ago"``), so that two texts dating a thing alike share them.
+
+    A text folded into a memory that lacks one of them would lose when it happened: the reader
+    sees the memory's own date.
+
+    >>> sorted(time_phrases("I joined a webinar two months ago, and the gym last weekend."))
+    ['2 month ago', 'last weekend']
+    """
+    t = " ".join(text.casefold().replace("\u2019", "'").split())
+    found = set()
+    for pattern in _DATING:
+        for m in pattern.finditer(t):
+            if pattern is _AGO:
+                found.add(f"{_count(m.group(1))} {m.group(2)} ago")
+            elif pattern is _PAST:
+                found.add(f"past {_count(m.group(1))} {m.group(2)}")
+            else:
+                found.add(m.group(0))
+    return frozenset(found)
+
+
 def read_when(query: str, now: datetime) -> When:
     """The window and order ``query`` asks for, read against ``now``.
 

@@ -291,7 +291,7 @@ def _why_band(s: GateScore, info_tau: float) -> str:
         unsaid = s.new_values or s.nearest_lacks
         said = (f"{close} but its nearest memory, which a NOOP would fold it into, does not say "
                 f"{', '.join(repr(v) for v in unsaid[:5])}")
-        if not s.new_values:
+        if not s.new_values and math.isfinite(s.folded_information):
             said += f" (its information against that memory alone is {s.folded_information:.2f})"
         return said
     said = f"novelty {s.novelty:.3f} is in the band [{s.tau:.3f}, {s.tau + s.delta:.3f})"

@@ -36,6 +36,7 @@ class ScopeView(Protocol):
     cues: dict[int, frozenset[str]]
     counts: dict[int, frozenset[tuple[str, str]]]
     named: dict[int, frozenset[str]]
+    stated: dict[int, frozenset[str]]
     threshold: Threshold
     lexicon: Lexicon
     index: ScopeIndex | None

@@ -19,6 +19,7 @@ from memsieve.gate.score import GateScore
 from memsieve.read.versions import VersionBars, VersionEvidence, newer_version_reason, other_subject_of_ids
 from memsieve.text.fold import without_list_marks
 from memsieve.text.lexicon import Lexicon
+from memsieve.text.when import time_phrases
 
 # The information term's IDF prior for small scopes, idf_eff = (N idf + m * prior) / (N + m):
 # passed to the Rust core and used by the substitution netting below, so both read one value.
@@ -68,7 +69,8 @@ class KernelDensityGate(GateProfile):
         # A NOOP folds the text into its nearest memory alone, and a reader sees
         # that memory, not the folded source: a value that memory does not say
         # would be lost, whatever the other neighbours say.
-        unsaid, lacks = ((), ()) if score.nearest_seq is None else unsaid_by(gate, text, int(score.nearest_seq))
+        unsaid, lacks, undated = ((), (), ()) if score.nearest_seq is None else unsaid_by(gate, text,
+                                                                                          int(score.nearest_seq))
         evidence = VersionEvidence(said=frozenset(changes), information=information, new_values=unsaid)
         carries = newer_version_reason(evidence, bars=VersionBars(info_tau=c.tau)) is not None
         # A candidate that names its subject by another number or name than its nearest
@@ -88,7 +90,12 @@ class KernelDensityGate(GateProfile):
         # a new word and a dropped one weigh alike (no rarity prior on the new ones), so a swap
         # of words nets out and only a text that says more than that memory carries.
         folded_info = math.nan
-        if route == "NOOP" and not carries and score.nearest_seq is not None and c.fold_tau <= 1.0 and lacks:
+        # A date said in words ("last weekend") that the memory does not say would be lost too: the
+        # reader of that memory sees its own date. It keeps the text from a NOOP, but makes it no
+        # newer version of that memory ("Yuki started violin this month" is not a newer "Yuki is seven").
+        if route == "NOOP" and not carries and undated:
+            carries = True
+        elif route == "NOOP" and not carries and score.nearest_seq is not None and c.fold_tau <= 1.0 and lacks:
             folded_info, _ = gate.keywords.info_novelty_netted(
                 text, [int(score.nearest_seq)], score.nearest_seq, rarity=_full_weight,
                 w_number=c.number_weight, w_name=c.name_weight, w_word=c.word_weight, idf_prior=IDF_PRIOR,
@@ -99,7 +106,7 @@ class KernelDensityGate(GateProfile):
                          nearest_seq=score.nearest_seq, nearest_cos=score.nearest_cos, route=routed,
                          information=information, new_terms=tuple(new),
                          decided_by="information" if routed != route else "novelty", changes=changes,
-                         info_tau=c.tau, new_values=unsaid, other_subject=other, nearest_lacks=lacks,
+                         info_tau=c.tau, new_values=unsaid, other_subject=other, nearest_lacks=undated + lacks,
                          folded_information=folded_info)
 
 
@@ -148,12 +155,18 @@ def unsaid_values(gate: ScopeView, text: str, nearest: int) -> tuple[str, ...]:
     return unsaid_by(gate, text, nearest)[0]
 
 
-def unsaid_by(gate: ScopeView, text: str, nearest: int) -> tuple[tuple[str, ...], tuple[str, ...]]:
-    """(``unsaid_values``, the content words of ``text`` that memory ``nearest`` does not hold), in one
-    pass over the memory's terms: together, what a NOOP folding ``text`` into that memory alone
-    would leave unsaid. The words are index terms, each once, in text order."""
+def unsaid_by(gate: ScopeView, text: str,
+              nearest: int) -> tuple[tuple[str, ...], tuple[str, ...], tuple[str, ...]]:
+    """(``unsaid_values``, the content words of ``text`` that memory ``nearest`` does not hold, the
+    phrases dating what ``text`` says that the memory does not say), in one pass over the memory's
+    terms: together, what a NOOP folding ``text`` into that memory alone would leave unsaid. The
+    words are index terms, each once, in text order; the phrases are sorted."""
     held = set(gate.keywords.tokens_of(nearest))
     counted = gate.counts.get(nearest, frozenset())
+    # A number the memory only uses to number its list's items ("2. Seaborn") is not one it
+    # states (memsieve.text.cues.find_stated_values): "a webinar two months ago" folded into
+    # that list would lose its "two".
+    stated = gate.stated.get(nearest, frozenset())
     mine = value_tokens(text)
     values: list[str] = []
     words: list[str] = []
@@ -162,10 +175,11 @@ def unsaid_by(gate: ScopeView, text: str, nearest: int) -> tuple[tuple[str, ...]
             if term not in held:
                 words.append(term)
             continue
-        if term not in held:
+        if term not in (stated if kind == "number" else held):
             values.append(surface)
         elif kind == "number" and _numeral(term) and i + 1 < len(mine):
             noun, noun_surface, noun_kind = mine[i + 1]
             if noun_kind == "word" and noun in held and (term, noun) not in counted:
                 values.append(f"{surface} {noun_surface}")
-    return tuple(dict.fromkeys(values)), tuple(dict.fromkeys(words))
+    undated = tuple(sorted(time_phrases(text) - stated))
+    return tuple(dict.fromkeys(values)), tuple(dict.fromkeys(words)), undated

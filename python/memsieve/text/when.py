@@ -7,6 +7,10 @@ both: a window of dates the question points at (or None) and an order
 (``"earliest"``, ``"latest"`` or None). The search uses them softly: memories
 dated inside the window rank higher, never are the others dropped.
 
+The same phrases serve the write path: ``time_phrases(text)`` spells the
+relative dates a text states one way, so that the gate does not fold a text
+dated "last weekend" into a memory that does not say when (docs/GATE.md).
+
 English only, like the rest of ``memsieve.text``; every word list is in this
 module. Each window is wide enough to hold the usual looseness of speech: "two
 weeks ago" is 11 to 17 days back, "a month ago" 15 to 45.

@@ -23,6 +23,7 @@ Rust tokenizer's folding (memsieve.text.fold).
 
 from __future__ import annotations
 
+import functools
 import re
 from collections.abc import Callable, Collection, Sequence
 
@@ -142,6 +143,14 @@ def _digits(word: str) -> bool:
     return any(c.isdigit() for c in word)
 
 
+@functools.lru_cache(maxsize=1024)
+def value_tokens(text: str) -> tuple[tuple[str, str, str], ...]:
+    """``_core.tokenize_kinds`` of ``text`` without its list numbering, remembered: a candidate is
+    read when scored and again when stored (its counted pairs and stated values), and the
+    readings must agree."""
+    return tuple(_core.tokenize_kinds(without_list_marks(text)))
+
+
 def find_stated_values(text: str) -> frozenset[str]:
     """The number terms a text states, its list numbering left out ("2. Seaborn" states no 2),
     and the phrases that date what it says (memsieve.text.when.time_phrases): what a memory must
@@ -150,5 +159,5 @@ def find_stated_values(text: str) -> frozenset[str]:
     >>> sorted(find_stated_values("1. Matplotlib\\n2. Seaborn, which I tried two weeks ago"))
     ['2', '2 week ago']
     """
-    numbers = (term for term, _, kind in _core.tokenize_kinds(without_list_marks(text)) if kind == "number")
+    numbers = (term for term, _, kind in value_tokens(text) if kind == "number")
     return frozenset(numbers) | time_phrases(text)

@@ -19,6 +19,7 @@ weeks ago" is 11 to 17 days back, "a month ago" 15 to 45.
 from __future__ import annotations
 
 import calendar
+import functools
 import re
 from dataclasses import dataclass
 from datetime import datetime, timedelta, timezone
@@ -169,6 +170,7 @@ def _window(q: str, now: datetime) -> Window | None:
 _DATING = (_AGO, _PAST, _YESTERDAY, _LAST_UNIT)
 
 
+@functools.lru_cache(maxsize=1024)
 def time_phrases(text: str) -> frozenset[str]:
     """The phrases that say when something happened, spelled one way ("two months ago" is
     ``"2 month ago"``), so that two texts dating a thing alike share them.

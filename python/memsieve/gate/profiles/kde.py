@@ -7,7 +7,6 @@ This module is the gate's one reader of language resources: the change cues
 
 from __future__ import annotations
 
-import functools
 import math
 from collections.abc import Sequence
 
@@ -17,7 +16,7 @@ from memsieve import _core
 from memsieve.gate.profiles.base import GateProfile, ScopeView
 from memsieve.gate.score import GateScore
 from memsieve.read.versions import VersionBars, VersionEvidence, newer_version_reason, other_subject_of_ids
-from memsieve.text.fold import without_list_marks
+from memsieve.text.cues import value_tokens
 from memsieve.text.lexicon import Lexicon
 from memsieve.text.when import time_phrases
 
@@ -113,13 +112,6 @@ class KernelDensityGate(GateProfile):
 def _full_weight(surface: str) -> float:
     """Every word's rarity weight when new and dropped words must weigh alike."""
     return 1.0
-
-
-@functools.lru_cache(maxsize=1024)
-def value_tokens(text: str) -> tuple[tuple[str, str, str], ...]:
-    """``_core.tokenize_kinds`` of ``text`` without its list numbering, remembered: a candidate is
-    read once when scored and again when stored (its counted pairs), and the two must agree."""
-    return tuple(_core.tokenize_kinds(without_list_marks(text)))
 
 
 def counted_pairs(tokens: Sequence[tuple[str, str, str]]) -> frozenset[tuple[str, str]]:

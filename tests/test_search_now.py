@@ -96,6 +96,59 @@ def test_an_in_window_memory_is_pulled_up_from_below_the_cut(tmp_path):
     m.close()
 
 
+# Equally relevant chat turns (one vector): what each says about when is all that tells them apart.
+TOLD = "Two weeks ago I went to a glass-blowing class with Lena."  # said later, tells of then
+DATED = "I went to a weaving class with Lena."  # said then, tells of no day
+ANSWER = "Today you went to a painting class with Lena, you said."  # the assistant's "today"
+PLAIN = "I went to a sewing class with Lena."
+
+
+def _told(target) -> Memory:
+    v = unit(1, 0.2)
+    table = {TOLD: v, DATED: v, ANSWER: v, PLAIN: v, CLASS_Q: unit(1, 0)}
+    m = Memory(target, embedder=TableEmbedder(table=table), gate=GateConfig(profile="none"))
+    m.add([{"role": "assistant", "content": ANSWER}], user_id="u", valid_from="2024-05-06T10:00:00")
+    m.add([{"role": "user", "content": DATED}], user_id="u", valid_from="2024-05-06T11:00:00")
+    m.add([{"role": "user", "content": PLAIN}], user_id="u", valid_from="2024-04-01T10:00:00")
+    m.add([{"role": "user", "content": TOLD}], user_id="u", valid_from="2024-05-19T10:00:00")
+    return m
+
+
+@pytest.mark.parametrize("mode", ["hybrid", "dense"])
+def test_a_memory_that_tells_of_an_event_in_the_window_leads(target, mode):
+    # Asked on 2024-05-20, "two weeks ago" is around 2024-05-06: TOLD was said on the 19th but
+    # dates its class then; DATED and the assistant's ANSWER were said then; PLAIN in April.
+    m = _told(target)
+    hits = m.search(CLASS_Q, user_id="u", limit=4, mode=mode, reference_time="2024-05-20T09:00:00")
+    texts = [h.text for h in hits]
+    assert texts[0] == TOLD, texts
+    assert set(texts[1:3]) == {DATED, ANSWER} and texts[3] == PLAIN, texts
+    # a month on, "two weeks ago" is June: TOLD's class is outside it, and so is every memory
+    later = m.search(CLASS_Q, user_id="u", limit=4, mode=mode, reference_time="2024-06-20T09:00:00")
+    with when_stage.stage_off():
+        off = m.search(CLASS_Q, user_id="u", limit=4, mode=mode)
+    assert [h.id for h in later] == [h.id for h in off]
+    m.close()
+
+
+@pytest.mark.parametrize("role, raised", [("assistant", False), ("user", True)])
+def test_the_assistants_words_date_no_event(tmp_path, role, raised):
+    # The same words said on 05-19 by either speaker: the user's tell of a class two weeks
+    # before; the assistant's "two weeks ago" retells what it was told, or guesses.
+    words = "Two weeks ago you went to a painting class with Lena."
+    table = {words: unit(1, 0.2), PLAIN: unit(1, 0.2), CLASS_Q: unit(1, 0)}
+    m = Memory(tmp_path / "told.db", embedder=TableEmbedder(table=table), gate=GateConfig(profile="none"))
+    m.add([{"role": "user", "content": PLAIN}], user_id="u", valid_from="2024-04-01T10:00:00")
+    m.add([{"role": role, "content": words}], user_id="u", valid_from="2024-05-19T10:00:00")
+    on = {h.text: h.score for h in m.search(CLASS_Q, user_id="u", limit=2, mode="dense",
+                                            reference_time="2024-05-20T09:00:00")}
+    with when_stage.stage_off():
+        off = {h.text: h.score for h in m.search(CLASS_Q, user_id="u", limit=2, mode="dense")}
+    assert (on[words] > off[words]) is raised
+    assert on[PLAIN] == pytest.approx(off[PLAIN])
+    m.close()
+
+
 def test_most_recent_and_first_pick_the_right_version(target):
     m = _cars(target)
     latest = m.search("What car do I drive most recently?", user_id="u", mode="dense", limit=4,

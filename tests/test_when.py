@@ -9,7 +9,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from memsieve.text.when import COUNT_WORDS, read_when
+from memsieve.text.when import COUNT_WORDS, events_dated, read_when
 
 NOWS = st.datetimes(min_value=datetime(2001, 1, 1), max_value=datetime(2040, 12, 31))
 WORDS = {v: k for k, v in COUNT_WORDS.items() if " " not in k and k not in ("a", "an", "few", "several")}
@@ -99,3 +99,53 @@ def test_what_is_to_come_has_no_window(query):
 def test_last_weekend_is_the_one_before_now():
     w = read_when("Where did I hike last weekend?", datetime(2023, 5, 31, 12, 0)).window  # a Wednesday
     assert w is not None and w.holds(datetime(2023, 5, 27, 12)) and w.holds(datetime(2023, 5, 28, 12))
+
+
+@settings(max_examples=200, deadline=None)
+@given(now=st.datetimes(min_value=datetime(1, 1, 1), max_value=datetime(9999, 12, 31)),
+       n=st.integers(0, 10**7), unit=st.sampled_from(["day", "week", "month", "year"]),
+       form=st.sampled_from(["{n} {u}s ago", "the past {n} {u}s", "last {u}", "on March {d}", "yesterday"]))
+def test_a_window_beyond_the_calendar_is_no_window_never_an_error(now, n, unit, form):
+    # "5,000 years ago" from 2023, "yesterday" on 1 January of year 1: no date to point at.
+    q = "What did I do " + form.format(n=n, u=unit, d=1 + n % 31) + "?"
+    when = read_when(q, now.replace(tzinfo=timezone.utc))
+    assert when.window is None or when.window.start <= when.window.end
+
+
+def test_events_dated_reads_each_phrase_against_when_the_text_was_said():
+    said = datetime(2023, 4, 21, 15, 0, tzinfo=timezone.utc)
+    text = ("I planted tomato saplings today. Two weeks ago I repotted the basil, "
+            "and last month I cleaned my sneakers; my sister visited on March 3rd.")
+    got = {w.phrase: w for w in events_dated(text, said)}
+    assert set(got) == {"today", "two weeks ago", "last month", "march 3rd"}
+    assert got["today"].holds(said)
+    assert got["two weeks ago"].holds(said - timedelta(days=14))
+    assert got["last month"].holds(datetime(2023, 3, 15, tzinfo=timezone.utc))
+    assert not got["last month"].holds(said)
+    assert got["march 3rd"].holds(datetime(2023, 3, 3, 12, tzinfo=timezone.utc))
+
+
+@pytest.mark.parametrize("text", [
+    "I've been running for the past six months.",  # a span up to now, not one event
+    "I'm going hiking this weekend.",  # to come
+    "Recently I have been baking a lot.",
+    "Plan it for this month.",
+    "Nothing here says when.",
+])
+def test_spans_and_plans_date_no_event(text):
+    assert events_dated(text, datetime(2023, 4, 21, tzinfo=timezone.utc)) == ()
+
+
+def test_events_dated_of_a_date_beyond_the_calendar_is_empty():
+    early = datetime(3, 1, 1, tzinfo=timezone.utc)
+    assert [w.phrase for w in events_dated("That was 9000 years ago, and yesterday.", early)] == ["yesterday"]
+    assert events_dated("It happened 100000 years ago.", datetime(2023, 1, 1, tzinfo=timezone.utc)) == ()
+
+
+@pytest.mark.parametrize("q", ["Which streaming service did I start using most recently?",
+                               "Where did I travel most recently?"])
+def test_most_recently_asks_for_the_latest_not_for_the_last_month(q):
+    # "recently" alone is the past month; "most recently" ranks versions, whenever the newest was.
+    when = read_when(q, datetime(2023, 5, 1, tzinfo=timezone.utc))
+    assert when.window is None and when.order == "latest"
+    assert read_when("What did I buy recently?", datetime(2023, 5, 1, tzinfo=timezone.utc)).window is not None

@@ -32,6 +32,11 @@ def lift(pool: Hits, head: int, chosen: Callable[[int], bool], boost: float) -> 
     pool's first ``head`` entries); memories keep their order among equals.
     Shared by the time and speaker stages (memsieve.read.when, memsieve.read.speaker).
     """
+    return lift_by(pool, head, lambda s: boost if chosen(s) else 0.0)
+
+
+def lift_by(pool: Hits, head: int, gain: Callable[[int], float]) -> Hits:
+    """``lift`` with a boost of its own for each memory: ``gain(seq)`` of the spread (0: unraised)."""
     usual = pool[:max(1, min(head, len(pool)))]
     spread = usual[0][1] - usual[-1][1]
     # With every usual score equal there is no spread: the raise scales with
@@ -46,8 +51,7 @@ def lift(pool: Hits, head: int, chosen: Callable[[int], bool], boost: float) -> 
         spread = max(scale, floor)
     elif spread < floor:
         spread = floor
-    up = boost * spread
-    scored = [(s, x + up if chosen(s) else x, i) for i, (s, x) in enumerate(pool)]
+    scored = [(s, x + gain(s) * spread, i) for i, (s, x) in enumerate(pool)]
     scored.sort(key=lambda t: (-t[1], t[2]))
     return [(s, x) for s, x, _ in scored]
 

@@ -124,7 +124,8 @@ class Searcher:
                 pool = raise_speaker(pool, head, roles, speaker, limit=depth)
             if windowed:
                 dates = {s: it.valid_from or it.created_at for s, it in rows.items()}
-                pool, inside = promote(pool, head, dates, f)
+                pool, inside = promote(pool, head, dates, f, texts={s: it.text for s, it in rows.items()},
+                                       roles=roles)
             found = [(s, rows[s], score) for s, score in pool[:depth] if s in rows]
         if self._reranker is not None:
             order = rerank_order(self._reranker, query, [it.text for _, it, _ in found])

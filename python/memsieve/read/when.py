@@ -10,7 +10,12 @@ None: the call's time) says two things (``memsieve.text.when.read_when``):
   deeper one, gains ``WINDOW_BOOST`` of the spread of the usual ranking's
   scores. Memories only the deeper lists reach follow the usual ranking, scored
   at its floor, so without an in-window memory the results are exactly the
-  usual ones;
+  usual ones. A memory that tells of an event inside the window ("I planted
+  tomatoes today", "I cleaned my sneakers last month": its own dating words
+  read against its own date, ``memsieve.text.when.events_dated``) gains
+  ``WINDOW_BOOST + EVENT_BOOST``, wherever its own date lies: it says what happened
+  then, where one merely dated inside may say anything. An assistant's words
+  date no event (its "today" is when it wrote, not when anything happened);
 - an **order** ("first", "originally" / "most recent", "currently"): among the
   versions of one fact (memsieve.read.versions) ``"earliest"`` lists the oldest
   first; ``"latest"`` keeps freshness's newest first, as does no order word.
@@ -35,8 +40,8 @@ from dataclasses import dataclass
 from datetime import datetime, timedelta, timezone
 from typing import Iterator, Literal
 
-from memsieve.read.rank import lift
-from memsieve.text.when import Window, read_when
+from memsieve.read.rank import lift_by
+from memsieve.text.when import Window, events_dated, read_when
 
 Hits = list[tuple[int, float]]  # (seq, score), best first
 Order = Literal["earliest", "latest"]
@@ -45,6 +50,10 @@ Order = Literal["earliest", "latest"]
 WINDOW_REACH = 3
 #: An in-window memory's score gains this share of the usual ranking's score spread (top minus floor).
 WINDOW_BOOST = 0.8
+#: ... and a memory that tells of an event it dates inside the window ("I planted tomatoes today",
+#: "I cleaned my sneakers last month": ``events_dated``, read against the memory's own date) gains
+#: this much more: it says what happened then, where one merely dated inside may say anything.
+EVENT_BOOST = 0.2
 #: Without a reference time, a window is used only if some retrieved memory is dated within this many days of now.
 IMPLICIT_NOW_DAYS = 180
 
@@ -110,7 +119,9 @@ def _aware(iso: str) -> datetime:
     return dt if dt.tzinfo is not None else dt.replace(tzinfo=timezone.utc)
 
 
-def promote(pool: Hits, head: int, dates: Mapping[int, str | None], f: Focus) -> tuple[Hits, frozenset[int]]:
+def promote(pool: Hits, head: int, dates: Mapping[int, str | None], f: Focus, *,
+            texts: Mapping[int, str] | None = None,
+            roles: Mapping[int, str | None] | None = None) -> tuple[Hits, frozenset[int]]:
     """The pool reordered with the in-window memories raised (see the module's docstring).
 
     Args:
@@ -119,14 +130,18 @@ def promote(pool: Hits, head: int, dates: Mapping[int, str | None], f: Focus) ->
         head: how many of ``pool`` are the usual ranking.
         dates: each pooled memory's ``valid_from`` (or, lacking one, ``created_at``), ISO-8601.
         f: the query's focus.
+        texts: each pooled memory's text, read for the events it dates (None: none read).
+        roles: each pooled memory's chat role; an assistant's words date no event of the
+            user's ("today" in an answer is when it was written, not when anything happened).
 
     Returns:
         (pool best first, the in-window memories raised): the pool unchanged and no memory
-        when none is dated inside the window, or when the reference time is implicit, the
-        window does not name its year and every pooled memory is older than
-        ``IMPLICIT_NOW_DAYS`` before it. The raised ones
-        also lead their fact's versions (``versions.freshen``'s ``lead``): the question asks
-        what held then.
+        when none is dated inside the window nor tells of an event inside it, or when the
+        reference time is implicit, the window does not name its year and every pooled memory
+        is older than ``IMPLICIT_NOW_DAYS`` before it. A memory dated inside gains
+        ``WINDOW_BOOST`` of the spread; one that tells of an event inside (dated inside or
+        not) gains ``WINDOW_BOOST + EVENT_BOOST``. The raised ones also lead their fact's
+        versions (``versions.freshen``'s ``lead``): the question asks what held then.
     """
     w = f.window
     if w is None or not pool:
@@ -135,7 +150,18 @@ def promote(pool: Hits, head: int, dates: Mapping[int, str | None], f: Focus) ->
     relative = not _YEAR.search(w.phrase)
     if f.implicit and relative and (not when or max(when.values()) < f.now - timedelta(days=IMPLICIT_NOW_DAYS)):
         return pool, frozenset()
-    inside = frozenset(s for s, t in when.items() if w.holds(t))
-    if not inside:
-        return pool, inside
-    return lift(pool, head, inside.__contains__, WINDOW_BOOST), inside
+    dated = frozenset(s for s, t in when.items() if w.holds(t))
+    told = _told_inside(w, when, texts or {}, roles or {})
+    if not dated and not told:
+        return pool, frozenset()
+    raised = dated | told
+    return lift_by(pool, head, lambda s: WINDOW_BOOST + EVENT_BOOST if s in told
+                   else WINDOW_BOOST if s in dated else 0.0), raised
+
+
+def _told_inside(w: Window, when: Mapping[int, datetime], texts: Mapping[int, str],
+                 roles: Mapping[int, str | None]) -> frozenset[int]:
+    """The memories whose text dates an event in ``w`` (windows overlapping), read against their own date."""
+    return frozenset(s for s, said_at in when.items()
+                     if (text := texts.get(s)) and roles.get(s) != "assistant"
+                     and any(e.start <= w.end and e.end >= w.start for e in events_dated(text, said_at)))

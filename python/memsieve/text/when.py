@@ -52,7 +52,7 @@ _DAY_MONTH = re.compile(rf"\b(\d{{1,2}})(?:st|nd|rd|th)?\s+(?:of\s+)?({_MONTH})\
 _IN_MONTH = re.compile(rf"\b(?:in|during|since|of|last|this)\s+({_MONTH})\b(?:\s+(?:of\s+)?(\d{{4}}))?")
 #: "tonight" and "this weekend" ask about what is to come ("a film to watch tonight"): no window.
 _YESTERDAY = re.compile(r"\b(yesterday|last night|today|this morning|this evening)\b")
-_RECENTLY = re.compile(r"\b(recently|the other day|lately)\b")
+_RECENTLY = re.compile(r"\b(?<!most )(recently|the other day|lately)\b")  # "most recently" is an order
 _ORDER_EARLIEST = re.compile(r"\b(" + "|".join(re.escape(w) for w in EARLIEST) + r")\b")
 _ORDER_LATEST = re.compile(r"\b(" + "|".join(re.escape(w) for w in LATEST) + r")\b")
 
@@ -124,6 +124,15 @@ def _unit_window(now: datetime, which: str, unit: str, phrase: str) -> Window:
 
 
 def _window(q: str, now: datetime) -> Window | None:
+    """The first window ``q`` names, read against ``now``; None when it names none, or one
+    outside the calendar ("5,000 years ago", "the past 9999 years" from year 1)."""
+    try:
+        return _first_window(q, now)
+    except (OverflowError, ValueError):  # a date before year 1 or after 9999
+        return None
+
+
+def _first_window(q: str, now: datetime) -> Window | None:
     tz = now.tzinfo
     if m := _AGO.search(q):
         n, (length, half) = _count(m.group(1)), UNITS[m.group(2)]
@@ -162,6 +171,38 @@ def _window(q: str, now: datetime) -> Window | None:
     if m := _RECENTLY.search(q):
         return Window(_day(now) - timedelta(days=30), now, m.group(0))
     return None
+
+
+#: The phrases by which a text dates what it tells, for ``events_dated``: a day or a stretch of the
+#: past, read against when the text was said. A span up to now ("the past six months", "recently",
+#: "this year") dates no one event, and "this weekend", "tomorrow" are to come.
+_EVENT = (_AGO, _YESTERDAY, _WEEKDAY, _LAST_UNIT, _DAY_OF_MONTH, _DAY_MONTH)
+
+
+@functools.lru_cache(maxsize=4096)
+def _event_phrases(text: str) -> tuple[str, ...]:
+    t = " ".join(text.casefold().replace("\u2019", "'").split())
+    return tuple(m.group(0) for pattern in _EVENT for m in pattern.finditer(t)
+                 if pattern is not _LAST_UNIT or m.group(1) == "last")
+
+
+def events_dated(text: str, said_at: datetime) -> tuple[Window, ...]:
+    """The windows of the events a text dates, read against when it was said.
+
+    "I just planted tomatoes today" said on 21 April dates an event on 21 April;
+    "I cleaned my sneakers last month" said on 24 May, one in April (with the
+    slack ``read_when`` gives the phrase in a question). A question about "last
+    month" asked in May is about both, whatever day each was said on.
+
+    Args:
+        text: what was said.
+        said_at: when (timezone-aware).
+
+    Returns:
+        One window per dating phrase, in the order the patterns find them; empty
+        when the text dates nothing (or only outside the calendar).
+    """
+    return tuple(w for phrase in _event_phrases(text) if (w := _window(phrase, said_at)) is not None)
 
 
 #: The phrases that date what a text says relative to when it was said, for ``time_phrases``.

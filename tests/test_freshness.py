@@ -54,3 +54,48 @@ def test_any_insertion_times_put_the_newest_first(days, ranks, others):
     olds = [v for v, sup in out if sup == newest.key]
     assert len(olds) == 7 and [v.valid_from for v in olds] == sorted((v.valid_from for v in olds), reverse=True)
     assert [v.key for v, _ in out if v.key >= 100] == [u.key for u in unrelated]
+
+
+def test_alike_memories_group_only_as_cliques():
+    # A ~ B and B ~ C by what they say, but A and C are not alike: no one fact of three.
+    ranked = [_v(1, 2), _v(2, 5), _v(3, 9)]
+    groups = version_groups([1, 2, 3], [], similar=[(1, 2), (2, 3)])
+    assert groups[1] == groups[2] != groups[3]
+    # C, the newest, does not jump to A's rank; B (newer than A) does.
+    assert [v.key for v, _ in freshen(ranked, [], similar=[(1, 2), (2, 3)])] == [2, 1, 3]
+    # all three alike: one group, the newest first
+    assert [v.key for v, _ in freshen(ranked, [], similar=[(1, 2), (2, 3), (1, 3)])] == [3, 2, 1]
+
+
+def test_linked_chains_stay_whole_and_join_alike_memories_as_a_clique():
+    # 1 -> 2 -> 3 linked by the write path: one history, however alike its ends are.
+    assert len(set(version_groups([1, 2, 3, 4], [(1, 2), (2, 3)]).values())) == 2
+    # 4 is alike to 3 only: it may not join the history (1 and 2 are no versions of it)
+    groups = version_groups([1, 2, 3, 4], [(1, 2), (2, 3)], similar=[(3, 4)])
+    assert groups[1] == groups[2] == groups[3] != groups[4]
+    groups = version_groups([1, 2, 3, 4], [(1, 2), (2, 3)], similar=[(1, 4), (2, 4), (3, 4)])
+    assert len(set(groups.values())) == 1
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.lists(st.tuples(st.integers(0, 7), st.integers(0, 7)), max_size=6),
+       st.lists(st.tuples(st.integers(0, 7), st.integers(0, 7)), max_size=16), st.randoms())
+def test_every_group_is_a_linked_history_or_a_clique_of_alike_memories(links, alike, rnd):
+    keys = list(range(8))
+    groups = version_groups(keys, links, similar=alike)
+    shuffled = list(alike)
+    rnd.shuffle(shuffled)
+    assert version_groups(keys, links, similar=shuffled) == groups
+    linked = version_groups(keys, links)
+    near = {frozenset(p) for p in alike + links}
+    for rep in set(groups.values()):
+        members = [k for k in keys if groups[k] == rep]
+        # the links' own groups are never split ...
+        assert all(groups[k] == rep for m in members for k in keys if linked[k] == linked[m])
+        # ... and two of them are one group only when every member is a version of every other
+        histories = {linked[m] for m in members}
+        if len(histories) > 1:
+            for a in members:
+                for b in members:
+                    if linked[a] != linked[b]:
+                        assert frozenset((a, b)) in near

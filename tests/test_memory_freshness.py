@@ -76,3 +76,27 @@ def test_a_linked_version_below_the_cut_displaces_nothing_and_leads_within_it(tm
     top = m.search(QUERY, user_id="u", mode="dense", limit=3)
     assert [h.text for h in top] == [NEW, OLD, "a filler"] and top[1].superseded_by == new.memory_id
     m.close()
+
+
+def test_a_chats_answer_and_one_moments_turns_are_no_versions(target):
+    # The user's later statement is a version of the earlier; the assistant's answer, alike in
+    # meaning, is no version of either; two turns given one session date hold at the same time.
+    answer = "A grey van is roomy; drive the hatchback in town and the van for trips."
+    same_time = "I sold the red hatchback this week, the van is grey."
+    table = _table()
+    table[answer] = unit(1, 0.5)
+    table[same_time] = unit(1, 0.4)
+    m = Memory(target, embedder=TableEmbedder(table=table), gate=GateConfig(profile="none"))
+    m.add([{"role": "user", "content": OLD}], user_id="u", valid_from="2024-01-10")
+    m.add([{"role": "user", "content": NEW}, {"role": "user", "content": same_time},
+           {"role": "assistant", "content": answer}], user_id="u", valid_from="2024-03-05")
+    hits = m.search(QUERY, user_id="u", mode="dense", limit=4)
+    by_text = {h.text: h for h in hits}
+    assert set(by_text) == {OLD, NEW, same_time, answer}
+    # OLD is the older version of both turns of March (each of the same speaker, said later) ...
+    assert by_text[OLD].superseded_by in {by_text[NEW].id, by_text[same_time].id}
+    # ... and nothing else is superseded: not the answer, not one March turn by the other.
+    assert [h.text for h in hits if h.superseded_by is not None] == [OLD]
+    current = m.search(QUERY, user_id="u", mode="dense", limit=4, current_only=True)
+    assert {h.text for h in current} == {NEW, same_time, answer}
+    m.close()

@@ -162,16 +162,18 @@ class Searcher:
         seq_of = {it.id: seq for seq, it, _ in found}
         pairs = [(seq_of[a], seq_of[b]) for a, b, _ in self._store.version_links(list(seq_of))
                  if a in seq_of and b in seq_of]
+        similar: list[tuple[int, int]] = []
         if query is not None:
             seqs = [seq for seq, _, _ in found]
             vectors = view.vectors(seqs) if view is not None else self._store.embeddings_for_seqs(seqs)
-            pairs += version_pairs(versions, texts={seq: it.text for seq, it, _ in found}, vectors=vectors,
-                                   query=query, version_cos=self._version_cos, lexicon=self._lexicon)
+            similar = version_pairs(versions, texts={seq: it.text for seq, it, _ in found}, vectors=vectors,
+                                    query=query, version_cos=self._version_cos, lexicon=self._lexicon,
+                                    roles={seq: role_of(it.metadata) for seq, it, _ in found})
         by_seq = {seq: (seq, it, score) for seq, it, score in found}
         id_of = {seq: it.id for seq, it, _ in found}
         oldest_first = focus is not None and focus.order == "earliest"
         return [(by_seq[v.key], None if newer is None else id_of[newer])
-                for v, newer in freshen(versions, pairs, oldest_first=oldest_first, lead=lead)]
+                for v, newer in freshen(versions, pairs, similar=similar, oldest_first=oldest_first, lead=lead)]
 
 
 def _result(it: MemoryItem, score: float, *, superseded_by: str | None) -> SearchResult:

@@ -241,7 +241,7 @@ class Version:
 
 def version_pairs(ranked: Sequence[Version], *, texts: Mapping[int, str], vectors: Mapping[int, np.ndarray],
                   query: np.ndarray | None, version_cos: float,
-                  lexicon: Lexicon = ENGLISH) -> list[tuple[int, int]]:
+                  lexicon: Lexicon = ENGLISH, roles: Mapping[int, str | None] | None = None) -> list[tuple[int, int]]:
     """The pairs of retrieved memories that are versions of one fact by what they say.
 
     Two versions of one fact answer the query about equally well, while a
@@ -257,6 +257,8 @@ def version_pairs(ranked: Sequence[Version], *, texts: Mapping[int, str], vector
         version_cos: the similarity bar (``VersionBars.at_read``); 1.0 pairs
             nothing, leaving the linked versions alone.
         lexicon: the language the change cues and subjects are read in.
+        roles: each memory's chat role (``memsieve.read.speaker.role_of``); two
+            memories of different speakers, or of one ``valid_from``, are never paired.
     """
     known = [v for v in ranked if v.key in vectors]
     if len(known) < 2 or query is None or version_cos >= 1.0:
@@ -274,8 +276,11 @@ def version_pairs(ranked: Sequence[Version], *, texts: Mapping[int, str], vector
     near = np.triu((sims >= min(bars.version_cos, bars.changed_cos))
                    & (gap <= max(bars.relevance_gap, bars.changed_gap)), k=1)
     pairs = []
+    said_by = roles or {}
     for i, j in np.argwhere(near):
         new, old = (i, j) if known[i].recency() > known[j].recency() else (j, i)
+        if not _may_be_versions(known[i], known[j], said_by):
+            continue
         evidence = VersionEvidence(said=cues[new] - cues[old], unsaid=cues[old] - cues[new],
                                    shares_slot=bool(slots[new] & slots[old]), cosine=sims[i, j],
                                    relevance_gap=gap[i, j],
@@ -285,21 +290,43 @@ def version_pairs(ranked: Sequence[Version], *, texts: Mapping[int, str], vector
     return pairs
 
 
+def _may_be_versions(a: Version, b: Version, roles: Mapping[int, str | None]) -> bool:
+    """Whether two retrieved memories may be versions of one fact by what they say: said by one
+    speaker, at two moments. An assistant's answer is no version of what the user said (nor the
+    reverse), and two memories given one ``valid_from`` (one session's turns, written together)
+    hold at the same time: neither is the newer. A correction within one moment is the write
+    path's to link."""
+    if roles.get(a.key) != roles.get(b.key):
+        return False
+    return a.valid_from is None or a.valid_from != b.valid_from
+
+
 def slot_terms(text: str, lexicon: Lexicon = ENGLISH) -> set[str]:
     """A memory's content terms other than the person it is about (``Lexicon.subject_terms``)."""
     return set(_core.tokenize(text)) - lexicon.subject_terms(text)
 
 
-def version_groups(keys: Sequence[int], pairs: Sequence[tuple[int, int]]) -> dict[int, int]:
-    """Each key's group representative, grouping every pair transitively (union-find).
+def version_groups(keys: Sequence[int], pairs: Sequence[tuple[int, int]],
+                   similar: Sequence[tuple[int, int]] = ()) -> dict[int, int]:
+    """Each key's group representative: ``pairs`` grouped transitively, ``similar`` only as cliques.
+
+    A chain of links the write path made (``updates``, ``supersedes``) is one
+    fact's history, however long: those group transitively (union-find). Two
+    memories that ``version_pairs`` finds alike are versions of each other, not
+    of everything each is alike to: in a chat, turn A is close to B and B to C
+    while A and C are about other things, and one group of all three would put
+    C (the newest) at A's rank. So a group joins another through ``similar``
+    only when every member of one is a version of every member of the other
+    (linked or alike), the groups taken best ranked first.
 
     A group's representative is its smallest key, so the groups do not
-    depend on the order of ``pairs``.
+    depend on the order of ``pairs`` or ``similar``.
 
     Args:
-        keys: the retrieved memories.
-        pairs: (a, b) pairs known to be versions of one fact; keys outside
+        keys: the retrieved memories, best first.
+        pairs: (a, b) pairs linked as versions of one fact; keys outside
             ``keys`` are ignored.
+        similar: (a, b) pairs that are versions by what they say.
     """
     parent = {k: k for k in keys}
 
@@ -314,17 +341,35 @@ def version_groups(keys: Sequence[int], pairs: Sequence[tuple[int, int]]) -> dic
             ra, rb = find(a), find(b)
             if ra != rb:
                 parent[max(ra, rb)] = min(ra, rb)
-    return {k: find(k) for k in keys}
+    groups: dict[int, list[int]] = {}
+    for k in keys:
+        groups.setdefault(find(k), []).append(k)
+    near = {frozenset(p) for p in similar if p[0] in parent and p[1] in parent and p[0] != p[1]}
+    if near:
+        linked = near | {frozenset(p) for p in pairs if p[0] in parent and p[1] in parent}
+        joined: list[list[int]] = []
+        for members in groups.values():  # best ranked first: dicts keep insertion order
+            for into in joined:
+                if (any(frozenset((a, b)) in near for a in into for b in members)
+                        and all(frozenset((a, b)) in linked for a in into for b in members)):
+                    into.extend(members)
+                    break
+            else:
+                joined.append(list(members))
+        groups = {min(m): m for m in joined}
+    return {k: rep for rep, members in groups.items() for k in members}
 
 
 def freshen(ranked: Sequence[Version], pairs: Sequence[tuple[int, int]], *,
+            similar: Sequence[tuple[int, int]] = (),
             oldest_first: bool = False, lead: frozenset[int] = frozenset()) -> list[tuple[Version, int | None]]:
     """Reorder a ranking so that the newest version of each fact comes first.
 
     Args:
         ranked: the retrieved memories, best first.
-        pairs: pairs of keys that are versions of one fact (linked, or
-            ``version_pairs``).
+        pairs: pairs of keys linked as versions of one fact (grouped transitively).
+        similar: pairs that ``version_pairs`` finds alike (grouped only as cliques:
+            ``version_groups``).
         oldest_first: list each group oldest first instead (a query that asks
             for the earliest: memsieve.read.when); ``superseded_by`` still
             names the newest.
@@ -337,7 +382,7 @@ def freshen(ranked: Sequence[Version], pairs: Sequence[tuple[int, int]], *,
         Groups keep the position of their best-ranked member; a group's
         members are listed together, newest first.
     """
-    group_of = version_groups([v.key for v in ranked], pairs)
+    group_of = version_groups([v.key for v in ranked], pairs, similar)
     members: dict[int, list[Version]] = {}
     first_seen: list[int] = []
     for v in ranked:

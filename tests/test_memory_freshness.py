@@ -100,3 +100,27 @@ def test_a_chats_answer_and_one_moments_turns_are_no_versions(target):
     current = m.search(QUERY, user_id="u", mode="dense", limit=4, current_only=True)
     assert {h.text for h in current} == {NEW, same_time, answer}
     m.close()
+
+
+@pytest.mark.parametrize("role, date, linked_as_version", [
+    ("assistant", "2024-05-01", False),  # the answer the band linked to the question it answers
+    ("user", "2024-01-01", False),  # one moment: the same session's turns
+    ("user", "2024-05-01", True),  # the user, later: a version
+])
+def test_a_link_between_speakers_or_of_one_moment_is_no_version_at_read(tmp_path, role, date, linked_as_version):
+    table = {QUERY: _at(0), OLD: _at(30), NEW: _at(80), OTHER: _at(-85)}
+    m = Memory(tmp_path / "l.db", embedder=TableEmbedder(table=table), gate=GateConfig(profile="none"),
+               version_cos=1.0)  # links alone
+    (old,) = m.add([{"role": "user", "content": OLD}], user_id="u", valid_from="2024-01-01")
+    m.add([{"role": "user", "content": OTHER}], user_id="u", valid_from="2024-01-01")
+    (new,) = m.add([{"role": role, "content": NEW}], user_id="u", valid_from=date)
+    with m.store.transaction() as tx:
+        tx.add_link(new.memory_id, old.memory_id, kind="updates", cosine=0.9, now="2024-05-01T00:00:00+00:00")
+    hits = m.search(QUERY, user_id="u", mode="dense", limit=3)
+    if linked_as_version:
+        assert [h.text for h in hits] == [NEW, OLD, OTHER] and hits[1].superseded_by == new.memory_id
+    else:
+        assert [h.text for h in hits][0] == OLD and all(h.superseded_by is None for h in hits)
+        assert {h.text for h in m.search(QUERY, user_id="u", mode="dense", limit=3, current_only=True)} \
+            == {OLD, NEW, OTHER}
+    m.close()

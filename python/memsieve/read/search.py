@@ -36,7 +36,7 @@ from memsieve.read.fusion import Fusion
 from memsieve.read.rank import Candidates, Hits, Ranker
 from memsieve.read.speaker import SPEAKER_REACH, asked, raise_speaker, role_of
 from memsieve.read.rerank import DEFAULT_RERANK_DEPTH, Reranker, rerank_order
-from memsieve.read.versions import DEFAULT_VERSION_COS, Version, freshen, version_pairs
+from memsieve.read.versions import DEFAULT_VERSION_COS, Version, freshen, may_be_versions, version_pairs
 from memsieve.read.when import Focus, focus, promote
 from memsieve.records import MemoryItem, SearchResult
 from memsieve.scope import Scope
@@ -160,15 +160,20 @@ class Searcher:
         versions = [Version(key=seq, valid_from=it.valid_from, created_at=it.created_at, order=seq)
                     for seq, it, _ in found]
         seq_of = {it.id: seq for seq, it, _ in found}
+        roles = {seq: role_of(it.metadata) for seq, it, _ in found}
+        version_of = {v.key: v for v in versions}
+        # A link the write path made between two speakers, or two turns of one moment, records
+        # what the gate saw (an answer close to its question); it is no fact's history.
         pairs = [(seq_of[a], seq_of[b]) for a, b, _ in self._store.version_links(list(seq_of))
-                 if a in seq_of and b in seq_of]
+                 if a in seq_of and b in seq_of
+                 and may_be_versions(version_of[seq_of[a]], version_of[seq_of[b]], roles)]
         similar: list[tuple[int, int]] = []
         if query is not None:
             seqs = [seq for seq, _, _ in found]
             vectors = view.vectors(seqs) if view is not None else self._store.embeddings_for_seqs(seqs)
             similar = version_pairs(versions, texts={seq: it.text for seq, it, _ in found}, vectors=vectors,
                                     query=query, version_cos=self._version_cos, lexicon=self._lexicon,
-                                    roles={seq: role_of(it.metadata) for seq, it, _ in found})
+                                    roles=roles)
         by_seq = {seq: (seq, it, score) for seq, it, score in found}
         id_of = {seq: it.id for seq, it, _ in found}
         oldest_first = focus is not None and focus.order == "earliest"

@@ -8,8 +8,11 @@ LLM judging which is current is worse at this than the plain rule
 timestamp after retrieval). So the rule is deterministic:
 
 - memories are *versions of one fact* when the write path linked them
-  (``updates``, ``supersedes``) or when ``newer_version_reason`` says so of
-  two retrieved memories (``version_pairs``);
+  (``updates``, ``supersedes``; a chain of links is one history) or when
+  ``newer_version_reason`` says so of two retrieved memories of one speaker
+  said at two moments (``version_pairs``); memories found alike join one
+  group only when each is a version of every other (``version_groups``), so
+  that a chat's turns, each like the next, do not chain into one "fact";
 - within a group, the newest (by ``valid_from``, then ``created_at``, then
   insertion order) takes the best rank any member had, and the older members
   follow it directly, newest first, each marked ``superseded_by`` the newest.
@@ -279,7 +282,7 @@ def version_pairs(ranked: Sequence[Version], *, texts: Mapping[int, str], vector
     said_by = roles or {}
     for i, j in np.argwhere(near):
         new, old = (i, j) if known[i].recency() > known[j].recency() else (j, i)
-        if not _may_be_versions(known[i], known[j], said_by):
+        if not may_be_versions(known[i], known[j], said_by):
             continue
         evidence = VersionEvidence(said=cues[new] - cues[old], unsaid=cues[old] - cues[new],
                                    shares_slot=bool(slots[new] & slots[old]), cosine=sims[i, j],
@@ -290,7 +293,7 @@ def version_pairs(ranked: Sequence[Version], *, texts: Mapping[int, str], vector
     return pairs
 
 
-def _may_be_versions(a: Version, b: Version, roles: Mapping[int, str | None]) -> bool:
+def may_be_versions(a: Version, b: Version, roles: Mapping[int, str | None]) -> bool:
     """Whether two retrieved memories may be versions of one fact by what they say: said by one
     speaker, at two moments. An assistant's answer is no version of what the user said (nor the
     reverse), and two memories given one ``valid_from`` (one session's turns, written together)

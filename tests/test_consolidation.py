@@ -316,3 +316,20 @@ def test_merge_methods_of_a_closed_store_raise_closed_error(request, tmp_path, b
     for name, call in calls.items():
         with pytest.raises(ClosedError, match="is closed"):
             call(store)
+
+
+@both
+def test_the_words_of_two_speakers_are_never_merged(gated_off):
+    mem = gated_off
+    # the same words, said by the user and by the assistant: a duplicate only within one speaker
+    for role, source, when, end in (("user", "u1", "2023-05-01T10:00:00+00:00", ""),
+                                    ("assistant", "a1", "2023-05-02T10:00:00+00:00", "."),
+                                    ("user", "u2", "2023-05-03T10:00:00+00:00", "!")):
+        mem.add([{"role": role, "content": "I love hiking in the mountains on weekends" + end}], source=source,
+                valid_from=when, **U)
+    report = mem.consolidate(**U)
+    assert len(report.merges) == 1 and report.active_after == 2
+    kept = mem.get(report.merges[0].kept_id)
+    assert kept.metadata["role"] == "user" and sorted(kept.sources) == ["u1", "u2"]
+    roles = sorted(i.metadata["role"] for i in mem.get_all(**U))
+    assert roles == ["assistant", "user"]

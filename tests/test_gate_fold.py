@@ -11,6 +11,7 @@ import re
 from typing import Any
 
 import numpy as np
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -172,3 +173,29 @@ def test_stated_values_leave_out_list_numbering_and_spell_dates_one_way():
         >= {"2 month ago"}
     assert "last weekend" in find_stated_values("Last weekend we hiked.")
     assert "yesterday" in find_stated_values("I called her yesterday.")
+
+
+@pytest.mark.parametrize("first, later, folded", [
+    ("assistant", "user", False),  # the user's words into the assistant's: kept apart
+    ("user", "assistant", False),
+    ("user", "user", True),
+    (None, "user", True),  # plain text says nothing of who spoke
+])
+def test_a_noop_never_folds_one_speakers_words_into_anothers(tmp_path, embedder, first, later, folded):
+    def said(role, text):
+        return text if role is None else [{"role": role, "content": text}]
+
+    with Memory(tmp_path / "m.db", embedder=embedder) as m:
+        m.add(said(first, "I'm afraid of heights."), user_id="u")
+        m.add(said(first, "My favourite food is ramen."), user_id="u")
+        d = m.add(said(later, "Heights scare me."), user_id="u")[0]
+        if folded:
+            assert d.event == "NOOP", d.reason
+            return
+        assert d.event == "ADD" and d.layer == "novelty", d.reason
+        assert f"the {first}'s words and this is the {later}'s" in d.reason
+        assert d.link_kind == "near" and d.linked_to == d.nearest_id
+        # what the user said is a memory of its own, found as said; the other is not superseded
+        hits = m.search("Are heights scary?", user_id="u", limit=2)
+        assert {h.text for h in hits} == {"I'm afraid of heights.", "Heights scare me."}
+        assert all(h.superseded_by is None for h in hits)

@@ -26,6 +26,7 @@ from typing import Any, Literal
 import numpy as np
 
 from memsieve.consolidation.candidates import CompleteLink, Pairs, close_pairs
+from memsieve.read.speaker import role_of
 from memsieve.consolidation.information import TermView
 from memsieve.records import MemoryItem
 
@@ -160,7 +161,9 @@ def plan_clusters(seqs: np.ndarray, matrix: np.ndarray, items: dict[int, MemoryI
 
 
 def mergeable(pairs: Pairs, seqs: np.ndarray, items: dict[int, MemoryItem], view: TermView) -> Pairs:
-    """The close pairs that are not distinct facts (information.py): only these may join a group."""
+    """The close pairs that are not distinct facts (information.py), nor the words of two speakers
+    (chat roles: a merge would leave what the user said only as the assistant's, or the reverse):
+    only these may join a group."""
     def memory(row: int) -> tuple[tuple[str, str, int], tuple[int, str]]:
         seq = int(seqs[row])
         item = items[seq]
@@ -168,6 +171,8 @@ def mergeable(pairs: Pairs, seqs: np.ndarray, items: dict[int, MemoryItem], view
 
     keep = []
     for k, (i, j) in enumerate(zip(pairs.left.tolist(), pairs.right.tolist())):
+        if role_of(items[int(seqs[i])].metadata) != role_of(items[int(seqs[j])].metadata):
+            continue
         older, newer = sorted((memory(i), memory(j)))
         if not view.verdict(older[1], newer[1]).distinct:
             keep.append(k)

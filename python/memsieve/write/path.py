@@ -17,6 +17,7 @@ import numpy as np
 from memsieve.gate.config import GateConfig
 from memsieve.gate.scope_gate import GateScore, ScopeGate
 from memsieve.inputs import text_hash
+from memsieve.read.speaker import role_of
 from memsieve.records import Decision
 from memsieve.scope import Scope
 from memsieve.store import WriteTx
@@ -152,11 +153,43 @@ class WritePath:
             _, memory_id = self._add(cand, s, layer="novelty", reason=_why_add(s))
             return self._decision(cand, s, event="ADD", layer="novelty", memory_id=memory_id, reason=_why_add(s))
         if s.route == "NOOP":
-            return self._reject(cand, s, layer="novelty", into_seq=s.nearest_seq, nearest_cos=s.nearest_cos,
-                                reason=_why_noop(s, self.config.info_tau))
+            apart = self._spoken_apart(cand, s.nearest_seq)
+            if apart is None:
+                return self._reject(cand, s, layer="novelty", into_seq=s.nearest_seq, nearest_cos=s.nearest_cos,
+                                    reason=_why_noop(s, self.config.info_tau))
+            return self._keep_apart(cand, s, apart)
         if self.crud is not None:
             return self._band_llm(cand, s)
         return self._band_policy(cand, s)
+
+    def _spoken_apart(self, cand: Candidate, seq: int | None) -> tuple[str, str] | None:
+        """(the candidate's speaker, the other) when the memory it would fold into is another
+        speaker's words (chat roles, memsieve.read.speaker); None otherwise."""
+        mine = role_of(cand.metadata)
+        if mine is None or seq is None:
+            return None
+        item = self.store.items_for_seqs([seq]).get(seq)
+        theirs = role_of(item.metadata) if item is not None else None
+        return (mine, theirs) if theirs is not None and theirs != mine else None
+
+    def _keep_apart(self, cand: Candidate, s: GateScore, apart: tuple[str, str]) -> Decision:
+        """ADD a text the novelty gate would fold into another speaker's memory, linked ``near`` it.
+
+        A reader of a NOOP sees only the memory it was folded into: a user's "I swim every morning
+        before work" folded into the assistant's answer on swimming technique would survive as the
+        assistant's words, and what the user said of themself would be gone from every result.
+        The link is ``near``: an answer is no version of what it answers.
+        """
+        mine, theirs = apart
+        reason = (f"{_why_noop(s, self.config.info_tau)}, but the memory it would fold into is the "
+                  f"{theirs}'s words and this is the {mine}'s: it is stored, not folded across speakers, "
+                  "and linked to that memory")
+        _, memory_id = self._add(cand, s, layer="novelty", reason=reason)
+        linked_to = self._id(s.nearest_seq)
+        if linked_to is not None:
+            self.store.add_link(memory_id, linked_to, kind="near", cosine=s.nearest_cos, now=self.now)
+        return self._decision(cand, s, event="ADD", layer="novelty", memory_id=memory_id, reason=reason,
+                              linked_to=linked_to, link_kind="near" if linked_to is not None else None)
 
     def _score(self, cand: Candidate) -> GateScore:
         """The gate's score of the candidate; for a long text, of its most novel passage.

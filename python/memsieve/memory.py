@@ -413,7 +413,9 @@ class Memory:
                 calibrated router picks one per query; needs ``router``).
             current_only: leave out older versions of a fact whose newer
                 version is among the results (they are otherwise listed right
-                after it, with ``superseded_by`` set).
+                after it, with ``superseded_by`` set). Meant for stores of facts:
+                in a chat's history, alike words of one speaker in two sessions
+                count as versions (docs/UPDATES.md, "Versions in a chat").
             reference_time: the query's "now" (datetime or ISO string; None: the
                 call's time), against which its time words are read: memories
                 dated inside "last month", "two weeks ago", "in March" rank

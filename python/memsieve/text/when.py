@@ -77,6 +77,12 @@ class When:
     order: str | None  # "earliest" | "latest" | None
 
 
+def _plain(text: str) -> str:
+    """The text as every pattern here reads it: casefolded, typographic apostrophes plain, one
+    space between words (questions, the write path's dating phrases and the read path's alike)."""
+    return " ".join(text.casefold().replace("\u2019", "'").split())
+
+
 def _count(word: str) -> int:
     return int(word) if word.isdigit() else COUNT_WORDS[word]
 
@@ -181,7 +187,7 @@ _EVENT = (_AGO, _YESTERDAY, _WEEKDAY, _LAST_UNIT, _DAY_OF_MONTH, _DAY_MONTH)
 
 @functools.lru_cache(maxsize=4096)
 def _event_phrases(text: str) -> tuple[str, ...]:
-    t = " ".join(text.casefold().replace("\u2019", "'").split())
+    t = _plain(text)
     return tuple(m.group(0) for pattern in _EVENT for m in pattern.finditer(t)
                  if pattern is not _LAST_UNIT or m.group(1) == "last")
 
@@ -222,7 +228,7 @@ def time_phrases(text: str) -> frozenset[str]:
     >>> sorted(time_phrases("I joined a webinar two months ago, and the gym last weekend."))
     ['2 month ago', 'last weekend']
     """
-    t = " ".join(text.casefold().replace("\u2019", "'").split())
+    t = _plain(text)
     found = set()
     for pattern in _DATING:
         for m in pattern.finditer(t):
@@ -245,7 +251,7 @@ def read_when(query: str, now: datetime) -> When:
     Returns:
         A When; both parts None when the question says nothing about time.
     """
-    q = " ".join(query.casefold().replace("\u2019", "'").split())
+    q = _plain(query)
     window = _window(q, now)
     earliest, latest = _ORDER_EARLIEST.search(q), _ORDER_LATEST.search(q)
     order = None

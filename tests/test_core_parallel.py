@@ -111,3 +111,40 @@ def test_parallel_path_equals_single_thread(data, tmp_path):
 
     for key in serial:
         same(serial[key], par[key], key)
+
+
+def test_scans_from_many_threads_at_once_equal_one_at_a_time(data):
+    """Scans posted from several Python threads at once (the GIL is released)
+    share the helper threads; each caller still gets its own exact result."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    _, _, m, qs = data
+    want = [_core.novelty_knn_batch(m, qs[j : j + 2], 20.0, 10) for j in range(4)]
+    with ThreadPoolExecutor(max_workers=4) as pool:
+        got = list(pool.map(lambda j: _core.novelty_knn_batch(m, qs[j : j + 2], 20.0, 10), [0, 1, 2, 3] * 25))
+    for i, g in enumerate(got):
+        for a, b in zip(g, want[i % 4]):
+            assert np.array_equal(a, b), f"call {i}"
+
+
+@pytest.mark.skipif(not hasattr(os, "fork"), reason="needs os.fork")
+def test_a_forked_child_scans_without_the_parents_helpers(data):
+    """A child forked after the parent's helpers started has none of their
+    threads (and maybe a lock one held): it must scan serially, not hang, and
+    give the parent's result."""
+    import multiprocessing
+
+    _, threads, m, qs = data
+    if threads < 2:
+        pytest.skip("the parallel path is off here (one CPU or MEMSIEVE_THREADS=1)")
+    want = _core.novelty_knn_batch(m, qs, 20.0, 10)
+    ctx = multiprocessing.get_context("fork")
+    with ctx.Pool(1) as pool:
+        got = pool.apply_async(_child_scan, (m, qs)).get(timeout=60)
+    assert got[0] == 1, "a forked child reports the serial path"
+    for a, b in zip(got[1], want):
+        assert np.array_equal(a, b)
+
+
+def _child_scan(m, qs):
+    return _core._parallel_config()[0], _core.novelty_knn_batch(m, qs, 20.0, 10)

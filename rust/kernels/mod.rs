@@ -1,13 +1,15 @@
 //! The numeric kernels every score is built on: run-time ISA choice (`isa`),
 //! the dispatched SIMD dot products and row scans (`simd`), the query-batch
 //! micro-kernels (`gemm`, `fused`, x86-64), the accumulators a scan feeds
-//! (`topk`, `stream`, `scan`), the parallel row plan (`par`), one pass over
+//! (`topk`, `stream`, `scan`), the parallel row plan (`par`) and its helper
+//! threads (`helpers`), one pass over
 //! the rows (`sweep`), unit-vector checks (`vector`) and duplicate pairs (`pairs`).
 
 #[cfg(target_arch = "x86_64")]
 mod fused;
 #[cfg(target_arch = "x86_64")]
 mod gemm;
+mod helpers;
 pub mod isa;
 pub mod pairs;
 pub mod par;

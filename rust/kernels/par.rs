@@ -14,6 +14,7 @@ use std::panic::{self, AssertUnwindSafe};
 use std::sync::{Arc, Mutex, OnceLock};
 use std::thread;
 
+use crate::kernels::helpers::Helpers;
 use crate::kernels::simd::ROW_BLOCK;
 
 /// Matrix elements (rows x d) from which a scan is split across threads.
@@ -52,22 +53,24 @@ fn configured_threads() -> usize {
     std::thread::available_parallelism().map_or(1, |n| n.get())
 }
 
-/// memsieve's own pool, so scans never queue behind other rayon users in the process.
-fn pool() -> Option<&'static rayon::ThreadPool> {
-    static POOL: OnceLock<Option<rayon::ThreadPool>> = OnceLock::new();
+/// memsieve's own helper threads (kernels/helpers.rs): the calling thread
+/// scans too, so n threads in all are the caller and n - 1 helpers.
+fn pool() -> Option<&'static Helpers> {
+    static POOL: OnceLock<Option<Helpers>> = OnceLock::new();
     POOL.get_or_init(|| {
         let n = configured_threads();
         if n <= 1 {
             return None;
         }
-        rayon::ThreadPoolBuilder::new().num_threads(n).thread_name(|i| format!("memsieve-scan-{i}")).build().ok()
+        Helpers::start(n - 1)
     })
     .as_ref()
+    .filter(|h| h.here())
 }
 
 /// Threads a large scan uses (1 when the parallel path is off).
 pub fn threads() -> usize {
-    pool().map_or(1, |p| p.current_num_threads())
+    pool().map_or(1, |p| p.len() + 1)
 }
 
 /// Rows per chunk for width `d`: a whole number of row blocks.
@@ -197,7 +200,7 @@ impl<T> Shared<T> {
 /// serial speed. It waits only for chunks a helper is scanning. Results land
 /// in their chunk's slot, so the order (and the merged result) does not
 /// depend on who ran what.
-fn shared<T, F>(pool: &rayon::ThreadPool, chunks: &[Range<usize>], f: &F) -> Vec<T>
+fn shared<T, F>(pool: &Helpers, chunks: &[Range<usize>], f: &F) -> Vec<T>
 where
     T: Send + 'static,
     F: Fn(Range<usize>) -> T + Sync,
@@ -213,10 +216,8 @@ where
         slots: chunks.iter().map(|_| Mutex::new(None)).collect(),
         f,
     });
-    for _ in 1..pool.current_num_threads().min(chunks.len()) {
-        let job = Arc::clone(&job);
-        pool.spawn(move || job.work());
-    }
+    let theirs = Arc::clone(&job);
+    pool.post(Arc::new(move || theirs.work()));
     job.work();
     let mut spins = 0u32;
     while job.done.load(Ordering::Acquire) < chunks.len() {

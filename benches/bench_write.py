@@ -18,6 +18,13 @@ the per-turn path's; ``bulk`` holds the same four for the bulk path, and
 "gate" is the time inside the Rust-backed gate (scoring, routing, state
 updates); "store" is the rest of the write transaction (SQLite, history,
 rejections, commit); "embed" is ONNX Runtime including tokenization.
+
+``add_many`` embeds its next batch on a second thread while the current one
+is decided, so on the bulk path the embed clock runs beside the gate's and the
+three do not add up to the total: ``store_s`` is null there. The overhead
+figure of both paths is the wall time not covered by embedding, over the
+embedding time: ``(seconds - embed_s) / embed_s`` (on the per-turn path,
+``(gate_s + store_s) / embed_s`` as before).
 """
 
 from __future__ import annotations
@@ -73,12 +80,13 @@ def _run(mem, turns, *, bulk: int, clocks: tuple[_Clock, _Clock]) -> dict:
                 events[d.event] = events.get(d.event, 0) + 1
     total = time.perf_counter() - t0
     embed_s, gate_s = embed_clock.seconds, gate_clock.seconds
-    return {"seconds": total, "embed_s": embed_s, "gate_s": gate_s, "store_s": total - embed_s - gate_s,
-            "events": events, "load": os.getloadavg()[0]}
+    return {"seconds": total, "embed_s": embed_s, "gate_s": gate_s,
+            "store_s": None if bulk else total - embed_s - gate_s, "events": events, "load": os.getloadavg()[0]}
 
 
 def _ratio(row: dict) -> float:
-    return (row["gate_s"] + row["store_s"]) / row["embed_s"] if row["embed_s"] else float("nan")
+    """Wall time not covered by embedding, over the embedding time."""
+    return (row["seconds"] - row["embed_s"]) / row["embed_s"] if row["embed_s"] else float("nan")
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -119,16 +127,17 @@ def main(argv: list[str] | None = None) -> int:
             runs.append((path, row))
 
     print(f"{'path':>5} {'turns':>6} {'seconds':>8} {'turns/s':>8} {'embed_s':>8} {'gate_s':>7} {'store_s':>7} "
-          f"{'(g+s)/e':>8} {'load':>5}")
+          f"{'(t-e)/e':>8} {'load':>5}")
     for path, row in runs:
         print(f"{path:>5} {len(turns):>6} {row['seconds']:>8.2f} {len(turns) / row['seconds']:>8.1f} "
-              f"{row['embed_s']:>8.2f} {row['gate_s']:>7.3f} {row['store_s']:>7.3f} {100 * _ratio(row):>7.1f}% "
+              f"{row['embed_s']:>8.2f} {row['gate_s']:>7.3f} "
+              f"{'-' if row['store_s'] is None else format(row['store_s'], '.3f'):>7} {100 * _ratio(row):>7.1f}% "
               f"{row['load']:>5.2f}")
     best = {p: min((row for q, row in runs if q == p), key=lambda row: row["seconds"]) for p in paths}
     for path, row in best.items():
         print(f"{path} events: {row['events']}")
         verdict = "met" if _ratio(row) <= 0.10 else "MISSED"
-        print(f"{path}: target gate+store <= 10% of embed: {verdict} ({100 * _ratio(row):.1f}%)")
+        print(f"{path}: target time beyond embedding <= 10% of embed: {verdict} ({100 * _ratio(row):.1f}%)")
     out: dict = {"turns": len(turns), "rounds": [{"path": p, **row} for p, row in runs]}
     if "add" in best:
         out.update(best["add"])

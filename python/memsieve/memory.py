@@ -30,7 +30,7 @@ from memsieve.store.base import check_durability
 from memsieve.write import candidates as bulk
 from memsieve.text.lexicon import ENGLISH, Lexicon, check_lexicon
 from memsieve.write.purge import Erasure, erasure as erasure_of
-from memsieve.write.writer import Writer
+from memsieve.write.writer import Writer, one_at_a_time
 
 if TYPE_CHECKING:
     from memsieve.embedding.protocol import Embedder
@@ -136,8 +136,9 @@ class Memory:
                                   rerank_depth=depth or DEFAULT_RERANK_DEPTH, fusion=fusion,
                                   version_cos=_unit_interval(version_cos, where="version_cos"),
                                   lexicon=self.lexicon)
-        self._consolidator = Consolidator(self.store, self._gates, self.gate_config, self.embed)
-        self._writer = Writer(self.store, self._gates, self.gate_config, embed=self.embed,
+        write_embed = one_at_a_time(self.embed)
+        self._consolidator = Consolidator(self.store, self._gates, self.gate_config, write_embed)
+        self._writer = Writer(self.store, self._gates, self.gate_config, embed=write_embed,
                               consolidator=self._consolidator, schedule=schedule, llm=llm, lexicon=self.lexicon)
 
     # ---- parts loaded lazily -------------------------------------------------
@@ -235,7 +236,9 @@ class Memory:
         get in this order (the gate, the exact-dedup lookup and the band see
         every earlier item); only the work is batched: ``batch_size`` texts per
         embedding call and per write transaction. A crash loses at most the
-        chunk being written; the chunks before it are committed.
+        chunk being written; the chunks before it are committed. The next
+        chunk is embedded on a second thread while the current one is decided
+        (the embedder is never called by two threads at once).
 
         Args:
             items: texts, or mappings with ``content`` (or ``text``) and
@@ -251,6 +254,8 @@ class Memory:
         Raises:
             ScopeError, InvalidTextError, InvalidInputError: a bad item (named by
                 index); nothing is written.
+            EmbedderError: the embedder failed on a chunk; the chunks before
+                it are committed, nothing of it or after it is written.
         """
         scope = Scope.of(user_id, agent_id, run_id)
         size = check_count(batch_size, name="batch_size")

@@ -14,7 +14,9 @@ writes call it.
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
 import numpy as np
@@ -36,6 +38,23 @@ from memsieve.write.infer import Pair, infer_candidates
 from memsieve.write.passages import Part, embed_passages
 from memsieve.write.path import Candidate, WritePath
 
+def one_at_a_time(embed: Callable[[list[str]], np.ndarray]) -> Callable[[list[str]], np.ndarray]:
+    """``embed`` behind a lock: what the writes of one Memory embed with.
+
+    ``Writer.add_many`` embeds its next batch on a second thread while the
+    current one is decided, and deciding may embed too (an LLM's UPDATE text,
+    a scheduled consolidation's merge); the lock keeps a caller's embedder
+    from being called by two of them at once.
+    """
+    lock = threading.Lock()
+
+    def embed_one_call_at_a_time(texts: list[str]) -> np.ndarray:
+        with lock:
+            return embed(texts)
+
+    return embed_one_call_at_a_time
+
+
 #: One item of ``add_many`` as memsieve.write.candidates.bulk_items reads it.
 BulkItem = tuple[str, str | None, str | None, list[str], dict[str, Any]]
 
@@ -47,7 +66,8 @@ class Writer:
         store: the Memory's store (read outside transactions: dry runs, rejections).
         gates: the Memory's ``ScopeGates``, whose ``write`` opens a scope's transaction.
         config: the gate configuration.
-        embed: embeds texts to (n, d) float32 unit rows (``Memory.embed``).
+        embed: embeds texts to (n, d) float32 unit rows (``Memory.embed`` through
+            ``one_at_a_time``, shared with the consolidator).
         consolidator: runs the scheduled consolidations.
         schedule: says when a scope is due one (``consolidate_every``).
         llm: an ``LLMConfig``, a ready client (``memsieve.parts.LLM``), or None.
@@ -106,15 +126,28 @@ class Writer:
 
     def add_many(self, scope: Scope, items: list[BulkItem], *, batch_size: int,
                  progress: Callable[[int], Any] | None) -> list[list[Decision]]:
-        """One ``add`` per item, ``batch_size`` items per embedding call and transaction."""
+        """One ``add`` per item, ``batch_size`` items per embedding call and transaction.
+
+        The next batch is embedded on a second thread while this one decides
+        the current batch (its gate, its transaction): a batch's vectors do
+        not depend on what was decided before, and the cores the embedder
+        uses would otherwise idle while the gate and the store work. Batches
+        are still decided and committed in order, and an error raised by the
+        embedding of batch i + 1 reaches the caller after batch i is committed,
+        as it did when batches were embedded one after another.
+        """
+        chunks = [items[start:start + batch_size] for start in range(0, len(items), batch_size)]
         out: list[list[Decision]] = []
-        for start in range(0, len(items), batch_size):
-            chunk = items[start:start + batch_size]
-            vectors, parts = self._embed([text for text, *_ in chunk])
-            out += self._decide(scope, [[bulk.candidate(*item, vec, p)]
-                                        for item, vec, p in zip(chunk, vectors, parts)])
-            if progress is not None:
-                progress(len(out))
+        with ThreadPoolExecutor(max_workers=1, thread_name_prefix="memsieve-embed-ahead") as ahead:
+            pending = ahead.submit(self._embed, [text for text, *_ in chunks[0]]) if chunks else None
+            for i, chunk in enumerate(chunks):
+                assert pending is not None
+                vectors, parts = pending.result()
+                pending = ahead.submit(self._embed, [text for text, *_ in chunks[i + 1]]) if i + 1 < len(chunks) else None
+                out += self._decide(scope, [[bulk.candidate(*item, vec, p)]
+                                            for item, vec, p in zip(chunk, vectors, parts)])
+                if progress is not None:
+                    progress(len(out))
         return out
 
     def _embed(self, texts: list[str]) -> tuple[np.ndarray, list[list[Part]]]:

@@ -1,0 +1,116 @@
+"""add_many embeds its next batch while it decides the current one.
+
+The vectors of a batch do not depend on earlier decisions, so the writer
+embeds batch i + 1 on a second thread while batch i goes through the gate and
+the store. These tests pin what that must not change: the decisions, the
+order of commits, errors (an embedding failure of a later batch leaves the
+earlier batches committed and nothing of its own), and that a caller's
+embedder is never called by two threads at once, a scheduled consolidation's
+embedding included.
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+
+import pytest
+
+from conftest import TableEmbedder
+from memsieve import EmbedderError, GateConfig, Memory
+from memsieve.write.writer import Writer
+
+FACTS = [f"Fact number {i}: the {w} is kept in drawer {i % 7}." for i, w in
+         enumerate(["key", "pen", "map", "cup", "lamp", "coin", "book", "ring"] * 6)]
+
+
+class Watched(TableEmbedder):
+    """Records each call's thread and time span, and the most calls ever inside at once."""
+
+    def __init__(self, *, pause: float = 0.0, fail_on_call: int | None = None) -> None:
+        super().__init__(dim=32)
+        self.pause = pause
+        self.fail_on_call = fail_on_call
+        self.spans: list[tuple[str, float, float]] = []
+        self.inside = 0
+        self.most_inside = 0
+        self._lock = threading.Lock()
+
+    def embed(self, texts):
+        with self._lock:
+            self.inside += 1
+            self.most_inside = max(self.most_inside, self.inside)
+            call = len(self.spans) + 1
+        start = time.perf_counter()
+        try:
+            if self.fail_on_call == call:
+                raise RuntimeError(f"model crashed on call {call}")
+            time.sleep(self.pause)
+            return super().embed(texts)
+        finally:
+            with self._lock:
+                self.inside -= 1
+                self.spans.append((threading.current_thread().name, start, time.perf_counter()))
+
+
+def _decided_spans(monkeypatch) -> list[tuple[float, float]]:
+    spans: list[tuple[float, float]] = []
+    real = Writer._decide
+
+    def timed(self, scope, calls):
+        start = time.perf_counter()
+        try:
+            return real(self, scope, calls)
+        finally:
+            spans.append((start, time.perf_counter()))
+
+    monkeypatch.setattr(Writer, "_decide", timed)
+    return spans
+
+
+def test_decisions_equal_one_add_per_item_and_the_next_batch_is_embedded_ahead(tmp_path, monkeypatch):
+    one = Memory(tmp_path / "one.db", embedder=TableEmbedder(dim=32))
+    want = [[(d.event, d.reason) for d in one.add(text, user_id="u")] for text in FACTS]
+    one.close()
+
+    emb = Watched(pause=0.01)
+    decided = _decided_spans(monkeypatch)
+    bulk = Memory(tmp_path / "bulk.db", embedder=emb)
+    got = [[(d.event, d.reason) for d in ds] for ds in bulk.add_many(FACTS, user_id="u", batch_size=8)]
+    assert got == want
+    assert {e for ds in got for e, _ in ds} >= {"ADD"}
+    # Six batches: the first embedded before anything is decided, each later
+    # one on the second thread and started before the batch ahead of it was
+    # decided.
+    assert len(emb.spans) == 6 and len(decided) == 6
+    assert all(name.startswith("memsieve-embed-ahead") for name, _, _ in emb.spans)
+    for i in range(5):
+        assert emb.spans[i + 1][1] < decided[i][1], f"batch {i + 2} was embedded only after batch {i + 1} was decided"
+    assert emb.most_inside == 1
+    assert [m.text for m in bulk.get_all(user_id="u", limit=100)] != []
+    bulk.close()
+    assert not [t for t in threading.enumerate() if t.name.startswith("memsieve-embed-ahead")]
+
+
+def test_a_later_batch_failing_to_embed_leaves_earlier_batches_committed_and_nothing_of_its_own(tmp_path):
+    emb = Watched(fail_on_call=3)
+    m = Memory(tmp_path / "f.db", embedder=emb, gate=GateConfig(profile="none"))
+    with pytest.raises(EmbedderError, match="model crashed on call 3"):
+        m.add_many(FACTS[:40], user_id="u", batch_size=8)
+    stored = {x.text for x in m.get_all(user_id="u", limit=100)}
+    assert stored == set(FACTS[:16]), "batches 1 and 2 are committed, batch 3 and later are not"
+    assert not [t for t in threading.enumerate() if t.name.startswith("memsieve-embed-ahead")], \
+        "no embedding thread outlives the call"
+    m.close()
+
+
+def test_a_scheduled_consolidation_never_embeds_beside_the_next_batch(tmp_path):
+    # Near-duplicates, so that consolidation finds merges and embeds their texts.
+    texts = [f"I keep my {w} in the {p} drawer{'s' * (i % 2)}." for i, (w, p) in
+             enumerate([(w, p) for w in ["keys", "pens", "maps", "cups"] for p in ["top", "left", "desk"]] * 3)]
+    emb = Watched(pause=0.005)
+    m = Memory(tmp_path / "c.db", embedder=emb, consolidate_every=4)
+    m.add_many(texts, user_id="u", batch_size=4)
+    assert emb.most_inside == 1
+    assert len(emb.spans) >= len(texts) // 4
+    m.close()

@@ -199,3 +199,20 @@ def test_a_noop_never_folds_one_speakers_words_into_anothers(tmp_path, embedder,
         hits = m.search("Are heights scary?", user_id="u", limit=2)
         assert {h.text for h in hits} == {"I'm afraid of heights.", "Heights scare me."}
         assert all(h.superseded_by is None for h in hits)
+
+
+@pytest.mark.parametrize("first, later, kind", [
+    ("assistant", "user", "near"),  # an answer is no version of what it answers
+    ("user", "assistant", "near"),
+    ("user", "user", "updates"),
+])
+def test_the_band_links_another_speakers_memory_as_a_neighbour_not_a_version(tmp_path, embedder, first, later, kind):
+    with Memory(tmp_path / "m.db", embedder=embedder) as m:
+        (a,) = m.add([{"role": first, "content": "I sing in the church choir every Sunday."}], user_id="u",
+                     valid_from="2024-03-01")
+        (d,) = m.add([{"role": later, "content": "I don't sing in the church choir anymore."}], user_id="u",
+                     valid_from="2024-06-01")
+        assert d.event == "ADD" and d.layer == "band", d.reason
+        assert d.linked_to == a.memory_id and d.link_kind == kind, d.reason
+        assert ("not a newer version" in d.reason) == (kind == "near")
+        assert m.links(d.memory_id, user_id="u") == [(a.memory_id, kind, pytest.approx(d.nearest_cos, abs=1e-6))]

@@ -230,11 +230,17 @@ class WritePath:
             if linked_to is not None:
                 # Close in meaning yet new in content is a newer version of the
                 # nearest memory, which freshness at read ranks first; a merely
-                # related text (the semantic band) is linked as a neighbour only.
-                kind = "updates" if s.says_more else "near"
+                # related text (the semantic band) is linked as a neighbour only,
+                # and so is another speaker's: an answer is no version of what it
+                # answers (the chat's speakers, as for a novelty NOOP).
+                apart = self._spoken_apart(cand, s.nearest_seq) if s.says_more else None
+                kind = "updates" if s.says_more and apart is None else "near"
                 self.store.add_link(memory_id, linked_to, kind=kind, cosine=s.nearest_cos, now=self.now)
                 reason += (f" as a newer version of the nearest memory (cosine {s.nearest_cos:.3f})" if kind == "updates"
                            else f" and links it to the nearest memory (cosine {s.nearest_cos:.3f})")
+                if apart is not None:
+                    reason += (f", as a neighbour, not a newer version: that memory is the {apart[1]}'s words "
+                               f"and this is the {apart[0]}'s")
         return self._decision(cand, s, event="ADD", layer="band", memory_id=memory_id, reason=reason,
                               linked_to=linked_to, link_kind=kind if linked_to else None)
 

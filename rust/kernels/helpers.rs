@@ -1,24 +1,21 @@
 //! The helper threads of a chunked scan: they wait for the next scan by
-//! spinning for a short while before they sleep.
+//! spinning for a short while before they sleep, and never on the caller's CPU.
 //!
 //! A helper that sleeps between scans must be woken for the next one, and a
-//! woken thread is not always put on the idle core: measured on the 2-vCPU
-//! EPYC of benches/RESULTS.md, once numpy had run a matmul in the process, a
-//! sleeping rayon helper started a 64-query batch over 1k rows a median 1.8-2
-//! ms late (up to 4 ms, a scheduler tick: it had been queued behind the
-//! caller), against 24-32 us before, so the caller scanned both chunks itself
-//! and the batch ran at its serial speed. A helper that is still spinning when
-//! the next scan is posted needs no wake-up. Every BLAS does the same; this
-//! spins for `SPIN` (OpenBLAS spins for about 0.1 s), so a burst of scans runs
-//! split and an idle process sleeps again within a fraction of a millisecond.
+//! woken thread is not always put on an idle CPU: measured on the 2-vCPU EPYC
+//! of benches/RESULTS.md, once numpy had run a matmul in the process, a
+//! sleeping rayon helper started its chunk of a 64-query batch over 1k rows a
+//! median 1.8-2 ms late (up to 4 ms, a scheduler tick), against 24-32 us
+//! before: it had been queued behind the caller on the caller's own CPU, so
+//! the caller scanned both chunks itself and the batch ran at its serial speed.
 //!
-//! A woken helper is not always put on an idle CPU: on that VM it was queued
-//! behind the caller, on the caller's own CPU, and started only when the
-//! scheduler's next balancing moved it. A helper that finds itself on the CPU
-//! its job was posted from steps aside (Linux: it drops that CPU from its
-//! affinity, which moves it at once, and restores the mask, which does not
-//! move it back), so that it neither waits behind the caller nor, spinning
-//! afterwards, takes the caller's CPU.
+//! So a helper keeps looking for the next job for `SPIN` after each one (every
+//! BLAS does the same; OpenBLAS for about 0.1 s): a burst of scans finds it
+//! awake, and an idle process sleeps again within a fraction of a millisecond.
+//! And a helper that finds itself on the CPU its job was posted from steps
+//! aside (Linux: it drops that CPU from its affinity, which moves it at once,
+//! and restores the mask, which does not move it back), so that it neither
+//! waits behind the caller nor, spinning afterwards, takes the caller's CPU.
 
 use std::sync::atomic::{AtomicI32, AtomicU64, Ordering};
 use std::sync::{Arc, Condvar, Mutex};

@@ -96,8 +96,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--json", dest="json_out", help="write the numbers to this file")
     parser.add_argument("--rounds", type=int, default=1, help="runs of each path, alternating (default 1)")
     parser.add_argument("--only", choices=("add", "bulk"), help="run one path only")
-    parser.add_argument("--batch-size", type=int, default=64, metavar="N",
-                        help="Memory.add_many(batch_size=N) on the bulk path (default 64)")
+    parser.add_argument("--batch-size", type=int, default=256, metavar="N",
+                        help="Memory.add_many(batch_size=N) on the bulk path (default 256, the library's)")
     args = parser.parse_args(argv)
 
     from memsieve import Memory

@@ -34,6 +34,7 @@ class Watched(TableEmbedder):
         self.spans: list[tuple[str, float, float]] = []
         self.inside = 0
         self.most_inside = 0
+        self.started = [threading.Event() for _ in range(64)]
         self._lock = threading.Lock()
 
     def embed(self, texts):
@@ -41,6 +42,7 @@ class Watched(TableEmbedder):
             self.inside += 1
             self.most_inside = max(self.most_inside, self.inside)
             call = len(self.spans) + 1
+        self.started[call - 1].set()
         start = time.perf_counter()
         try:
             if self.fail_on_call == call:
@@ -53,19 +55,20 @@ class Watched(TableEmbedder):
                 self.spans.append((threading.current_thread().name, start, time.perf_counter()))
 
 
-def _decided_spans(monkeypatch) -> list[tuple[float, float]]:
-    spans: list[tuple[float, float]] = []
+def _decided_while_embedding(monkeypatch, emb: Watched, batches: int) -> list[bool]:
+    """Make each batch's decision wait (at most 10 s) until the next batch's embedding has
+    started, and record whether it did: a writer that embedded the next batch only after
+    deciding this one would wait out every timeout."""
+    seen: list[bool] = []
     real = Writer._decide
 
-    def timed(self, scope, calls):
-        start = time.perf_counter()
-        try:
-            return real(self, scope, calls)
-        finally:
-            spans.append((start, time.perf_counter()))
+    def waiting(self, scope, calls):
+        i = len(seen)
+        seen.append(emb.started[i + 1].wait(timeout=10) if i + 1 < batches else True)
+        return real(self, scope, calls)
 
-    monkeypatch.setattr(Writer, "_decide", timed)
-    return spans
+    monkeypatch.setattr(Writer, "_decide", waiting)
+    return seen
 
 
 def test_decisions_equal_one_add_per_item_and_the_next_batch_is_embedded_ahead(tmp_path, monkeypatch):
@@ -74,18 +77,15 @@ def test_decisions_equal_one_add_per_item_and_the_next_batch_is_embedded_ahead(t
     one.close()
 
     emb = Watched(pause=0.01)
-    decided = _decided_spans(monkeypatch)
+    overlapped = _decided_while_embedding(monkeypatch, emb, batches=6)
     bulk = Memory(tmp_path / "bulk.db", embedder=emb)
     got = [[(d.event, d.reason) for d in ds] for ds in bulk.add_many(FACTS, user_id="u", batch_size=8)]
     assert got == want
     assert {e for ds in got for e, _ in ds} >= {"ADD"}
-    # Six batches: the first embedded before anything is decided, each later
-    # one on the second thread and started before the batch ahead of it was
-    # decided.
-    assert len(emb.spans) == 6 and len(decided) == 6
+    # Six batches: each embedded on the second thread, and each but the last
+    # decided while the next one was being embedded.
+    assert len(emb.spans) == 6 and overlapped == [True] * 6
     assert all(name.startswith("memsieve-embed-ahead") for name, _, _ in emb.spans)
-    for i in range(5):
-        assert emb.spans[i + 1][1] < decided[i][1], f"batch {i + 2} was embedded only after batch {i + 1} was decided"
     assert emb.most_inside == 1
     assert [m.text for m in bulk.get_all(user_id="u", limit=100)] != []
     bulk.close()

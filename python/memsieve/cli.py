@@ -431,7 +431,7 @@ def build_parser() -> argparse.ArgumentParser:
     p = sub.add_parser("ingest", help="ingest JSON/JSONL conversations (LoCoMo included)")
     p.add_argument("file")
     p.add_argument("--progress", action="store_true", help="show the progress bar even when not on a terminal")
-    p.add_argument("--batch-size", type=int, default=64,
+    p.add_argument("--batch-size", type=int, default=256,
                    help="turns per embedding call and per transaction (decisions are the same at any size)")
     _scope_args(p); _common(p); p.set_defaults(func=cmd_ingest)  # noqa: E702
 

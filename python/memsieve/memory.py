@@ -228,7 +228,7 @@ class Memory:
                                 max_chars=self.max_text_chars)
 
     def add_many(self, items: Sequence[Any], *, user_id: str | None = None, agent_id: str | None = None,
-                 run_id: str | None = None, metadata: dict[str, Any] | None = None, batch_size: int = 64,
+                 run_id: str | None = None, metadata: dict[str, Any] | None = None, batch_size: int = 256,
                  progress: Any = None) -> list[list[Decision]]:
         """Bulk ingest: one ``add()`` per item, decided the same, embedded and committed in chunks.
 
@@ -260,7 +260,7 @@ class Memory:
         scope = Scope.of(user_id, agent_id, run_id)
         size = check_count(batch_size, name="batch_size")
         if size > 4096:
-            raise ConfigError(f"batch_size must be at most 4096, got {size}; 64 is a good size")
+            raise ConfigError(f"batch_size must be at most 4096, got {size}; 256 is a good size")
         parsed = bulk.bulk_items(items, metadata=check_metadata(metadata), max_chars=self.max_text_chars)
         if progress is not None and not callable(progress):
             raise ConfigError(f"progress must be a callable taking a count, got {type(progress).__name__}")

@@ -66,7 +66,7 @@ class ScopedMemory:
         return self._memory.add(messages_or_text, metadata=metadata, infer=infer, source=source,
                                 valid_from=valid_from, **self._ids)
 
-    def add_many(self, items: Sequence[Any], *, metadata: dict[str, Any] | None = None, batch_size: int = 64,
+    def add_many(self, items: Sequence[Any], *, metadata: dict[str, Any] | None = None, batch_size: int = 256,
                  progress: Callable[[int], Any] | None = None) -> list[list[Decision]]:
         """``Memory.add_many`` in this scope: one ``add()`` per item, in chunks."""
         return self._memory.add_many(items, metadata=metadata, batch_size=batch_size, progress=progress,

@@ -30,14 +30,15 @@ opts="--target $site $plat --python-version 3.11 --implementation cp --only-bina
 # needs openai and tqdm. The embedder (onnxruntime, hnswlib) is not installed.
 pip install -q $opts numpy pytest hypothesis mypy openai tqdm
 pip install -q $opts --no-deps "$CARGO_TARGET_DIR"/wheels-a64/*.whl
-# Two tests start sys.executable in a child process; the kernel can exec an
+# Three tests start sys.executable in a child process; the kernel can exec an
 # aarch64 binary only if binfmt_misc hands it to qemu. Without that they are
 # left out here (said so below); the x86-64 suite runs them on every CI run.
 skip=()
 if [ ! -e /proc/sys/fs/binfmt_misc/qemu-aarch64 ]; then
   skip=(--deselect tests/test_core_parallel.py::test_parallel_path_equals_single_thread
+        --deselect tests/test_core_parallel.py::test_threads_asked_beyond_the_cores_are_capped_at_the_cores
         --deselect tests/test_core_stubs.py::test_stubtest_passes)
-  echo "no binfmt_misc entry for aarch64: leaving out the 2 tests that spawn a Python child"
+  echo "no binfmt_misc entry for aarch64: leaving out the 3 tests that spawn a Python child"
 fi
 PYTHONPATH=$site MEMSIEVE_QEMU=1 qemu-aarch64 -L "$D/root" "$D/root/usr/bin/python3.11" -m pytest -q -p no:cacheprovider "${skip[@]}" tests/test_core_*.py
 echo "== aarch64 run took $(( $(date +%s) - start )) s"

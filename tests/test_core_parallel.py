@@ -148,3 +148,17 @@ def test_a_forked_child_scans_without_the_parents_helpers(data):
 
 def _child_scan(m, qs):
     return _core._parallel_config()[0], _core.novelty_knn_batch(m, qs, 20.0, 10)
+
+
+def test_threads_asked_beyond_the_cores_are_capped_at_the_cores():
+    """Helpers spin after each scan: one beyond the cores would only spin against the others."""
+    cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count()
+    child = "from memsieve import _core; print(_core._parallel_config()[0])"
+    got = {}
+    for asked in ("1", "10000"):
+        run = subprocess.run([sys.executable, "-c", child], env={**os.environ, "MEMSIEVE_THREADS": asked},
+                             capture_output=True, text=True, timeout=120, check=False)
+        assert run.returncode == 0, run.stderr
+        got[asked] = int(run.stdout)
+    assert got["1"] == 1
+    assert got["10000"] == cores, f"{got['10000']} threads on {cores} cores"

@@ -4,9 +4,9 @@
 //!
 //! The chunking depends only on (n, d), never on the thread count or on which
 //! thread finishes first, so a given input always gives the same result.
-//! Threads: `MEMSIEVE_THREADS`, else `RAYON_NUM_THREADS`, else every core the
-//! OS reports; a value of 1 turns the parallel path off. The count is read once,
-//! on the first scan large enough to use it.
+//! Threads: `MEMSIEVE_THREADS`, else `RAYON_NUM_THREADS`, at most every core
+//! the OS reports (the default); a value of 1 turns the parallel path off.
+//! The count is read once, on the first scan large enough to use it.
 
 use std::ops::Range;
 use std::sync::atomic::{AtomicUsize, Ordering};
@@ -43,14 +43,17 @@ pub enum Plan {
 }
 
 fn configured_threads() -> usize {
+    let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
     for var in ["MEMSIEVE_THREADS", "RAYON_NUM_THREADS"] {
         if let Some(n) = std::env::var(var).ok().and_then(|s| s.trim().parse::<usize>().ok()) {
             if n > 0 {
-                return n;
+                // No more than the cores: the helpers spin after each scan, and
+                // one beyond the cores would only spin against the others.
+                return n.min(cores);
             }
         }
     }
-    std::thread::available_parallelism().map_or(1, |n| n.get())
+    cores
 }
 
 /// memsieve's own helper threads (kernels/helpers.rs): the calling thread

@@ -4,9 +4,8 @@ The vectors of a batch do not depend on earlier decisions, so the writer
 embeds batch i + 1 on a second thread while batch i goes through the gate and
 the store. These tests pin what that must not change: the decisions, the
 order of commits, errors (an embedding failure of a later batch leaves the
-earlier batches committed and nothing of its own), and that a caller's
-embedder is never called by two threads at once, a scheduled consolidation's
-embedding included.
+earlier batches committed and nothing of its own), and that the writes'
+embedder is never called by two threads at once.
 """
 
 from __future__ import annotations
@@ -104,13 +103,34 @@ def test_a_later_batch_failing_to_embed_leaves_earlier_batches_committed_and_not
     m.close()
 
 
-def test_a_scheduled_consolidation_never_embeds_beside_the_next_batch(tmp_path):
-    # Near-duplicates, so that consolidation finds merges and embeds their texts.
-    texts = [f"I keep my {w} in the {p} drawer{'s' * (i % 2)}." for i, (w, p) in
-             enumerate([(w, p) for w in ["keys", "pens", "maps", "cups"] for p in ["top", "left", "desk"]] * 3)]
-    emb = Watched(pause=0.005)
-    m = Memory(tmp_path / "c.db", embedder=emb, consolidate_every=4)
-    m.add_many(texts, user_id="u", batch_size=4)
-    assert emb.most_inside == 1
-    assert len(emb.spans) >= len(texts) // 4
-    m.close()
+def test_the_writes_embedder_is_called_one_call_at_a_time():
+    """Deciding a batch may embed (an LLM's UPDATE text, a consolidation's merge) while the next
+    batch is being embedded: the writes' embedder lets one call in at a time. The first call
+    waits (at most 1 s) for a second one to get in beside it; behind the lock none can."""
+    from memsieve.write.writer import one_at_a_time
+
+    second_inside = threading.Event()
+    inside = []
+    met = []
+
+    def slow(texts):
+        inside.append(texts[0])
+        if texts[0] == "first":
+            met.append(second_inside.wait(timeout=1.0))
+        else:
+            second_inside.set()
+        return texts
+
+    embed = one_at_a_time(slow)
+    first = threading.Thread(target=embed, args=(["first"],))
+    first.start()
+    while not inside:
+        time.sleep(0.001)
+    second = threading.Thread(target=embed, args=(["second"],))
+    second.start()
+    first.join(5)
+    second.join(5)
+    assert inside == ["first", "second"]
+    assert not first.is_alive() and not second.is_alive()
+    # The second call got in only after the first had given up waiting for it.
+    assert met == [False] and second_inside.is_set()

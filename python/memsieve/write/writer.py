@@ -38,13 +38,14 @@ from memsieve.write.infer import Pair, infer_candidates
 from memsieve.write.passages import Part, embed_passages
 from memsieve.write.path import Candidate, WritePath
 
+
 def one_at_a_time(embed: Callable[[list[str]], np.ndarray]) -> Callable[[list[str]], np.ndarray]:
     """``embed`` behind a lock: what the writes of one Memory embed with.
 
     ``Writer.add_many`` embeds its next batch on a second thread while the
     current one is decided, and deciding may embed too (an LLM's UPDATE text,
-    a scheduled consolidation's merge); the lock keeps a caller's embedder
-    from being called by two of them at once.
+    the text of an LLM merge in a scheduled consolidation); the lock keeps a
+    caller's embedder from being called by two of them at once.
     """
     lock = threading.Lock()
 
@@ -137,13 +138,14 @@ class Writer:
         as it did when batches were embedded one after another.
         """
         chunks = [items[start:start + batch_size] for start in range(0, len(items), batch_size)]
+        texts = [[text for text, *_ in chunk] for chunk in chunks]
         out: list[list[Decision]] = []
         with ThreadPoolExecutor(max_workers=1, thread_name_prefix="memsieve-embed-ahead") as ahead:
-            pending = ahead.submit(self._embed, [text for text, *_ in chunks[0]]) if chunks else None
+            pending = ahead.submit(self._embed, texts[0]) if chunks else None
             for i, chunk in enumerate(chunks):
                 assert pending is not None
                 vectors, parts = pending.result()
-                pending = ahead.submit(self._embed, [text for text, *_ in chunks[i + 1]]) if i + 1 < len(chunks) else None
+                pending = ahead.submit(self._embed, texts[i + 1]) if i + 1 < len(chunks) else None
                 out += self._decide(scope, [[bulk.candidate(*item, vec, p)]
                                             for item, vec, p in zip(chunk, vectors, parts)])
                 if progress is not None:

@@ -12,7 +12,7 @@ import pytest
 from memsieve import ConfigError, GateConfig, InvalidInputError, InvalidTextError, Memory
 from memsieve.embedding import CachedEmbedder, OnnxEmbedder
 from memsieve.write.ingest import conversations
-from memsieve.write.passages import part_spans
+from memsieve.text.passages import part_spans
 
 from conftest import shared_data
 

@@ -136,7 +136,7 @@ def _assert_recorded(m: Memory, d) -> None:
 def test_a_long_update_text_is_found_by_its_last_passage(llm_mem, tmp_path):
     from test_passages import long_text
 
-    from memsieve.write.passages import passage_spans
+    from memsieve.text.passages import passage_spans
 
     m, server, emb = llm_mem
     (porto,) = m.add("Ana lives in Porto.", user_id="ana")

@@ -1,5 +1,5 @@
 """Long texts are whole: a text longer than the embedder's window is embedded passage by passage
-(memsieve.write.passages), every passage counts in the gate and in dense search, and every way a
+(memsieve.text.passages), every passage counts in the gate and in dense search, and every way a
 memory leaves (delete, purge, update, another process's write) takes its passages with it."""
 
 from __future__ import annotations
@@ -12,7 +12,7 @@ import pytest
 
 from conftest import TableEmbedder
 from memsieve import GateConfig, Memory
-from memsieve.write.passages import PART_BASE, WINDOW_CHARS, embed_passages, part_spans, passage_spans
+from memsieve.text.passages import PART_BASE, WINDOW_CHARS, embed_passages, part_spans, passage_spans
 from memsieve.inputs import MAX_TEXT_CHARS, now_iso
 from memsieve.scope import Scope
 
@@ -243,7 +243,7 @@ def test_purge_leaves_no_passage_embedding_bytes_in_the_sqlite_file(tmp_path):
 
 def test_the_gate_counts_a_long_memory_once_among_the_nearest():
     from memsieve.gate.parts import PartRows
-    from memsieve.write.passages import Part
+    from memsieve.text.passages import Part
 
     rng = np.random.default_rng(7)
     rows = rng.standard_normal((6, 16)).astype(np.float32)

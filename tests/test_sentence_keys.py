@@ -1,5 +1,5 @@
 """Sentence keys: a short text that says several things gets a vector for each sentence after its first
-(memsieve.write.passages.key_spans); dense search finds the memory by its best key, the gate never reads
+(memsieve.text.passages.key_spans); dense search finds the memory by its best key, the gate never reads
 them, and they live and leave with their memory (update, delete, purge, another process's write)."""
 
 from __future__ import annotations
@@ -15,7 +15,7 @@ from conftest import TableEmbedder
 from memsieve import GateConfig, Memory
 from memsieve.errors import ConfigError
 from memsieve.scope import Scope
-from memsieve.write.passages import KEY_BASE, KEY_MIN_CHARS, WINDOW_CHARS, is_key, key_spans, part_spans
+from memsieve.text.passages import KEY_BASE, KEY_MIN_CHARS, WINDOW_CHARS, is_key, key_spans, part_spans
 
 U = {"user_id": "ana"}
 

@@ -19,10 +19,9 @@ from memsieve.consolidation.information import TermView
 from memsieve.gate.config import GateConfig
 from memsieve.gate.profiles.kde import IDF_PRIOR, IDF_PRIOR_WEIGHT, counted_pairs, unsaid_values
 from memsieve.gate.scope_gate import GateScore
-from memsieve.read.versions import (CHANGED_COS_OFFSET, CHANGED_RELEVANCE_GAP, VERSION_RELEVANCE_GAP, Version,
-                                    VersionBars, VersionEvidence, newer_version_reason, older_may_leave,
-                                    other_subject, version_groups,
-                                    version_pairs)
+from memsieve.gate.versions import (CHANGED_COS_OFFSET, CHANGED_RELEVANCE_GAP, VERSION_RELEVANCE_GAP, VersionBars,
+                                    VersionEvidence, newer_version_reason, older_may_leave, other_subject)
+from memsieve.read.versions import Version, version_groups, version_pairs
 from memsieve.text.cues import find_stated_values
 from memsieve.text.fold import without_list_marks
 from memsieve.text.lexicon import ENGLISH

@@ -13,11 +13,10 @@ import json
 import math
 import os
 import sys
-from collections.abc import Callable
 from importlib import resources
 from typing import Any
 
-from memsieve.errors import ConfigError, MemsieveError, StoreError
+from memsieve.errors import ConfigError, StoreError, guarded
 from memsieve.jsonable import strict_values
 
 # Commands that store what they are given may create their database; every other one
@@ -376,11 +375,9 @@ def run_eval(argv: list[str], *, prog: str = "memsieve eval") -> int:
     The evaluation package is imported here and only here, so no runtime
     command pays for it (or needs its dependencies).
     """
-    from memsieve.eval.commands import build_parser as build_eval_parser, require_extra
+    from memsieve.eval.commands import run
 
-    require_extra()
-    ns = build_eval_parser(prog=prog).parse_args(argv)
-    return int(ns.func(ns) or 0)
+    return run(argv, prog=prog)
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -474,19 +471,6 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("args", nargs=argparse.REMAINDER)
     p.set_defaults(func=cmd_eval)
     return parser
-
-
-def guarded(action: Callable[[], int]) -> int:
-    """Run ``action``; a MemsieveError becomes one line on stderr and exit code 2, never a traceback."""
-    try:
-        return int(action() or 0)
-    except MemsieveError as exc:
-        # One line, whatever the message holds (a driver's error may carry line breaks).
-        print("memsieve: error: " + " ".join(str(exc).split()), file=sys.stderr)
-        return 2
-    except KeyboardInterrupt:
-        print("memsieve: interrupted", file=sys.stderr)
-        return 130
 
 
 def run(ns: argparse.Namespace) -> int:

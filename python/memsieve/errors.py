@@ -5,6 +5,9 @@ belong to the Python layers above it. Every class derives from MemsieveError,
 so ``except memsieve.MemsieveError`` catches anything memsieve raises on purpose.
 """
 
+import sys
+from collections.abc import Callable
+
 from memsieve._core import (
     ConfigError,
     DtypeError,
@@ -87,6 +90,23 @@ def short_repr(value: object, limit: int = 80) -> str:
     return text if len(text) <= limit else text[: limit - 3] + "..."
 
 
+def guarded(action: Callable[[], int]) -> int:
+    """Run a command-line ``action``; a MemsieveError becomes one line on stderr and exit code 2.
+
+    What the ``memsieve`` command and ``python -m memsieve.eval`` do with an
+    error they raised on purpose: say it, never show a traceback.
+    """
+    try:
+        return int(action() or 0)
+    except MemsieveError as exc:
+        # One line, whatever the message holds (a driver's error may carry line breaks).
+        print("memsieve: error: " + " ".join(str(exc).split()), file=sys.stderr)
+        return 2
+    except KeyboardInterrupt:
+        print("memsieve: interrupted", file=sys.stderr)
+        return 130
+
+
 __all__ = [
     "ClosedError",
     "ConfigError",
@@ -104,3 +124,4 @@ __all__ = [
     "StateError",
     "StoreError",
 ]
+

@@ -25,7 +25,7 @@ from memsieve.errors import ConfigError, InvalidInputError, InvalidTextError, No
 #: Longest text one candidate may hold: 100,000 characters, well above any chat
 #: turn (LongMemEval's longest are about 40,000). The embedder reads about 1,000
 #: characters; a longer text is also embedded passage by passage
-#: (memsieve.write.passages), so every part of it counts in the gate and is
+#: (memsieve.text.passages), so every part of it counts in the gate and is
 #: found by search. The limit bounds one write's cost: a text of 100,000
 #: characters is ~140 passages to embed.
 MAX_TEXT_CHARS = 100_000

@@ -9,11 +9,10 @@ by ``LLMClient``), so a part is accepted or refused exactly as before.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
 import numpy as np
-
-from memsieve.read.rerank import Reranker
 
 if TYPE_CHECKING:
     from memsieve.embedding.protocol import Embedder
@@ -42,6 +41,19 @@ class LLM(Protocol):
 
     def extract_facts(self, text: str) -> list[str]:
         """The facts worth remembering in ``text``, in the model's order."""
+        ...
+
+
+@runtime_checkable
+class Reranker(Protocol):
+    """What ``Memory(reranker=...)`` asks of a second stage (memsieve.read.rerank).
+
+    A cross-encoder or any local model: it rescores the first-stage candidates
+    of one query, and the search keeps the best by its scores.
+    """
+
+    def rerank(self, query: str, texts: Sequence[str]) -> Sequence[float]:
+        """One finite score per text, in the order given."""
         ...
 
 

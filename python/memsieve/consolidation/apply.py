@@ -25,7 +25,7 @@ from memsieve.gate.scope_gate import ScopeGate
 from memsieve.inputs import text_hash
 from memsieve.scope import Scope
 from memsieve.store.base import MergeRow, MergeTx, RowState
-from memsieve.write.passages import Part
+from memsieve.text.passages import Part
 
 LAYER = "consolidate"
 
@@ -49,7 +49,7 @@ class MergeWriter:
         gate: the scope's ``ScopeGate``, kept equal to the active set.
         scope: the scope.
         now: the transaction's timestamp.
-        split: a text's parts 1.. (passages, sentence keys; memsieve.write.passages.text_parts),
+        split: a text's parts 1.. (passages, sentence keys; memsieve.text.passages.text_parts),
             for a text the kept member takes: the LLM's merged text, or on undo its own again.
     """
 

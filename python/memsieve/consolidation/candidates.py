@@ -19,7 +19,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from memsieve import _core
+import memsieve._core as _core
 from memsieve.errors import ConfigError
 
 #: The default cosine from which two memories of a scope are merge candidates: on the LoCoMo

@@ -12,7 +12,7 @@ measures:
   older does not say); its *change* is the change cues it says and the older
   does not;
 - the newer is a *version* of the older when ``newer_version_reason`` (the
-  one rule of memsieve.read.versions) says so, and the two are
+  one rule of memsieve.gate.versions) says so, and the two are
   *duplicates* when neither carries anything;
 - the older may leave search only when ``older_may_leave`` says nothing true
   is lost: the newer says a change, or the older's plain words carry less
@@ -35,10 +35,10 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from memsieve import _core
+import memsieve._core as _core
 from memsieve.gate.config import GateConfig
 from memsieve.gate.profiles.kde import IDF_PRIOR, IDF_PRIOR_WEIGHT, unsaid_values
-from memsieve.read.versions import (VersionBars, VersionEvidence, newer_version_reason, older_may_leave,
+from memsieve.gate.versions import (VersionBars, VersionEvidence, newer_version_reason, older_may_leave,
                                     other_subject_of_ids, slot_terms)
 
 

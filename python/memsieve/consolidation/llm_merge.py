@@ -21,7 +21,7 @@ from typing import Any
 
 import numpy as np
 
-from memsieve import _core
+import memsieve._core as _core
 from memsieve.consolidation.plan import Cluster
 from memsieve.errors import LLMError
 from memsieve.llm.prompts import quote_data

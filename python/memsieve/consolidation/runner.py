@@ -26,7 +26,7 @@ from memsieve.errors import NotFoundError
 from memsieve.errors import short_repr
 from memsieve.inputs import now_iso
 from memsieve.scope import Scope, check_owner
-from memsieve.write.passages import Part, text_parts
+from memsieve.text.passages import Part, text_parts
 
 Progress = Callable[[int, int], None]
 

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import sys
 
-from memsieve.cli import guarded, run_eval
+from memsieve.errors import guarded
+from memsieve.eval.commands import run
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -12,7 +13,7 @@ def main(argv: list[str] | None = None) -> int:
     args = list(sys.argv[1:] if argv is None else argv)
     if args[:1] == ["eval"]:
         args = args[1:]
-    return guarded(lambda: run_eval(args, prog="python -m memsieve.eval"))
+    return guarded(lambda: run(args, prog="python -m memsieve.eval"))
 
 
 if __name__ == "__main__":

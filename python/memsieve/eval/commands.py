@@ -54,6 +54,17 @@ def build_parser(*, prog: str = "memsieve eval") -> argparse.ArgumentParser:
     return parser
 
 
+def run(argv: list[str], *, prog: str = "memsieve eval") -> int:
+    """Parse and run ``memsieve eval ...`` (what follows the word ``eval``); returns the exit code.
+
+    Raises:
+        ConfigError: the ``memsieve[eval]`` extra is missing.
+    """
+    require_extra()
+    ns = build_parser(prog=prog).parse_args(argv)
+    return int(ns.func(ns) or 0)
+
+
 def _add_benchmarks(parser: argparse.ArgumentParser) -> None:
     sub = parser.add_subparsers(dest="benchmark", required=True)
     for module in BENCHMARKS.values():

@@ -42,7 +42,7 @@ from memsieve.eval.longmemeval_data import LmeDataset, LmeQuestion, load_longmem
 from memsieve.eval.metrics import aggregate, answer_recall, content_tokens, percentile
 from memsieve.eval.runinfo import code_version
 from memsieve.eval.vectors import VectorTable, embed_texts
-from memsieve.write.passages import part_spans
+from memsieve.text.passages import part_spans
 from memsieve.read.render import render_line
 from memsieve.read.when import stage_off
 

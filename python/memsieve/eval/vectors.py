@@ -19,7 +19,7 @@ import numpy as np
 
 from memsieve.embedding.protocol import check_texts, validate_embeddings
 from memsieve.eval.locomo import Dataset
-from memsieve.write.passages import part_spans
+from memsieve.text.passages import part_spans
 
 
 #: With a cache file, the vectors embedded so far are written to it every this many texts.

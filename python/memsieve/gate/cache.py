@@ -18,7 +18,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import Any
 
-from memsieve import _core
+import memsieve._core as _core
 from memsieve.gate.config import GateConfig
 from memsieve.errors import ConfigError, EmbedderError
 from memsieve.gate.scope_gate import ScopeGate, new_threshold

@@ -103,13 +103,13 @@ class GateConfig:
             decisions and search results are the float32 ones; it saves scan
             bandwidth, not memory (docs/QUANT.md).
         passages: embed a text longer than the embedder's window (1,000
-            characters; memsieve.write.passages) passage by passage too, so
+            characters; memsieve.text.passages) passage by passage too, so
             that every part of it counts in the gate (a long text is a NOOP
             only if each of its passages is) and is found by dense search (a
             memory scores its best passage). A text that fits has one vector
             either way. False judges and finds a long text by its opening only.
         sentence_keys: give a text that fits the window a vector for each
-            sentence after its first (memsieve.write.passages.key_spans), so
+            sentence after its first (memsieve.text.passages.key_spans), so
             that dense search finds a chat turn that says several things by
             the one a question asks about (a memory scores its best key). The
             gate never reads them: decisions are the same either way. Costs

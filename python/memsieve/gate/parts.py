@@ -17,8 +17,8 @@ from collections.abc import Iterable
 
 import numpy as np
 
-from memsieve import _core
-from memsieve.write.passages import PART_BASE, Part
+import memsieve._core as _core
+from memsieve.text.passages import PART_BASE, Part
 
 
 class PartRows:

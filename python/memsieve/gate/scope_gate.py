@@ -22,7 +22,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 
 import numpy as np
 
-from memsieve import _core
+import memsieve._core as _core
 from memsieve.gate.ann import ScopeIndex
 from memsieve.gate.config import GateConfig
 from memsieve.gate.parts import PartRows
@@ -30,7 +30,7 @@ from memsieve.gate.score import GateScore
 from memsieve.gate.threshold import Threshold, adaptive_threshold
 from memsieve.text.cues import find_stated_values
 from memsieve.text.lexicon import ENGLISH, Lexicon
-from memsieve.write.passages import Part, is_key
+from memsieve.text.passages import Part, is_key
 
 if TYPE_CHECKING:
     from memsieve.store.base import ChangesRow, PartsRow

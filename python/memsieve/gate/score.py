@@ -5,7 +5,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
-from memsieve.read.versions import VersionBars, VersionEvidence, newer_version_reason
+from memsieve.gate.versions import VersionBars, VersionEvidence, newer_version_reason
 
 
 @dataclass(frozen=True)

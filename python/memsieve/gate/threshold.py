@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from typing import Protocol
 
-from memsieve import _core
+import memsieve._core as _core
 from memsieve.gate.params import AdaptiveThresholdParams, SageParams
 
 

@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from memsieve import _core
+import memsieve._core as _core
 from memsieve.read.fusion import Fusion
 from memsieve.scope import Scope
 from memsieve.store.base import PartsRow

@@ -1,8 +1,8 @@
 """An optional second stage of search: a reranker rescoring the fused top-N.
 
 No cross-encoder ships offline as a package, so memsieve has none of its own.
-A user with a local model plugs one in through the ``Reranker`` protocol:
-``Memory(reranker=my_reranker)``. The search then asks it to rescore the first
+A user with a local model plugs one in through the ``Reranker`` protocol
+(memsieve.parts): ``Memory(reranker=my_reranker)``. The search then asks it to rescore the first
 ``depth`` fused candidates and keeps the best ``limit`` by its scores.
 """
 
@@ -10,9 +10,11 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
-from typing import Protocol, runtime_checkable
 
 from memsieve.errors import ConfigError, MemsieveError
+from memsieve.parts import Reranker
+
+__all__ = ["DEFAULT_RERANK_DEPTH", "Reranker", "RerankerError", "check_reranker", "rerank_order"]
 
 #: How many fused candidates a reranker sees by default: deep enough to lift a
 #: memory the first stage ranked low, shallow enough for a cross-encoder.
@@ -21,15 +23,6 @@ DEFAULT_RERANK_DEPTH = 50
 
 class RerankerError(MemsieveError):
     """The configured reranker failed or returned scores of the wrong shape."""
-
-
-@runtime_checkable
-class Reranker(Protocol):
-    """Rescores candidate texts for one query; higher is better."""
-
-    def rerank(self, query: str, texts: Sequence[str]) -> Sequence[float]:
-        """One finite score per text, in the order given."""
-        ...
 
 
 def check_reranker(reranker: object) -> Reranker | None:

@@ -17,209 +17,25 @@ timestamp after retrieval). So the rule is deterministic:
   insertion order) takes the best rank any member had, and the older members
   follow it directly, newest first, each marked ``superseded_by`` the newest.
 
-``newer_version_reason`` is the one rule of "B is a newer version of A". Three
-callers ask it, each handing in what it measures: the gate (is a candidate
-close to its nearest memories their newer version: ``GateScore.says_more``),
-the read path here (are two results versions) and consolidation (duplicates
-or versions: ``PairVerdict``). The functions here see texts, times, links and
-vectors, never the store.
+``newer_version_reason`` (memsieve.gate.versions) is the one rule of "B is a
+newer version of A"; this module asks it of two results. The functions here
+see texts, times, links and vectors, never the store.
 """
 
 from __future__ import annotations
 
-import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import Literal
 
 import numpy as np
 
-from memsieve import _core
+import memsieve._core as _core
+from memsieve.gate.versions import (DEFAULT_VERSION_COS, VersionBars, VersionEvidence, newer_version_reason,
+                                    other_subject_of_ids, slot_terms)
 from memsieve.text.lexicon import ENGLISH, Lexicon
 
-#: Link kinds that say "this memory is a newer version of that one".
-VERSION_LINKS = frozenset({"updates", "supersedes"})
-#: Among the results asked for, memories at least this close are taken as versions of
-#: one fact and the newest goes first. Reordering within the results never drops one,
-#: so a low bar costs no recall (docs/UPDATES.md has the sweep).
-DEFAULT_VERSION_COS = 0.4
-#: ... and they must answer the query about equally well: cosines to it within this
-#: gap. On the updates dev set 0.25 keeps 86% of versions newest-first (0.3: 90%,
-#: 0.2: 83%); at 0.3 a fact about one person was outranked by a newer, unrelated
-#: fact about her, which 0.25 prevents in the tests.
-VERSION_RELEVANCE_GAP = 0.25
-#: A newer memory that says a change (memsieve.text.cues) and shares a content term
-#: with an older one is its version at a lower bar: a correction or a later event is
-#: often worded apart from the fact it changes, and answers the question less
-#: directly ("I quit Fenwick Insurance" for "where do I work?").
-CHANGED_COS_OFFSET = 0.1  # below version_cos: 0.3 at the default
-CHANGED_RELEVANCE_GAP = 0.4
-#: A said change lets the older memory leave search (``older_may_leave``) only when it
-#: is about what the older says: the older's plain words carry less than this against
-#: the newer. "I quit Fenwick Insurance" ends "I work at Fenwick Insurance" (0.4 of the
-#: older's words unsaid); a "not" in a fact that shares a word or two with an older one
-#: ends nothing. On the LoCoMo dev facts, every merge by a change cue at 0.5 or above
-#: hid a detail the newer does not hold (docs/CONSOLIDATION.md).
-CHANGED_INFO = 0.5
-
-#: Why a memory is a newer version of another (see ``newer_version_reason``).
-VersionReason = Literal["information", "value", "change", "close"]
-
-
-@dataclass(frozen=True, kw_only=True)
-class VersionEvidence:
-    """What is known of a later memory against an earlier one.
-
-    A caller fills in what it measures; what it leaves at the default takes
-    no part in the rule.
-
-    Attributes:
-        said: the change cues (a Lexicon's) the later says and the earlier does not.
-        unsaid: the change cues the earlier says and the later does not.
-        information: the later's information term against the earlier, in [0, 1] (nan: not measured).
-        new_values: the number, date and name terms the later holds and the earlier lacks.
-        shares_slot: whether both hold a content term other than the person they are about
-            (``slot_terms``; None: not measured).
-        cosine: their cosine (None: not measured, as at write, where the gate's band is the
-            similarity bar, and in consolidation, where its ``min_sim`` is).
-        relevance_gap: how far apart their cosines to the query are (None: no query).
-        other_subject: each names its subject by a number or name the other lacks
-            (``other_subject``): "Room 101 has the printer" / "Room 102 has the printer"
-            are two facts, both true, and neither is a version of the other.
-    """
-
-    said: frozenset[str] = frozenset()
-    unsaid: frozenset[str] = frozenset()
-    information: float = math.nan
-    new_values: tuple[str, ...] = ()
-    shares_slot: bool | None = None
-    cosine: float | None = None
-    relevance_gap: float | None = None
-    other_subject: bool = False
-
-
-@dataclass(frozen=True, kw_only=True)
-class VersionBars:
-    """The bars a newer version's evidence must clear; each caller keeps its own numbers.
-
-    Attributes:
-        info_tau: information at or above this is new content (``GateConfig.info_tau``;
-            nan: never, as at read, which measures none).
-        version_cos: two memories at least this close are versions when they also answer
-            the query alike and share a content term or differ in a change.
-        relevance_gap: ... answering alike: their cosines to the query at most this far apart.
-        changed_cos: a said change's similarity bar (``version_cos - CHANGED_COS_OFFSET``).
-        changed_gap: a said change's relevance bar.
-        changed_info: a said change lets the older leave search when the older's plain
-            words carry less than this against the newer (``older_may_leave``).
-    """
-
-    info_tau: float = math.nan
-    version_cos: float = DEFAULT_VERSION_COS
-    relevance_gap: float = VERSION_RELEVANCE_GAP
-    changed_cos: float = DEFAULT_VERSION_COS - CHANGED_COS_OFFSET
-    changed_gap: float = CHANGED_RELEVANCE_GAP
-    changed_info: float = CHANGED_INFO
-
-    @classmethod
-    def at_read(cls, version_cos: float) -> "VersionBars":
-        """The read path's bars for a ``Searcher``'s ``version_cos``."""
-        return cls(version_cos=version_cos, changed_cos=version_cos - CHANGED_COS_OFFSET)
-
-
-def newer_version_reason(evidence: VersionEvidence, *, bars: VersionBars) -> VersionReason | None:
-    """Why the later memory is a newer version of the earlier, or None when nothing says so.
-
-    Nothing says so when the two are about different things
-    (``other_subject``). Otherwise the clauses, the first met named:
-
-    - ``"information"``: it carries information the earlier lacks
-      (``information >= info_tau``; the gate and consolidation measure it);
-    - ``"value"``: it holds a number, date or name the earlier lacks
-      (consolidation: a changed value is a correction);
-    - ``"change"``: it says a change the earlier does not, about a content
-      term they share and within the change bars, wherever those are measured
-      (the gate against its nearest memories; the read path);
-    - ``"close"``: they are close in meaning, answer the query alike, and
-      share a content term or differ in a change (the read path only: it
-      alone measures a query).
-
-    Args:
-        evidence: what the caller measured of the pair, the later first.
-        bars: the caller's bars.
-    """
-    e = evidence
-    if e.other_subject:
-        return None
-    if e.information >= bars.info_tau:
-        return "information"
-    if e.new_values:
-        return "value"
-    if e.said and e.shares_slot is not False and _within(e, cos=bars.changed_cos, gap=bars.changed_gap):
-        return "change"
-    if (e.cosine is not None and e.relevance_gap is not None
-            and _within(e, cos=bars.version_cos, gap=bars.relevance_gap)
-            and (e.shares_slot or e.said or e.unsaid)):
-        return "close"
-    return None
-
-
-def older_may_leave(newer: VersionEvidence, older: VersionEvidence, *, bars: VersionBars) -> bool:
-    """Whether the older of two memories may leave search for the newer: nothing true is lost.
-
-    Either the newer says a change the older does not (a correction, an
-    ending) about what the older says (the older's plain words carry less
-    than ``changed_info`` against it), or the older says nothing the newer lacks but the values the
-    newer replaced: its plain words' information against the newer
-    (``older.information``) is below ``info_tau``, and any number, date or
-    name only it holds (``older.new_values``) faces one the newer holds in
-    its place ("code 4471" / "code 4472"). Two memories about different
-    things (``other_subject``) both stay.
-
-    Args:
-        newer: the newer's evidence against the older.
-        older: the older's against the newer (``information`` over its plain words).
-        bars: the caller's bars.
-    """
-    if newer.other_subject or older.other_subject:
-        return False
-    if newer_version_reason(newer, bars=bars) == "change" and older.information < bars.changed_info:
-        return True
-    replaced = not older.new_values or bool(newer.new_values)
-    return bool(older.information < bars.info_tau) and replaced and not older.said
-
-
-def other_subject(a: str, b: str, lexicon: Lexicon = ENGLISH) -> bool:
-    """Whether each text names its subject by a number or name the other lacks (``Lexicon.identifying_values``)."""
-    return _other(lexicon.identifying_values(a), set(_core.tokenize(a)),
-                  lexicon.identifying_values(b), set(_core.tokenize(b)))
-
-
-def _other(ids_a: frozenset[str], terms_a: set[str], ids_b: frozenset[str], terms_b: set[str]) -> bool:
-    """Whether one noun names its thing by another number in each ("room 101" / "room 102").
-
-    ``terms_a`` and ``terms_b`` are accepted for the callers' symmetry; a
-    number the other text lacks elsewhere is a value, judged by the value rule.
-    """
-    return other_subject_of_ids(ids_a, ids_b)
-
-
-def other_subject_of_ids(ids_a: frozenset[str], ids_b: frozenset[str]) -> bool:
-    """Whether the same noun carries another number in ``ids_a`` than in ``ids_b`` (``"noun number"`` keys)."""
-    numbers_a: dict[str, set[str]] = {}
-    for key in ids_a:
-        noun, _, number = key.partition(" ")
-        numbers_a.setdefault(noun, set()).add(number)
-    for key in ids_b:
-        noun, _, number = key.partition(" ")
-        if noun in numbers_a and number not in numbers_a[noun]:
-            return True
-    return False
-
-
-def _within(e: VersionEvidence, *, cos: float, gap: float) -> bool:
-    """Whether the measured cosine and relevance gap clear the bars (what is not measured does)."""
-    return bool((e.cosine is None or e.cosine >= cos) and (e.relevance_gap is None or e.relevance_gap <= gap))
+__all__ = ["DEFAULT_VERSION_COS", "Version", "freshen", "may_be_versions", "version_groups",
+           "version_pairs"]
 
 
 @dataclass(frozen=True)
@@ -273,7 +89,6 @@ def version_pairs(ranked: Sequence[Version], *, texts: Mapping[int, str], vector
     bars = VersionBars.at_read(version_cos)
     cues = [lexicon.cues(texts[v.key]) for v in known]
     slots = [slot_terms(texts[v.key], lexicon) for v in known]
-    terms = [set(_core.tokenize(texts[v.key])) for v in known]
     named = [lexicon.identifying_values(texts[v.key]) for v in known]
     # Only a pair within the looser of the two bars can be versions: the rule tells which are.
     near = np.triu((sims >= min(bars.version_cos, bars.changed_cos))
@@ -287,7 +102,7 @@ def version_pairs(ranked: Sequence[Version], *, texts: Mapping[int, str], vector
         evidence = VersionEvidence(said=cues[new] - cues[old], unsaid=cues[old] - cues[new],
                                    shares_slot=bool(slots[new] & slots[old]), cosine=sims[i, j],
                                    relevance_gap=gap[i, j],
-                                   other_subject=_other(named[new], terms[new], named[old], terms[old]))
+                                   other_subject=other_subject_of_ids(named[new], named[old]))
         if newer_version_reason(evidence, bars=bars) is not None:
             pairs.append((known[i].key, known[j].key))
     return pairs
@@ -302,11 +117,6 @@ def may_be_versions(a: Version, b: Version, roles: Mapping[int, str | None]) -> 
     if roles.get(a.key) != roles.get(b.key):
         return False
     return a.valid_from is None or a.valid_from != b.valid_from
-
-
-def slot_terms(text: str, lexicon: Lexicon = ENGLISH) -> set[str]:
-    """A memory's content terms other than the person it is about (``Lexicon.subject_terms``)."""
-    return set(_core.tokenize(text)) - lexicon.subject_terms(text)
 
 
 def version_groups(keys: Sequence[int], pairs: Sequence[tuple[int, int]],

@@ -22,7 +22,7 @@ from typing import Any
 
 from starlette.routing import compile_path
 
-from memsieve import Scope
+from memsieve.scope import Scope
 from memsieve.errors import InvalidInputError, ScopeError, StoreError
 from memsieve.read.render import result_date
 from memsieve.server.keys import KeyEntry

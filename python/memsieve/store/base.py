@@ -25,7 +25,7 @@ from memsieve.records import HistoryEntry, MemoryItem, Rejection
 from memsieve.scope import Scope
 
 if TYPE_CHECKING:
-    from memsieve.write.passages import Part
+    from memsieve.text.passages import Part
 
 
 @dataclass(frozen=True)
@@ -66,7 +66,7 @@ class VectorsRow:
 class PartsRow:
     """Part rows of memories (migration 10): memory seqs (n,) int64, part numbers (n,) int64
     (1 or more: part 0 is the memory's own embedding; a long text's passages below
-    ``memsieve.write.passages.KEY_BASE``, a short one's sentence keys above it), matrix (n, d) float32."""
+    ``memsieve.text.passages.KEY_BASE``, a short one's sentence keys above it), matrix (n, d) float32."""
 
     seqs: np.ndarray
     parts: np.ndarray

@@ -25,7 +25,7 @@ from memsieve.store.base import (MEMORY_COLUMNS, PURGED_HASH, REJECTION_COLUMNS,
 from memsieve.store.ids import new_id
 
 if TYPE_CHECKING:
-    from memsieve.write.passages import Part
+    from memsieve.text.passages import Part
 
 
 #: Seqs bound in one statement: under SQLite's smallest limit of 999 variables

@@ -13,7 +13,7 @@ readings need:
 - freshness at read: a retrieved memory that says a change, and shares a
   content term with an older one it is close to, is that memory's newer
   version even when it answers the question in other words
-  (memsieve.read.versions).
+  (memsieve.gate.versions).
 
 This module holds the rules, not the words: which words are cues and which
 name a relation is a lexicon's (memsieve.text.lexicon; the English lists are
@@ -27,7 +27,7 @@ import functools
 import re
 from collections.abc import Callable, Collection, Sequence
 
-from memsieve import _core
+import memsieve._core as _core
 from memsieve.text.fold import fold, without_list_marks, words
 from memsieve.text.when import time_phrases
 
@@ -102,7 +102,7 @@ def find_identifying_values(text: str, *, determiners: Collection[str], value_la
 
     Each is returned as ``"noun number"`` (their index terms): two texts name
     two things only when the same noun carries another number ("room 101" /
-    "room 102"; see ``memsieve.read.versions.other_subject``). A capitalized
+    "room 102"; see ``memsieve.gate.versions.other_subject``). A capitalized
     word opening a clause is its subject (key ``" name"``) when ``is_person``
     says it names someone ("Camila plays ...", "Grandpa went ..."), not when it
     is a common word ("Please call me ...", "Actually, ...").

@@ -30,7 +30,7 @@ import re
 from collections.abc import Collection
 from dataclasses import dataclass
 
-from memsieve import _core
+import memsieve._core as _core
 from memsieve.text.fold import fold
 
 # Words as typed (case kept, apostrophes inside), for the capitals a name has.

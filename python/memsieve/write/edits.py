@@ -19,7 +19,7 @@ from memsieve.errors import NotFoundError
 from memsieve.inputs import text_hash
 from memsieve.records import Rejection
 from memsieve.scope import Scope
-from memsieve.write.passages import Part
+from memsieve.text.passages import Part
 
 
 def update_text(tx: Any, gate: Any, scope: Scope, memory_id: str, *, text: str, vector: np.ndarray,

@@ -40,7 +40,7 @@ from typing import Any
 
 import numpy as np
 
-from memsieve import _core
+import memsieve._core as _core
 from memsieve.text.lexicon import ENGLISH, Lexicon
 from memsieve.text.subjects import USER, Subject
 

@@ -21,7 +21,7 @@ from memsieve.read.speaker import role_of
 from memsieve.records import Decision
 from memsieve.scope import Scope
 from memsieve.store import WriteTx
-from memsieve.write.passages import Part
+from memsieve.text.passages import Part
 
 NEIGHBOURS_FOR_LLM = 5
 
@@ -31,7 +31,7 @@ _ROUTE_RANK = {"NOOP": 0, "BAND": 1, "ADD": 2}
 @dataclass
 class Candidate:
     """One text on its way through the write path, with its (d,) float32 unit vector and, for a text
-    longer than the embedder's window, the passages 1.. of it (memsieve.write.passages)."""
+    longer than the embedder's window, the passages 1.. of it (memsieve.text.passages)."""
 
     text: str
     vector: np.ndarray

@@ -36,7 +36,7 @@ from typing import Any
 
 import numpy as np
 
-from memsieve import _core
+import memsieve._core as _core
 from memsieve.records import MemoryItem
 from memsieve.scope import Scope
 from memsieve.write.forget import ForgetPath

@@ -35,7 +35,7 @@ from memsieve.text.lexicon import ENGLISH, Lexicon
 from memsieve.write import purge as purging
 from memsieve.write.forgetting import parse_request
 from memsieve.write.infer import Pair, infer_candidates
-from memsieve.write.passages import Part, embed_passages
+from memsieve.text.passages import Part, embed_passages
 from memsieve.write.path import Candidate, WritePath
 
 

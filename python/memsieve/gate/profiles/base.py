@@ -16,7 +16,7 @@ from typing import ClassVar, Protocol
 
 import numpy as np
 
-from memsieve import _core
+import memsieve._core as _core
 from memsieve.gate.ann import ScopeIndex
 from memsieve.gate.parts import PartRows
 from memsieve.gate.params import InformationParams, SageParams, ScoringParams

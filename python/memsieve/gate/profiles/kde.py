@@ -12,10 +12,10 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from memsieve import _core
+import memsieve._core as _core
 from memsieve.gate.profiles.base import GateProfile, ScopeView
 from memsieve.gate.score import GateScore
-from memsieve.read.versions import VersionBars, VersionEvidence, newer_version_reason, other_subject_of_ids
+from memsieve.gate.versions import VersionBars, VersionEvidence, newer_version_reason, other_subject_of_ids
 from memsieve.text.cues import value_tokens
 from memsieve.text.lexicon import Lexicon
 from memsieve.text.when import time_phrases

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from memsieve import _core
+import memsieve._core as _core
 from memsieve.gate.profiles.base import GateProfile
 
 

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from memsieve import _core
+import memsieve._core as _core
 from memsieve.gate.profiles.base import GateProfile, ScopeView
 from memsieve.gate.threshold import SageThreshold, Threshold
 

@@ -6,7 +6,7 @@ import math
 
 import numpy as np
 
-from memsieve import _core
+import memsieve._core as _core
 from memsieve.gate.profiles.base import GateProfile, ScopeView
 from memsieve.gate.score import GateScore
 

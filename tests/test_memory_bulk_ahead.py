@@ -103,6 +103,37 @@ def test_a_later_batch_failing_to_embed_leaves_earlier_batches_committed_and_not
     m.close()
 
 
+def test_one_batch_is_embedded_on_the_callers_thread(tmp_path):
+    # One batch has nothing to overlap with: no second thread is started for it.
+    emb = Watched()
+    m = Memory(tmp_path / "one.db", embedder=emb)
+    decisions = m.add_many(FACTS[:8], user_id="u", batch_size=8)
+    assert len(decisions) == 8
+    assert [name for name, _, _ in emb.spans] == [threading.current_thread().name]
+    m.close()
+
+
+def test_a_decision_failing_midway_stops_the_embedding_ahead(tmp_path, monkeypatch):
+    emb = Watched()
+    real = Writer._decide
+    decided = []
+
+    def failing(self, scope, calls):
+        if len(decided) == 1:
+            raise RuntimeError("the store went away")
+        decided.append(len(calls))
+        return real(self, scope, calls)
+
+    monkeypatch.setattr(Writer, "_decide", failing)
+    m = Memory(tmp_path / "f.db", embedder=emb, gate=GateConfig(profile="none"))
+    with pytest.raises(RuntimeError, match="the store went away"):
+        m.add_many(FACTS[:40], user_id="u", batch_size=8)
+    # Batch 1 decided; batch 2 failed to decide after batch 3 began embedding; nothing further.
+    assert decided == [8] and len(emb.spans) == 3
+    assert not [t for t in threading.enumerate() if t.name.startswith("memsieve-embed-ahead")]
+    m.close()
+
+
 def test_the_writes_embedder_is_called_one_call_at_a_time():
     """Deciding a batch may embed (an LLM's UPDATE text, a consolidation's merge) while the next
     batch is being embedded: the writes' embedder lets one call in at a time. The first call

@@ -15,7 +15,7 @@ writes call it.
 from __future__ import annotations
 
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
@@ -138,19 +138,31 @@ class Writer:
         as it did when batches were embedded one after another.
         """
         chunks = [items[start:start + batch_size] for start in range(0, len(items), batch_size)]
-        texts = [[text for text, *_ in chunk] for chunk in chunks]
         out: list[list[Decision]] = []
-        with ThreadPoolExecutor(max_workers=1, thread_name_prefix="memsieve-embed-ahead") as ahead:
-            pending = ahead.submit(self._embed, texts[0]) if chunks else None
-            for i, chunk in enumerate(chunks):
-                assert pending is not None
-                vectors, parts = pending.result()
-                pending = ahead.submit(self._embed, texts[i + 1]) if i + 1 < len(chunks) else None
-                out += self._decide(scope, [[bulk.candidate(*item, vec, p)]
-                                            for item, vec, p in zip(chunk, vectors, parts)])
-                if progress is not None:
-                    progress(len(out))
+        embedded = self._embedded_ahead([[text for text, *_ in chunk] for chunk in chunks])
+        for chunk, (vectors, parts) in zip(chunks, embedded):
+            out += self._decide(scope, [[bulk.candidate(*item, vec, p)]
+                                        for item, vec, p in zip(chunk, vectors, parts)])
+            if progress is not None:
+                progress(len(out))
         return out
+
+    def _embedded_ahead(self, batches: list[list[str]]) -> Iterator[tuple[np.ndarray, list[list[Part]]]]:
+        """Each batch's vectors and parts, in order; batch i + 1 is embedded while the caller decides batch i.
+
+        A single batch has nothing to overlap with and is embedded on the
+        caller's thread, with no second thread started.
+        """
+        if len(batches) < 2:
+            yield from (self._embed(batch) for batch in batches)
+            return
+        with ThreadPoolExecutor(max_workers=1, thread_name_prefix="memsieve-embed-ahead") as ahead:
+            pending = ahead.submit(self._embed, batches[0])
+            for nxt in [*batches[1:], None]:
+                done = pending.result()
+                if nxt is not None:
+                    pending = ahead.submit(self._embed, nxt)
+                yield done
 
     def _embed(self, texts: list[str]) -> tuple[np.ndarray, list[list[Part]]]:
         """The texts' own vectors and their parts: passages of a long text, sentence keys of a short one."""

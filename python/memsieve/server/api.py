@@ -72,10 +72,12 @@ class Call:
                 return {}
             raise ScopeError("no scope given; name user_id, agent_id and/or run_id (in the JSON body, or in the "
                              "query string of a GET or DELETE)")
-        Scope.optional(**ids)  # a malformed id is bad input (400), whatever the key
+        scope = Scope.of(**ids)  # a malformed id is bad input (400), whatever the key
         assert self.key is not None
-        self.key.check(ids)
-        return ids
+        # The key is asked about the scope the memory will use: " ana" and "ana\n" are "ana".
+        named = {"user_id": scope.user_id, "agent_id": scope.agent_id, "run_id": scope.run_id}
+        self.key.check(named)
+        return named
 
     def pick(self, *names: str) -> dict[str, Any]:
         """The named arguments the request gave (an omitted one keeps Memory's default)."""
@@ -214,7 +216,15 @@ async def list_scopes(call: Call) -> dict[str, Any]:
 
 
 async def stats(call: Call) -> dict[str, Any]:
-    return {"stats": await call.memory.stats(**call.scope())}
+    return {"stats": _for_key(call.key, await call.memory.stats(**call.scope()))}
+
+
+def _for_key(key: KeyEntry | None, stats: dict[str, Any]) -> dict[str, Any]:
+    """A scope's stats as this key may read them: the LLM's calls and tokens are the whole server
+    process's, every tenant's together, so only an admin key reads them (else ``llm`` is null)."""
+    if key is None or not key.admin:
+        stats = {**stats, "llm": None}
+    return stats
 
 
 async def healthz(call: Call) -> dict[str, Any]:
@@ -382,7 +392,8 @@ ENDPOINTS: tuple[Endpoint, ...] = (
                      "schema": integer(f"how many scopes, at most (default {DEFAULT_SCOPES_LIMIT})", minimum=1,
                                    maximum=2**63 - 1)}],
              errors=(400,)),
-    Endpoint("GET", "/v1/stats", stats, "stats", "Counts per event and layer, store size, tau and kappa.",
+    Endpoint("GET", "/v1/stats", stats, "stats", "Counts per event and layer, store size, tau and kappa (and, to "
+             "an admin key, the server's LLM calls and tokens).",
              {"stats": {"type": "object"}}, query=query_params()),
     Endpoint("GET", "/healthz", healthz, "healthz", "Liveness: the process answers.",
              {"status": {"type": "string", "enum": ["ok"]}}, public=True, errors=()),

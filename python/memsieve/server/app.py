@@ -26,6 +26,7 @@ import uuid
 from collections.abc import AsyncIterator
 from dataclasses import dataclass
 from typing import Any
+from urllib.parse import quote
 
 from starlette.applications import Starlette
 from starlette.exceptions import HTTPException
@@ -93,6 +94,12 @@ def log(line: str) -> None:
     sys.stderr.flush()
 
 
+def loggable(text: str) -> str:
+    """``text`` percent-encoded but for URL characters other than space and '%': what a client
+    sends cannot break the request's log line in two or add fields to it (``key=admin``)."""
+    return quote(text, safe="/-._~:@!$&'()*+,;")
+
+
 def json_bytes(obj: Any) -> bytes:
     """``obj`` as strict JSON (UTF-8): NaN and infinities as null, numpy scalars as numbers."""
     try:
@@ -125,7 +132,10 @@ class State:
     def route_of(self, method: str, path: str) -> tuple[api.Endpoint | None, bool]:
         """(the endpoint of this method and path, whether some endpoint has this path)."""
         found = api.endpoints_on(path)
-        return next((ep for ep in found if ep.method == method), None), bool(found)
+        # HEAD is GET without the body (the server leaves it out): a load balancer's
+        # HEAD /healthz is the GET's check, with the GET's key rule.
+        wanted = "GET" if method == "HEAD" else method
+        return next((ep for ep in found if ep.method == wanted), None), bool(found)
 
     def reload_keys(self) -> None:
         """SIGHUP: reread the keys file; a bad file keeps the keys in force."""
@@ -204,7 +214,8 @@ class FrontDoor:
         finally:
             elapsed = time.perf_counter() - started
             self.state.metrics.observe(method, route, seen["status"], elapsed)
-            log(f"memsieve serve: request_id={request_id} method={method} path={path} status={seen['status']} "
+            log(f"memsieve serve: request_id={request_id} method={loggable(method)} path={loggable(path)} "
+                f"status={seen['status']} "
                 f"ms={elapsed * 1000:.1f} key={seen['key']}")
 
     async def _page(self, send: Any, method: str, path: str) -> None:
@@ -291,9 +302,13 @@ def _endpoint(ep: api.Endpoint, state: State) -> Any:
                 status, body = await answer(request, front, args)
                 return Response(body, status_code=status, media_type="application/json")
             assert key is not None
+            # The key must grant the scope now, as on a first run: a kept answer quotes texts, and
+            # a grant taken away since (a SIGHUP) must not leave it readable.
+            api.Call(memory=state.memory, key=key, args=args, path={}, metrics=state.metrics).scope(by_id=True)
             query = request.scope.get("query_string", b"")
             status, body, replayed = await state.replies.run(
-                key_name=key.name, idem_key=idem, scope_key=_scope_key(args),
+                # Kept per key, by its digest: a new key given an old key's name gets none of its answers.
+                key_name=key.sha256.hex(), idem_key=idem, scope_key=_scope_key(args),
                 request_print=replies.fingerprint(ep.method, request.scope["path"], query, front.get("body", b"")),
                 produce=lambda: answer(request, front, args))
             return Response(body, status_code=status, media_type="application/json",
@@ -376,4 +391,6 @@ def build_app(config: ServeConfig, memory: Any, *, keyring: KeyRing | None = Non
     routes += [Route(path, _not_allowed, methods=_EVERY_METHOD) for path in api.SHADOWING_PATHS]
     routes += [Route(ep.path, _endpoint(ep, state), methods=[ep.method]) for ep in ordered if "{" in ep.path]
     app = Starlette(routes=routes, lifespan=lifespan, exception_handlers={HTTPException: _http_error})
+    # "/v1/search/" is an unknown route (404 JSON), not a redirect built from the client's Host header.
+    app.router.redirect_slashes = False
     return FrontDoor(app, state)

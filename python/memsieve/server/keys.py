@@ -35,7 +35,8 @@ from dataclasses import dataclass
 from datetime import datetime, timezone
 from typing import Any
 
-from memsieve.errors import ConfigError
+from memsieve.errors import ConfigError, ScopeError
+from memsieve.scope import Scope
 from memsieve.server.errors import ForbiddenError, UnauthorizedError
 
 _HEX64 = re.compile(r"[0-9a-f]{64}")
@@ -85,6 +86,15 @@ def _fail(path: str, text: str) -> ConfigError:
     return ConfigError(f"the keys file {path!r} {text}")
 
 
+def _normal_ids(path: str, name: str, **ids: str | None) -> tuple[str | None, str | None, str | None]:
+    """A granted scope's ids as ``Scope.of`` normalizes them; a malformed id fails the file."""
+    try:
+        scope = Scope.of(**ids)
+    except ScopeError as exc:
+        raise _fail(path, f"has key {name!r} with a scope id the memory refuses: {exc}") from None
+    return scope.user_id, scope.agent_id, scope.run_id
+
+
 def parse_keys(data: Any, *, path: str) -> list[KeyEntry]:
     """The entries of a parsed keys file, checked strictly.
 
@@ -117,6 +127,8 @@ def parse_keys(data: Any, *, path: str) -> list[KeyEntry]:
         users = entry.get("users", [])
         if not isinstance(users, list) or not all(isinstance(u, str) and u for u in users):
             raise _fail(path, f"has key {name!r} whose 'users' is not a list of non-empty strings")
+        # Ids as the memory spells them (NFC, stripped), so " ana" in the file grants the scope "ana".
+        users = [_normal_ids(path, name, user_id=u)[0] for u in users]
         scopes = entry.get("scopes", [])
         if not isinstance(scopes, list):
             raise _fail(path, f"has key {name!r} whose 'scopes' is not a list")
@@ -127,7 +139,7 @@ def parse_keys(data: Any, *, path: str) -> list[KeyEntry]:
                     or all(scope.get(k) is None for k in _SCOPE_KEYS)):
                 raise _fail(path, f"has key {name!r} whose scope {j} is not an object of user_id/agent_id/run_id "
                                   "(non-empty strings or null, at least one given)")
-            triples.add(tuple(scope.get(k) for k in _SCOPE_KEYS))
+            triples.add(_normal_ids(path, name, **{k: scope.get(k) for k in _SCOPE_KEYS}))
         if not admin and not users and not triples:
             raise _fail(path, f"has key {name!r} that grants nothing; give it 'users', 'scopes' or 'admin': true")
         out.append(KeyEntry(name=name, sha256=bytes.fromhex(hexdigest), admin=admin, users=frozenset(users),
@@ -147,11 +159,17 @@ def read_keys(path: str) -> list[KeyEntry]:
     except OSError as exc:
         raise _fail(path, f"cannot be read ({exc.strerror or exc}); create it with "
                           f"`memsieve serve keygen --keys {path} --user ID`") from None
+    except UnicodeDecodeError as exc:
+        raise _fail(path, f"is not UTF-8 (byte {exc.start}); save it as UTF-8 JSON or make a new one with "
+                          "`memsieve serve keygen`") from None
     try:
         data = json.loads(text)
     except json.JSONDecodeError as exc:
         raise _fail(path, f"is not JSON ({exc.msg} at line {exc.lineno}); fix it or make a new one with "
                           "`memsieve serve keygen`") from None
+    except RecursionError:
+        raise _fail(path, "nests arrays or objects too deeply to read; it should hold one object with a "
+                          "\"keys\" list, as `memsieve serve keygen` writes it") from None
     return parse_keys(data, path=path)
 
 
@@ -246,9 +264,15 @@ def grant_entry(*, name: str, key: str, user_id: str | None = None, agent_id: st
     Raises:
         ConfigError: no grant named, admin with a scope, or an empty id.
     """
-    ids = {"user_id": user_id, "agent_id": agent_id, "run_id": run_id}
-    if any(v is not None and (not isinstance(v, str) or not v.strip()) for v in ids.values()):
-        raise ConfigError(f"scope ids must be non-empty strings, got {ids}")
+    ids: dict[str, str | None] = {"user_id": user_id, "agent_id": agent_id, "run_id": run_id}
+    if any(v is not None for v in ids.values()):
+        try:
+            scope = Scope.of(**ids)
+        except ScopeError as exc:
+            raise ConfigError(f"the key's scope is not one the memory accepts: {exc}") from None
+        # Stored as the memory spells them, so the grant matches the scope a request names.
+        ids = {"user_id": scope.user_id, "agent_id": scope.agent_id, "run_id": scope.run_id}
+        user_id = scope.user_id
     entry: dict[str, Any] = {"name": name, "sha256": digest(key).hex(),
                              "created_at": datetime.now(timezone.utc).isoformat(timespec="seconds")}
     if admin:

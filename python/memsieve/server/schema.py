@@ -128,6 +128,27 @@ def _reject_constant(name: str) -> Any:
     raise ValueError(f"{name} is not JSON")
 
 
+#: The deepest nesting a body may have: far above any request's shape (a filter
+#: with a few levels of and/or), far below what recursion in Python's json and in
+#: the checks below can take.
+MAX_DEPTH = 64
+
+
+def depth_of(value: Any) -> int:
+    """How deeply arrays and objects nest in a parsed JSON value (a scalar is 0), read without recursion."""
+    deepest, stack = 0, [(value, 0)]
+    while stack:
+        item, depth = stack.pop()
+        if isinstance(item, dict):
+            stack += [(v, depth + 1) for v in item.values()]
+        elif isinstance(item, list):
+            stack += [(v, depth + 1) for v in item]
+        else:
+            continue
+        deepest = max(deepest, depth + 1)
+    return deepest
+
+
 def parse_body(raw: bytes, schema: dict[str, Any] | None) -> dict[str, Any]:
     """The request body as a dict checked against ``schema`` (an empty body is ``{}``).
 
@@ -144,6 +165,12 @@ def parse_body(raw: bytes, schema: dict[str, Any] | None) -> dict[str, Any]:
         except (json.JSONDecodeError, ValueError) as exc:
             text = exc.msg if isinstance(exc, json.JSONDecodeError) else str(exc)
             raise InvalidInputError(f"the body is not valid JSON ({text}); send one JSON object") from None
+        except RecursionError:
+            raise InvalidInputError("the body nests arrays or objects too deeply to read; "
+                                    f"send JSON nested at most {MAX_DEPTH} levels") from None
+    if depth_of(body) > MAX_DEPTH:
+        raise InvalidInputError(f"the body nests arrays or objects more than {MAX_DEPTH} levels deep; "
+                                "send a flatter JSON object")
     if not isinstance(body, dict):
         raise InvalidInputError(f"the body must be a JSON object, got {json_type(body)}; send {{...}}")
     if schema is not None:

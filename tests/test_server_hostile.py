@@ -1,0 +1,175 @@
+"""``memsieve serve`` against a hostile client and a careless operator: deep JSON, forged log lines, a keys file
+that is not UTF-8, HEAD health checks, a replay after a grant is taken away, ids spelled with spaces, a
+trailing slash, and the server-wide LLM figures in a tenant's stats."""
+
+from __future__ import annotations
+
+import json
+import re
+import signal
+import time
+import uuid
+
+import httpx
+import pytest
+
+from serve_helper import ServeProcess, cli, make_keys
+
+
+def _wait_for(predicate, timeout: float = 30.0) -> bool:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if predicate():
+            return True
+        time.sleep(0.1)
+    return False
+
+
+@pytest.fixture(scope="module")
+def served(tmp_path_factory):
+    root = tmp_path_factory.mktemp("hostile")
+    keys = make_keys(root / "keys.json", ana={"user_id": "ana"}, ops={"admin": True})
+    srv = ServeProcess(root / "mem.db", root / "keys.json").start()
+    yield srv, keys, root
+    assert srv.stop() == 0, srv.log()
+
+
+def test_json_nested_past_the_limit_is_400_not_500(served):
+    srv, keys, _ = served
+    with srv.client(keys["ana"]) as c:
+        bomb = c.post("/v1/search", content="[" * 100_000 + "]" * 100_000,
+                      headers={"content-type": "application/json"})
+        nested = '{"a":' * 5000 + "1" + "}" * 5000
+        deep = c.post("/v1/search", content='{"query": "x", "user_id": "ana", "filters": ' + nested + "}",
+                      headers={"content-type": "application/json"})
+        for r in (bomb, deep):
+            assert r.status_code == 400, r.text
+            assert r.json()["error"]["type"] == "InvalidInputError"
+            assert "nest" in r.json()["error"]["message"]
+        ok = c.post("/v1/search", json={"query": "x", "user_id": "ana", "filters": {"k": "v"}})
+        assert ok.status_code == 200, ok.text
+    assert "RecursionError" not in srv.log()
+
+
+def test_a_request_cannot_forge_or_extend_its_log_line(served):
+    srv, _, _ = served
+    rid = uuid.uuid4().hex
+    forged = "/x\nmemsieve serve: request_id=forged method=POST path=/v1/compact status=200 ms=1.0 key=ops"
+    with httpx.Client(base_url=srv.url) as c:
+        r = c.get(forged.replace("\n", "%0A").replace(" ", "%20"), headers={"x-request-id": rid})
+    assert r.status_code == 401
+    assert _wait_for(lambda: rid in srv.log())
+    mine = [line for line in srv.log().splitlines() if rid in line]
+    assert len(mine) == 1 and " key=-" in mine[0] and "key%3Dops" in mine[0] and "%0A" in mine[0]
+    assert not re.search(r"^memsieve serve: request_id=forged", srv.log(), re.M)
+
+
+def test_head_health_checks_need_no_key_and_carry_no_body(served):
+    srv, _, _ = served
+    with httpx.Client(base_url=srv.url) as c:
+        for path in ("/healthz", "/readyz"):
+            r = c.head(path)
+            assert r.status_code == 200, (path, r.text)
+            assert r.content == b""
+        assert c.head("/v1/memories", params={"user_id": "ana"}).status_code == 401
+
+
+def test_a_trailing_slash_is_an_unknown_route_not_a_redirect(served):
+    srv, keys, _ = served
+    evil = {"host": "evil.example"}
+    with srv.client(keys["ana"]) as c:
+        for r in (c.get("/v1/memories/", params={"user_id": "ana"}, headers=evil),
+                  c.post("/v1/search/", json={"query": "x"}, headers=evil)):
+            assert r.status_code == 404, r.text
+            assert "location" not in r.headers and r.json()["error"]["type"] == "RouteNotFoundError"
+
+
+def test_an_id_spelled_with_spaces_is_the_scope_the_memory_uses(served):
+    srv, keys, _ = served
+    with srv.client(keys["ana"]) as c:
+        for spelled in (" ana", "ana\n", "ana "):
+            r = c.get("/v1/memories", params={"user_id": spelled})
+            assert r.status_code == 200, (spelled, r.text)
+        added = c.post("/v1/memories", json={"text": "Ana keeps her bike in the shed", "user_id": "\tana "})
+        assert added.status_code == 200, added.text
+        texts = [m["text"] for m in c.get("/v1/memories", params={"user_id": "ana"}).json()["memories"]]
+        assert "Ana keeps her bike in the shed" in texts
+        assert c.get("/v1/memories", params={"user_id": " bob"}).status_code == 403
+
+
+def test_keygen_and_the_keys_file_store_ids_as_the_memory_spells_them(tmp_path):
+    path = tmp_path / "keys.json"
+    done = cli("serve", "keygen", "--keys", str(path), "--user", " alice\n")
+    assert done.returncode == 0, done.stderr
+    assert json.loads(path.read_text())["keys"][0]["users"] == ["alice"]
+    bad = cli("serve", "keygen", "--keys", str(path), "--user", "al\x07ice")
+    assert bad.returncode == 2 and "control character" in bad.stderr
+    assert len(json.loads(path.read_text())["keys"]) == 1
+
+
+def test_a_tenant_reads_its_scope_but_not_the_servers_llm_figures(served):
+    srv, keys, _ = served
+    with srv.client(keys["ana"]) as c:
+        mine = c.get("/v1/stats", params={"user_id": "ana"}).json()["stats"]
+    with srv.client(keys["ops"]) as c:
+        admin = c.get("/v1/stats", params={"user_id": "ana"}).json()["stats"]
+    assert mine["llm"] is None
+    assert set(admin["llm"]) >= {"calls", "prompt_tokens", "completion_tokens"}
+    assert mine["events"] == admin["events"]
+
+
+def _rewrite(path, change) -> None:
+    data = json.loads(path.read_text())
+    data["keys"] = change(data["keys"])
+    path.write_text(json.dumps(data))
+
+
+def test_a_replay_needs_the_grant_now_and_belongs_to_the_key_not_its_name(tmp_path):
+    path = tmp_path / "keys.json"
+    keys = make_keys(path, app={"user_id": "dave"}, ops={"admin": True})
+    body = {"text": "Dave's locker code is 4471", "user_id": "dave"}
+    idem = {"Idempotency-Key": str(uuid.uuid4())}
+    with ServeProcess(tmp_path / "mem.db", path) as srv:
+        with srv.client(keys["app"]) as c:
+            assert c.post("/v1/memories", json=body, headers=idem).status_code == 200
+            assert c.post("/v1/memories", json=body, headers=idem).headers.get("idempotent-replayed") == "true"
+        # The operator moves the key from dave to erin: its kept answer about dave is dave's.
+        _rewrite(path, lambda entries: [{**e, "users": ["erin"]} if e["name"] == "app" else e for e in entries])
+        srv.send(signal.SIGHUP)
+        assert _wait_for(lambda: srv.log().count("reloaded 2 key(s)") == 1), srv.log()
+        with srv.client(keys["app"]) as c:
+            replay = c.post("/v1/memories", json=body, headers=idem)
+        assert replay.status_code == 403, replay.text
+        assert "4471" not in replay.text and "idempotent-replayed" not in replay.headers
+        # The name "app" goes to a new key for dave: the old key's kept answers are not the new key's.
+        _rewrite(path, lambda entries: [e for e in entries if e["name"] != "app"])
+        renamed = make_keys(path, app={"user_id": "dave"})["app"]
+        srv.send(signal.SIGHUP)
+        assert _wait_for(lambda: srv.log().count("reloaded 2 key(s)") == 2), srv.log()
+        with srv.client(renamed) as c:
+            mine = c.post("/v1/memories", json=body, headers=idem)
+        assert mine.status_code == 200 and "idempotent-replayed" not in mine.headers, mine.text
+        assert mine.json()["decisions"][0]["event"] == "NOOP"  # decided anew: an exact duplicate
+
+
+def test_a_keys_file_that_is_not_utf8_is_a_one_line_error_and_a_reload_keeps_the_keys(tmp_path):
+    bad = tmp_path / "bad.json"
+    bad.write_bytes(b'{"keys": [{"name": "\xff"}]}')
+    done = cli("serve", "--db", str(tmp_path / "x.db"), "--create", "--keys", str(bad), "--port", "0")
+    assert done.returncode == 2, done.stderr
+    assert done.stderr.startswith("memsieve: error: the keys file") and "not UTF-8" in done.stderr
+    assert "Traceback" not in done.stderr
+
+    path = tmp_path / "keys.json"
+    keys = make_keys(path, ana={"user_id": "ana"}, ops={"admin": True})
+    with ServeProcess(tmp_path / "mem.db", path) as srv:
+        for n, broken in enumerate((b"\xff\xfe{", b"[" * 100_000), start=1):
+            path.write_bytes(broken)
+            srv.send(signal.SIGHUP)
+            assert _wait_for(lambda: srv.log().count("kept the 2 key(s) in force") == n), srv.log()
+        with srv.client(keys["ana"]) as c:
+            assert c.get("/v1/memories", params={"user_id": "ana"}).status_code == 200
+        with srv.client(keys["ops"]) as c:
+            metrics = c.get("/metrics").text
+        assert "Traceback" not in srv.log() and "Exception in callback" not in srv.log()
+    assert re.search(r'memsieve_keys_reloads_total\{result="failed"\} 2', metrics), metrics

@@ -20,7 +20,7 @@ from typing import Any
 
 import memsieve._core as _core
 from memsieve.gate.config import GateConfig
-from memsieve.errors import ConfigError, EmbedderError
+from memsieve.errors import ConfigError, EmbedderError, MemsieveError
 from memsieve.gate.scope_gate import ScopeGate, new_threshold
 from memsieve.inputs import now_iso
 from memsieve.scope import Scope
@@ -169,10 +169,27 @@ class ScopeGates:
     # ---- lifecycle -----------------------------------------------------------
 
     def save_indexes(self) -> None:
-        """Persist every cached scope's hnswlib index beside the store."""
+        """Persist every cached scope's hnswlib index beside the store (those still current)."""
         with self._lock:
-            for gate in self._cache.values():
-                gate.save_index()
+            for key, gate in self._cache.items():
+                self._save_index(key, gate)
+
+    def _save_index(self, key: str, gate: ScopeGate) -> None:
+        """Save a scope's index only if it reflects the store's revision of the scope.
+
+        Another connection may have written the scope since this one read it,
+        a purge among those writes: its index file was rewritten without the
+        purged points, and this older index still holds them. Saved, it would
+        put a purged embedding back on disk (and be refused as stale when
+        loaded anyway), so it is dropped instead."""
+        if gate.index is None:
+            return
+        try:
+            current = self._store.peek_revision(Scope.from_key(key))
+        except MemsieveError:  # the store is away: an index is only a cache, rebuilt when next needed
+            return
+        if current == gate.revision:
+            gate.save_index()
 
     def close(self) -> None:
         self.save_indexes()
@@ -255,4 +272,4 @@ class ScopeGates:
         self._bytes -= self._sizes.pop(key, 0)
         if gate is not None and save:
             # Rebuilding a large scope's graph costs far more than writing it out.
-            gate.save_index()
+            self._save_index(key, gate)

@@ -4,11 +4,13 @@ A soft delete keeps everything (nothing is lost unless the user purges). A
 purge is the user saying the text must go: the memory row keeps its id, its
 times and its sources, and loses its text, embedding and metadata; its
 superseded versions and its passages' embeddings are deleted; its history keeps every row, with the texts
-and any LLM-written reason erased; the rejections folded into it (still NOOPs
+and the reasons erased (a reason may quote the words it judged); the rejections folded into it (still NOOPs
 of it) or restored as it keep their numbers and lose their text and metadata;
 texts of it that other records quote (a ``superseded_by_text``, a NOOP's
-history row in the memory it was folded into, an LLM fault's raw output) are
-erased too. A ``PURGE`` history row records the reason.
+history row in the memory it was folded into, an LLM fault's detail and raw
+output, an LLM's reason for a decision about another text, in any memory's
+history or any rejection of the scope: whole, JSON-escaped, a sentence of it or
+a number or code it holds) are erased too. A ``PURGE`` history row records the reason.
 
 Erasing the rows is the shared part, written once here. Getting the bytes off
 the disk is each store's: SQLite zeroes freed space (``secure_delete``) and
@@ -24,6 +26,7 @@ point (index.py).
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Iterable
 from typing import Any
 
@@ -140,11 +143,14 @@ class SqlPurge(SqlReplies):
     # ---- erasing -----------------------------------------------------------------
 
     def _scrub_own_history(self, memory_id: str) -> None:
-        """Every history row of the purged memory loses its texts, its extra's strings and any LLM reason."""
+        """Every history row of the purged memory loses its texts, its extra's strings and its reason.
+
+        A reason may quote the text it judged (an LLM's, or the gate's "its new
+        words ('kitty') ..." of a NOOP folded into it); each row keeps its event,
+        layer, time and numbers."""
         for seq, extra in self._q("SELECT seq, extra FROM history WHERE memory_id = %s", (memory_id,)).fetchall():
             kept = {k: v for k, v in json.loads(extra).items() if not isinstance(v, str) or k in _KEPT_STRING_KEYS}
-            self._q("UPDATE history SET old_text = NULL, new_text = NULL, extra = %s,"
-                    " reason = CASE WHEN layer = 'llm' THEN %s ELSE reason END WHERE seq = %s",
+            self._q("UPDATE history SET old_text = NULL, new_text = NULL, extra = %s, reason = %s WHERE seq = %s",
                     (json.dumps(kept), ERASED_REASON, seq))
 
     def _scrub_quotes(self, memory_ids: Iterable[str], *, texts: set[str], rejection_ids: set[str]) -> None:
@@ -158,9 +164,11 @@ class SqlPurge(SqlReplies):
                 decoded = json.loads(extra)
                 quoted = decoded.get("rejection_id") in rejection_ids
                 kept = {k: v for k, v in decoded.items() if not (isinstance(v, str) and v in texts)}
-                if quoted or kept != decoded:
-                    self._q("UPDATE history SET old_text = %s, new_text = %s, extra = %s WHERE seq = %s",
-                            (None if quoted else old, None if quoted else new, json.dumps(kept), seq))
+                if quoted:  # the NOOP of an erased text: its reason quotes that text's words
+                    self._q("UPDATE history SET old_text = NULL, new_text = NULL, extra = %s, reason = %s"
+                            " WHERE seq = %s", (json.dumps(kept), ERASED_REASON, seq))
+                elif kept != decoded:
+                    self._q("UPDATE history SET extra = %s WHERE seq = %s", (json.dumps(kept), seq))
 
     def _erase_rejections(self, rejection_ids: Iterable[str], *, reason: str) -> None:
         wanted = sorted(rejection_ids)
@@ -170,10 +178,52 @@ class SqlPurge(SqlReplies):
                     [reason, *params])
 
     def _scrub_faults(self, scope: Scope, texts: set[str]) -> None:
-        """An LLM fault whose detail or raw output contains an erased text loses both."""
+        """What an LLM wrote in the scope that quotes an erased text goes: a fault's detail and raw output,
+        and the reason of an LLM decision in any memory's history or any rejection.
+
+        The LLM saw the erased memory among a candidate's neighbours, so the
+        reason of a decision about another text may quote it, whole, as JSON
+        (escaped quotes) or in part: a sentence of it, or a number or code it
+        holds (``quoted_in``)."""
         if not texts:
             return
+        quoted = quote_marks(texts)
         for seq, detail, raw in self._q("SELECT seq, detail, raw FROM faults WHERE scope_key = %s",
                                         (scope.key,)).fetchall():
-            if any(t in (detail or "") or t in (raw or "") for t in texts):
+            if quoted_in(quoted, detail) or quoted_in(quoted, raw):
                 self._q("UPDATE faults SET detail = %s, raw = NULL WHERE seq = %s", (ERASED_REASON, seq))
+        for table, key in (("history", "seq"), ("rejections", "id")):
+            for ident, reason in self._q(f"SELECT {key}, reason FROM {table} WHERE scope_key = %s"
+                                         " AND layer = 'llm'", (scope.key,)).fetchall():
+                if quoted_in(quoted, reason):
+                    self._q(f"UPDATE {table} SET reason = %s WHERE {key} = %s", (ERASED_REASON, ident))
+
+
+#: A number or code of at least this many characters, said in an erased text, marks a quote of it.
+MIN_MARK_CHARS = 3
+#: A sentence of an erased text of at least this many words, repeated, marks a quote of it.
+MIN_SENTENCE_WORDS = 4
+
+
+def quote_marks(texts: Iterable[str]) -> set[str]:
+    """What, found in another record (lowercased), says it quotes one of ``texts``: each text whole and
+    as JSON escapes it, each sentence of four words or more, and each word holding a digit ("Zyx7731",
+    "555-0142"), all lowercased."""
+    marks: set[str] = set()
+    for text in texts:
+        for form in (text, json.dumps(text)[1:-1], json.dumps(text, ensure_ascii=False)[1:-1]):
+            marks.add(form.lower())
+        for sentence in re.split(r"(?<=[.!?;])\s+|\n+", text):
+            if len(sentence.split()) >= MIN_SENTENCE_WORDS:
+                marks.add(sentence.strip().rstrip(".!?;").lower())
+        marks.update(w.lower() for w in re.findall(r"\w*\d[\w-]*", text) if len(w) >= MIN_MARK_CHARS)
+    marks.discard("")
+    return marks
+
+
+def quoted_in(marks: set[str], written: str | None) -> bool:
+    """Whether ``written`` holds any of ``marks`` (``quote_marks``)."""
+    if not written:
+        return False
+    low = written.lower()
+    return any(m in low for m in marks)

@@ -5,7 +5,10 @@ The tools' arguments are JSON-schema'd from their signatures and every result
 is a JSON object (also sent as text, for clients that read only text). The
 first four tools keep OpenMemory's names (``add_memories``, ``search_memory``,
 ``list_memories``, ``delete_memories``), so clients written for it work
-unchanged.
+unchanged. The arguments are strict: one a tool does not take is refused with
+a tool error naming it and the ones the tool takes (every input schema says
+``additionalProperties: false``), so a misspelled ``userid`` or ``dryrun`` is
+never silently dropped.
 
 Scope: the server is pinned to the scope it is started with
 (``--user/--agent/--run``). A call may name that scope or none; a call naming
@@ -15,9 +18,10 @@ with ``unsafe_any_scope`` (``--unsafe-any-scope``) lets each call name any
 scope; reads by id are then confined to the scope the call names. A server
 with neither refuses to start.
 
-Over HTTP every request must carry ``Authorization: Bearer TOKEN``; the token
-comes from a file (``--token-file``) or ``MEMSIEVE_MCP_TOKEN`` and is compared
-in constant time. A request without it gets 401 and reaches no tool.
+Over HTTP every request must carry ``Authorization: Bearer TOKEN`` (the scheme
+in any case, as RFC 7235 has it); the token comes from a file
+(``--token-file``) or ``MEMSIEVE_MCP_TOKEN`` and is compared in constant time.
+A request without it gets 401 and reaches no tool.
 
 The server holds one ``Memory`` (through ``memsieve.AsyncMemory``, so a slow
 embedding never stalls the protocol) and relies on its locking: writes of one
@@ -42,7 +46,8 @@ from typing import Annotated, Any
 
 import anyio
 import pydantic_core
-from pydantic import Field, StrictBool, StrictInt
+from pydantic import ConfigDict, Field, StrictBool, StrictInt, model_validator
+from pydantic_core import PydanticCustomError
 from typing_extensions import TypedDict  # pydantic reads typing's TypedDict only from Python 3.12
 
 from memsieve.aio import AsyncMemory
@@ -55,6 +60,8 @@ require_extra("mcp", extra="mcp")
 
 from mcp.server.mcpserver import MCPServer  # noqa: E402  (after the extra check, for its message)
 from mcp.server.mcpserver.exceptions import ToolError  # noqa: E402
+from mcp.server.mcpserver.tools import Tool  # noqa: E402
+from mcp.server.mcpserver.utilities.func_metadata import ArgModelBase  # noqa: E402
 from mcp.types import ToolAnnotations  # noqa: E402
 
 JSONDict = dict[str, Any]
@@ -265,16 +272,51 @@ def _as_tool_error(body: Any) -> Any:
     return tool
 
 
+class _StrictArguments(ArgModelBase):
+    """Mixed into the SDK's pydantic model of a tool's arguments: every argument it has no field for is refused.
+
+    The SDK's model ignores unknown keys, so ``userid="bob"`` or ``dryrun=False``
+    would be dropped without a word. This forbids extra keys (the JSON schema
+    then says ``additionalProperties: false``) and, before any field is
+    validated, names the unknown ones and the ones the tool takes; the SDK turns
+    that ValidationError into a tool error, as for any argument failing its schema.
+    """
+
+    model_config = ConfigDict(extra="forbid")
+
+    @model_validator(mode="before")
+    @classmethod
+    def _refuse_unknown(cls, data: Any) -> Any:
+        if isinstance(data, dict):
+            known = [field.alias or name for name, field in cls.model_fields.items()]
+            unknown = sorted(str(key) for key in data if key not in known)
+            if unknown:
+                raise PydanticCustomError("unknown_argument", "unknown argument(s) {unknown}; the arguments are "
+                                          "{known}", {"unknown": str(unknown), "known": str(known)})
+        return data
+
+
+def _strict_arguments(arg_model: type[ArgModelBase]) -> type[ArgModelBase]:
+    """``arg_model`` refusing unknown arguments (same name, fields and schema, plus additionalProperties false)."""
+    return type(arg_model.__name__, (arg_model, _StrictArguments), {"__module__": arg_model.__module__})
+
+
+def _strict_tool(tool: Tool) -> Tool:
+    """``tool`` with strict arguments: its input schema and its validation refuse unknown arguments."""
+    arg_model = _strict_arguments(tool.fn_metadata.arg_model)
+    return tool.model_copy(update={"fn_metadata": tool.fn_metadata.model_copy(update={"arg_model": arg_model}),
+                                   "parameters": arg_model.model_json_schema(by_alias=True)})
+
+
 def build_server(tools: MemoryTools) -> MCPServer:
-    """An MCPServer whose tools are ``tools``' methods (named as in TOOLS)."""
-    server = MCPServer("memsieve", instructions=(
+    """An MCPServer whose tools are ``tools``' methods (named as in TOOLS), with strict arguments."""
+    registered = [_strict_tool(Tool.from_function(_as_tool_error(getattr(tools, name)), name=name,
+                                                  annotations=annotations, structured_output=True))
+                  for name, annotations in TOOLS.items()]
+    return MCPServer("memsieve", instructions=(
         "Long-term memory. add_memories stores what is worth remembering (the write gate refuses near-duplicates "
         "and says why); search_memory before answering questions about the user; list_rejections and "
-        "restore_rejection audit and undo the gate."), log_level="WARNING")
-    for name, annotations in TOOLS.items():
-        server.add_tool(_as_tool_error(getattr(tools, name)), name=name, annotations=annotations,
-                        structured_output=True)
-    return server
+        "restore_rejection audit and undo the gate."), log_level="WARNING", tools=registered)
 
 
 def _scope_text(ids: JSONDict) -> str:
@@ -332,14 +374,21 @@ def load_token(token_file: str | None) -> str:
 class BearerAuth:
     """ASGI middleware: every HTTP request must carry ``Authorization: Bearer TOKEN``.
 
-    The token is compared with ``hmac.compare_digest``, whose time does not
-    depend on where the two first differ. A refused request gets 401 with a
-    JSON body and never reaches the MCP app.
+    The header is read as scheme and token: the scheme is matched in any case
+    (``bearer`` too, RFC 7235, as ``memsieve serve`` does), the token with
+    ``hmac.compare_digest``, whose time does not depend on where the two first
+    differ. A refused request gets 401 with a JSON body and never reaches the
+    MCP app.
     """
 
     def __init__(self, app: Any, *, token: str) -> None:
         self.app = app
-        self._expected = f"Bearer {token}".encode()
+        self._expected = token.encode()
+
+    def _accepts(self, authorization: bytes) -> bool:
+        scheme, _, token = authorization.partition(b" ")
+        token_ok = hmac.compare_digest(token.strip(b" \t"), self._expected)
+        return scheme.lower() == b"bearer" and token_ok
 
     async def __call__(self, scope: Any, receive: Any, send: Any) -> None:
         if scope["type"] != "http":
@@ -350,7 +399,7 @@ class BearerAuth:
             if name == b"authorization":
                 given = value
                 break
-        if hmac.compare_digest(given, self._expected):
+        if self._accepts(given):
             await self.app(scope, receive, send)
             return
         body = json.dumps({"error": "unauthorized", "message": "send 'Authorization: Bearer TOKEN' with the "

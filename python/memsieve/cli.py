@@ -174,20 +174,38 @@ def cmd_stats(ns: argparse.Namespace) -> int:
     return 0
 
 
+def _ingest_scopes(ns: argparse.Namespace, convs: list[tuple[str, Any]]) -> list[dict[str, Any]]:
+    """The scope of each conversation: the one of --user/--agent/--run, else a user id that is its own id.
+
+    The ids are checked (``Scope.of``) here, before anything is written; the
+    conversations' own ids were already checked by ``conversations(scope_ids=True)``.
+    """
+    from memsieve.scope import Scope
+
+    given = _scope(ns)
+    if any(v is not None for v in given.values()):
+        return [Scope.of(**given).as_dict()] * len(convs)
+    return [Scope.of(user_id=conv_id).as_dict() for conv_id, _ in convs]
+
+
 def cmd_ingest(ns: argparse.Namespace) -> int:
+    """Store every conversation of a file; the whole file is checked before anything is written.
+
+    Each conversation's texts, dates, sources and scope id are checked first
+    (memsieve.write.ingest.conversations, ``Scope.of``), so a malformed
+    conversation fails the command with nothing of the file stored.
+    """
     from tqdm import tqdm
 
     from memsieve.write.ingest import conversations
 
-    convs = conversations(ns.file)
+    convs = conversations(ns.file, scope_ids=not any(v is not None for v in _scope(ns).values()))
+    scopes = _ingest_scopes(ns, convs)
     total = sum(len(t) for _, t in convs)
     counts: dict[str, int] = {}
     with _memory(ns) as mem, tqdm(total=total, unit="turn", disable=ns.json or not sys.stderr.isatty()
                                   and not ns.progress) as bar:
-        for conv_id, turns in convs:
-            scope = _scope(ns)
-            if not any(scope.values()):
-                scope["user_id"] = conv_id
+        for (conv_id, turns), scope in zip(convs, scopes):
             # add_many decides each turn as its own add() would, embedding and
             # committing them in chunks of --batch-size.
             done = [0]
@@ -425,7 +443,12 @@ def build_parser() -> argparse.ArgumentParser:
     p = sub.add_parser("stats", help="counts per event and layer, tau and kappa")
     _scope_args(p); _common(p); p.set_defaults(func=cmd_stats)  # noqa: E702
 
-    p = sub.add_parser("ingest", help="ingest JSON/JSONL conversations (LoCoMo included)")
+    p = sub.add_parser("ingest", help="ingest JSON/JSONL conversations (LoCoMo included)", description=(
+        "Store the conversations of a JSON or JSONL file: LoCoMo (conversation.session_N, session_N_date_time), "
+        '{"id", "sessions": [{"date", "turns": [{"speaker", "text"}]}]} or {"id", "messages": [{"role", '
+        '"content", "date"}]}; content may be a list of OpenAI content parts (their text is kept). Dates are '
+        "ISO-8601. The whole file is checked first: a malformed conversation stores nothing. Without "
+        "--user/--agent/--run each conversation goes to the user id that is its own id."))
     p.add_argument("file")
     p.add_argument("--progress", action="store_true", help="show the progress bar even when not on a terminal")
     p.add_argument("--batch-size", type=int, default=256,

@@ -84,13 +84,19 @@ def check_storable(value: str, *, where: str, error: type[Exception] = InvalidIn
     return value
 
 
+def _visible(c: str) -> bool:
+    """Not whitespace and not a format character (a zero-width space or joiner, a direction mark)."""
+    return not c.isspace() and unicodedata.category(c) != "Cf"
+
+
 def check_text(text: object, *, where: str, max_chars: int = MAX_TEXT_CHARS) -> str:
     """A candidate text or query: a non-empty str within ``max_chars``, stripped of surrounding whitespace."""
     if not isinstance(text, str):
         raise InvalidTextError(f"{where} must be a string, got {type(text).__name__}; pass text as str")
     stripped = text.strip()
-    if not stripped:
-        raise InvalidTextError(f"{where} is empty or only whitespace; pass some text")
+    if not any(_visible(c) for c in stripped):  # stops at the first visible character
+        raise InvalidTextError(f"{where} is empty or only whitespace (or invisible format characters such as "
+                               "a zero-width space); pass some text")
     if len(stripped) > max_chars:
         raise InvalidTextError(
             f"{where} has {len(stripped)} characters, over the limit of {max_chars}; "
@@ -266,6 +272,18 @@ def check_flag(value: object, *, where: str) -> bool:
     return value
 
 
+def check_progress(progress: object, *, takes: str) -> Any:
+    """A progress callback: None or a callable (``takes`` says what it is called with).
+
+    Raises:
+        ConfigError: anything else, refused before any work starts.
+    """
+    if progress is not None and not callable(progress):
+        raise ConfigError(f"progress must be a callable taking {takes}, got {type(progress).__name__} "
+                          f"{short_repr(progress)}; pass a function or None")
+    return progress
+
+
 def check_optional_str(value: object, *, where: str) -> str | None:
     """An optional name such as the ``layer`` filter of ``rejections``: None, or a storable str."""
     if value is None:
@@ -328,9 +346,15 @@ def check_record_id(record_id: object, *, kind: str = "memory") -> str:
             f"no {kind} with id {short_repr(record_id)}: {kind} ids are strings, got {type(record_id).__name__}; "
             f"pass an id returned by add(), get_all() or rejections()"
         )
-    if not record_id or len(record_id) > MAX_RECORD_ID_CHARS or _UNSTORABLE.search(record_id):
+    if not is_storable_id(record_id):
         raise missing(record_id)
     return record_id
+
+
+def is_storable_id(record_id: str) -> bool:
+    """Whether a str could be a record's id (a memory's, a rejection's, a merge's): not empty, not over
+    the length limit, nothing the store cannot hold (a lone surrogate, a NUL)."""
+    return bool(record_id) and len(record_id) <= MAX_RECORD_ID_CHARS and not _UNSTORABLE.search(record_id)
 
 
 # ---- options of Memory(...) --------------------------------------------------

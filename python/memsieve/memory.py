@@ -10,11 +10,12 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from memsieve.consolidation import ConsolidationReport, Consolidator, Schedule
-from memsieve.errors import ClosedError, ConfigError, EmbedderError, NotFoundError
+from memsieve.errors import ClosedError, ConfigError, EmbedderError, NotFoundError, StoreError
 from memsieve.gate.cache import DEFAULT_MAX_CACHE_BYTES, ScopeGates
 from memsieve.gate.config import GateConfig
 from memsieve.inputs import (MAX_TEXT_CHARS, candidate_texts, check_count, check_embedder, check_flag, check_limit,
-                             check_metadata, check_optional_str, check_path, check_record_id, check_router,
+                             check_metadata, check_optional_str, check_path, check_progress, check_record_id,
+                             check_router,
                              check_sources, check_text, iso_time)
 from memsieve.parts import LLM, Reranker, Router
 from memsieve.read.fusion import Fusion
@@ -54,7 +55,12 @@ def _default_store() -> str:
     """The default path, with its folder made: only an explicit path must already have one."""
     path = default_path()
     if not path.startswith(("postgresql://", "postgres://")):
-        os.makedirs(os.path.dirname(os.path.abspath(path)), exist_ok=True)
+        folder = os.path.dirname(os.path.abspath(path))
+        try:
+            os.makedirs(folder, exist_ok=True)
+        except OSError as exc:  # a file where a folder should be, no permission, a read-only disk
+            raise StoreError(f"cannot make the default store's folder {folder!r} ({exc.strerror or exc}); "
+                             "set MEMSIEVE_DB or XDG_DATA_HOME to a writable place, or pass a path") from None
     return path
 
 
@@ -262,9 +268,8 @@ class Memory:
         if size > 4096:
             raise ConfigError(f"batch_size must be at most 4096, got {size}; 256 is a good size")
         parsed = bulk.bulk_items(items, metadata=check_metadata(metadata), max_chars=self.max_text_chars)
-        if progress is not None and not callable(progress):
-            raise ConfigError(f"progress must be a callable taking a count, got {type(progress).__name__}")
-        return self._writer.add_many(scope, parsed, batch_size=size, progress=progress)
+        return self._writer.add_many(scope, parsed, batch_size=size,
+                                     progress=check_progress(progress, takes="a count"))
 
     def update(self, memory_id: str, text: str, *, reason: str = "updated by the user", user_id: str | None = None,
                agent_id: str | None = None, run_id: str | None = None) -> MemoryItem:
@@ -380,7 +385,7 @@ class Memory:
                 raise ConfigError(f"llm must be an LLMConfig or LLMClient, got {type(llm).__name__}")
             llm = LLMClient(llm)
         return self._consolidator.run(scope, dry_run=check_flag(dry_run, where="dry_run"), min_sim=min_sim, llm=llm,
-                                        progress=progress)
+                                        progress=check_progress(progress, takes="(clusters done, clusters)"))
 
     def unconsolidate(self, merge_id: str, *, user_id: str | None = None, agent_id: str | None = None,
                       run_id: str | None = None) -> list[MemoryItem]:
@@ -396,7 +401,8 @@ class Memory:
     def merges(self, *, user_id: str | None = None, agent_id: str | None = None, run_id: str | None = None,
                include_undone: bool = False) -> list[Any]:
         """The scope's merges (``memsieve.store.base.MergeRow``), oldest first; undone ones with ``include_undone``."""
-        return self.store.merges(Scope.of(user_id, agent_id, run_id), include_undone=bool(include_undone))
+        return self.store.merges(Scope.of(user_id, agent_id, run_id),
+                                 include_undone=check_flag(include_undone, where="include_undone"))
 
     # ---- reading -------------------------------------------------------------
 
@@ -474,7 +480,7 @@ class Memory:
         results = self.search(query, user_id=user_id, agent_id=agent_id, run_id=run_id, limit=limit,
                               filters=filters, as_of=as_of, current_only=current_only,
                               reference_time=reference_time, **kwargs)
-        return render_results(results, order=order, dated=dated, date_format=date_format)
+        return render_results(results, order=order, dated=check_flag(dated, where="dated"), date_format=date_format)
 
     def get(self, memory_id: str, *, user_id: str | None = None, agent_id: str | None = None,
             run_id: str | None = None) -> MemoryItem:
@@ -512,8 +518,8 @@ class Memory:
     def links(self, memory_id: str, *, user_id: str | None = None, agent_id: str | None = None,
               run_id: str | None = None) -> list[tuple[str, str, float | None]]:
         """(other memory id, kind, cosine) of every link touching this memory; with a scope, as in ``get``."""
-        if Scope.optional(user_id, agent_id, run_id) is not None:
-            self.get(memory_id, user_id=user_id, agent_id=agent_id, run_id=run_id)
+        # An unknown id is a NotFoundError, as for get() and history(), not an empty list.
+        self.get(memory_id, user_id=user_id, agent_id=agent_id, run_id=run_id)
         return self.store.links(check_record_id(memory_id))
 
     def rejections(self, *, user_id: str | None = None, agent_id: str | None = None, run_id: str | None = None,

@@ -132,7 +132,9 @@ class MergeWriter:
                                      "list the merges in force with merges()")
         kept = state["kept"]
         kept_row = tx.memory_row(merge.kept_id)
-        stale = [r["id"] for r in state["retired"] if tx.row_state(r["seq"]) != RowState.from_dict(r["after"])]
+        # A purge leaves a retired member's state as the merge left it, but erases its text and vector.
+        stale = [r["id"] for r in state["retired"] if tx.row_state(r["seq"]) != RowState.from_dict(r["after"])
+                 or not tx.memory_row(r["id"]).text]
         if tx.row_state(kept["seq"]) != RowState.from_dict(kept["after"]) or text_hash(kept_row.text) != kept["hash"]:
             stale.append(merge.kept_id)
         if stale:

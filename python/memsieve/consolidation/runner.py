@@ -24,7 +24,7 @@ from memsieve.consolidation.llm_merge import LLMMerger
 from memsieve.consolidation.plan import Cluster, ConsolidationReport, Merge, plan_clusters
 from memsieve.errors import NotFoundError
 from memsieve.errors import short_repr
-from memsieve.inputs import now_iso
+from memsieve.inputs import is_storable_id, now_iso
 from memsieve.scope import Scope, check_owner
 from memsieve.text.passages import Part, text_parts
 
@@ -111,7 +111,7 @@ class Consolidator:
             NotFoundError: no merge has this id (in the ``wanted`` scope).
             MergeConflictError: the merge was undone already or its rows changed.
         """
-        if not isinstance(merge_id, str):
+        if not isinstance(merge_id, str) or not is_storable_id(merge_id):
             raise NotFoundError(f"no merge with id {short_repr(merge_id)}; merge ids are the strings in "
                                 "ConsolidationReport.merges or merges()")
         merge = self.store.merge_record(merge_id)

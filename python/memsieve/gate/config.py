@@ -160,6 +160,8 @@ class GateConfig:
             raise ConfigError(f"passages must be True or False, got {self.passages!r}")
         if not isinstance(self.sentence_keys, bool):
             raise ConfigError(f"sentence_keys must be True or False, got {self.sentence_keys!r}")
+        if not isinstance(self.exact_dedup, bool):
+            raise ConfigError(f"exact_dedup must be True or False, got {self.exact_dedup!r}")
         if profile.needs_fixed_tau and self.tau is None:
             raise ConfigError(f"the {self.profile} profile needs a fixed threshold; pass tau=0.25 (cosine 0.75)")
         for name in ("tau", "delta", "kappa_c", "gamma", "tau_min", "tau_max", "prior_share", "prior_weight",
@@ -181,6 +183,9 @@ class GateConfig:
             raise ConfigError(f"tau must lie in [0, 2] (cosine-distance units), got {self.tau!r}")
         if self.tau_min > self.tau_max:
             raise ConfigError(f"tau_min {self.tau_min} exceeds tau_max {self.tau_max}; swap them")
+        if self.crud_update_min_sim > 1.0:
+            raise ConfigError(f"crud_update_min_sim is a cosine, at most 1, got {self.crud_update_min_sim!r}; "
+                              "the default is 0.35")
         if not 0.0 <= self.sage_alpha < 1.0:
             raise ConfigError(f"sage_alpha must lie in [0, 1), got {self.sage_alpha!r}")
         if not -1.0 <= self.prior_share < 1.0:

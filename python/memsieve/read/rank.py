@@ -97,7 +97,19 @@ class Candidates:
 
 
 def _matches(metadata: dict[str, Any], filters: dict[str, Any]) -> bool:
-    return all(k in metadata and metadata[k] == v for k, v in filters.items())
+    return all(k in metadata and json_equal(metadata[k], v) for k, v in filters.items())
+
+
+def json_equal(a: Any, b: Any) -> bool:
+    """Equality as JSON has it: ``true`` is not ``1`` (Python's ``True == 1`` is), at any depth;
+    ``1`` and ``1.0`` are one number."""
+    if isinstance(a, bool) or isinstance(b, bool):
+        return type(a) is type(b) and a == b
+    if isinstance(a, dict) and isinstance(b, dict):
+        return a.keys() == b.keys() and all(json_equal(a[k], b[k]) for k in a)
+    if isinstance(a, (list, tuple)) and isinstance(b, (list, tuple)):
+        return len(a) == len(b) and all(json_equal(x, y) for x, y in zip(a, b))
+    return bool(a == b)
 
 
 class Ranker:

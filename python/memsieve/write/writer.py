@@ -273,6 +273,10 @@ class Writer:
         scope = Scope.from_key(scope_key)
         check_owner(scope, wanted, missing=NotFoundError.no_rejection(rejection_id))
         if rejection.restored_memory_id:
+            if not self.store.get(rejection.restored_memory_id).text:  # only a purge empties a text
+                raise NotFoundError(f"rejection {rejection_id!r} was restored as memory "
+                                    f"{rejection.restored_memory_id!r}, which was purged since; add the text anew "
+                                    "if it should be kept")
             return rejection.restored_memory_id
         if not rejection.text:
             raise NotFoundError(f"rejection {rejection_id!r} was purged and holds no text to restore; "

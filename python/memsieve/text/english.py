@@ -75,8 +75,20 @@ REQUEST_WORDS = frozenset((
     "please forget delete remove erase wipe drop scrap discard purge clear keep store save remember "
     "don't do not anymore any more everything anything all about what that which i you me told said "
     "mentioned shared shouldn't have should told tell info information stuff thing things details "
-    "detail ever again my mine our the a an of from regarding concerning"
+    "detail ever again my mine our the a an of from regarding concerning "
+    # what a request is padded with: thanks, interjections, hedges, and the question words of
+    # "forget how much I weigh"
+    "thanks thank ok okay oh gosh really actually sorry hey um uh well just now pls plz kindly also too "
+    "how much many where when who whom whose why"
 ).split())
+
+#: A clause that asks *not* to forget ("don't forget my birthday", "never forget ..."): dropped from a
+#: request, which then asks only what its other clauses ask. Matched on lowercased text, apostrophes folded.
+KEEP_REQUEST = r"\b(?:don'?t|do not|dont|never|not|won'?t|will not|shouldn'?t|should not)\s+(?:\w+\s+)?" \
+               r"(?:forget|delete|remove|erase|wipe|purge)\b"
+
+#: Where a request's clauses part: punctuation, and "but" ("don't forget mine, but forget Tom's").
+CLAUSE_BREAK = r"[,;.!?]+|\bbut\b|\binstead\b"
 
 #: Words that ask for the older version of a fact, not the fact itself.
 OLD_WORDS = frozenset({"old", "previous", "former", "earlier", "past", "outdated", "prior", "before"})

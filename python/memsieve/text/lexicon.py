@@ -118,6 +118,10 @@ class Lexicon:
             lowercased text, that finds a request to forget; None: no text is one.
         not_a_forget_request: a regular expression for texts that match
             ``forget_request`` yet are not one ("don't forget to ..."); None: none.
+        keep_request: a regular expression for a clause of a request that asks
+            not to forget ("don't forget my birthday"); None: no clause does.
+        clause_break: a regular expression where a request's clauses part
+            ("," "but"); None: a request is one clause.
         assistant_said: a regular expression for a question about what the assistant
             said ("you mentioned", "what did you recommend"); None: no question is one.
         user_said: one for a question about what the user said ("I told you"), which
@@ -145,6 +149,8 @@ class Lexicon:
     request_framing: str | None = None
     forget_request: str | None = None
     not_a_forget_request: str | None = None
+    keep_request: str | None = None
+    clause_break: str | None = None
     assistant_said: str | None = None
     user_said: str | None = None
     earlier_chat: str | None = None
@@ -180,7 +186,8 @@ class Lexicon:
                    self_possessives=english.SELF_POSSESSIVES, other_pronouns=english.OTHER_PRONOUNS,
                    companions=english.COMPANIONS, request_opening=english.REQUEST_OPENING,
                    request_framing=english.REQUEST_FRAMING, forget_request=english.FORGET_REQUEST,
-                   not_a_forget_request=english.NOT_A_FORGET_REQUEST, assistant_said=english.ASSISTANT_SAID,
+                   not_a_forget_request=english.NOT_A_FORGET_REQUEST, keep_request=english.KEEP_REQUEST,
+                   clause_break=english.CLAUSE_BREAK, assistant_said=english.ASSISTANT_SAID,
                    user_said=english.USER_SAID, earlier_chat=english.EARLIER_CHAT,
                    vocabulary=packaged_tokenizer_path())
 
@@ -250,6 +257,28 @@ class Lexicon:
         folded = fold(text).lower()
         return bool(asks.search(folded)) and not (unless is not None and unless.search(folded))
 
+    def request_clauses(self, text: str) -> tuple[list[str], list[str]]:
+        """A request's clauses that ask to forget, and those that ask not to ("don't forget ...").
+
+        A clause with no verb of its own ("... and my email") goes with the one before it.
+
+        >>> ENGLISH.request_clauses("Don't forget my birthday, forget Tom's")
+        (["forget Tom's"], ["Don't forget my birthday"])
+        """
+        d = self._derived
+        parts = [p.strip() for p in (d.clause_break.split(text) if d.clause_break is not None else [text])]
+        asking: list[str] = []
+        keeping: list[str] = []
+        declined = False
+        for part in (p for p in parts if p):
+            low = fold(part).lower()
+            if d.keep_request is not None and d.keep_request.search(low):
+                declined = True
+            elif d.request_opening is not None and d.request_opening.search(low):
+                declined = False
+            (keeping if declined else asking).append(part)
+        return asking, keeping
+
     def request_terms(self) -> frozenset[str]:
         """The request words as typed and as index terms (stemmed), to drop from a request's subject."""
         return self._derived.request_terms()
@@ -311,6 +340,8 @@ class _Derived:
         self.request_framing = _pattern(lexicon.request_framing, name="request_framing", flags=re.IGNORECASE)
         self.persons = lexicon.relations | lexicon.companions
         self.not_a_forget_request = _pattern(lexicon.not_a_forget_request, name="not_a_forget_request")
+        self.keep_request = _pattern(lexicon.keep_request, name="keep_request")
+        self.clause_break = _pattern(lexicon.clause_break, name="clause_break")
         self.assistant_said = _pattern(lexicon.assistant_said, name="assistant_said")
         self.user_said = _pattern(lexicon.user_said, name="user_said")
         self.earlier_chat = _pattern(lexicon.earlier_chat, name="earlier_chat")

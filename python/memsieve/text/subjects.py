@@ -134,7 +134,9 @@ def find_subject(text: str, *, self_words: Collection[str], possessives: Collect
             if first is None:
                 first = Subject(who="other")
         elif is_name(i) and (base[i] in known_l or i == 0):
-            sure = base[i] in known_l or bool(names_beside_relation(i, is_rel, low, possessives))
+            # "Tom's birthday ...": a possessive opening names whose the fact is.
+            sure = (base[i] in known_l or bool(names_beside_relation(i, is_rel, low, possessives))
+                    or (i == 0 and low[i] != base[i]))
             if sure:
                 people.add(_term(base[i]))
             if first is None:

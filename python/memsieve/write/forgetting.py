@@ -3,16 +3,26 @@
 ``Memory.forget("please forget my old address", user_id=...)`` must find the
 memories the request is about. The rule is deterministic and explainable:
 
-1. The request's own words (the lexicon's request words: forget, please,
-   delete, everything about, what I told you, ...) are dropped; what is left
-   are the *subject terms*, tokenized and stemmed as the keyword index does.
+0. A clause that asks *not* to forget ("don't forget my birthday", "never
+   delete ...") is left out; a request of only such clauses names nothing.
+   What an asking clause leaves unsaid it takes from the declined one: "don't
+   forget my birthday, forget Tom's" asks for Tom's birthday.
+1. The request's opening and framing ("could you please forget", "what I told
+   you about") are cut, and its own words (the lexicon's request words: please,
+   everything, thanks, oh, ...) dropped; what is left are the *subject terms*,
+   tokenized and stemmed as the keyword index does.
 2. A memory is named when its terms cover at least ``min_coverage`` of the
    subject terms, weighted by the scope's IDF, so a rare name ("Marco") or
-   number decides and a common word ("number") does not. Terms no memory of
-   the scope holds weigh nothing: they cannot tell memories apart.
+   number decides and a common word ("number") does not. A term no memory of
+   the scope holds weighs the most: the request asks for something the scope
+   does not have ("my passport number" where only the phone number is
+   stored), which a memory holding the request's other words is not.
 3. When no memory covers the subject terms (the request paraphrases: "my old
    employer" for "I used to work at ..."), the memory nearest in meaning is
-   named if its cosine reaches ``min_cosine``.
+   named if its cosine reaches ``min_cosine``, among the memories that hold
+   one of the words of what is asked when the scope holds any of them (and
+   always, for another person's fact: "my sister's email" is not her phone
+   number, however near the two are in meaning).
 4. A request is about its subject (the lexicon's reading of whom a text is
    about, memsieve.text.subjects): the user's own facts, unless it names
    another person ("my mother", "Anna", "her"), then only that person's. A
@@ -20,7 +30,9 @@ memories the request is about. The rule is deterministic and explainable:
    spares "My mother likes tea with lemon", "forget where my brother lives"
    spares the sister's home and "My brother works at a shipyard" (the
    person's terms say whom, the rest of the request what: coverage is of
-   the rest). A request that is only a person ("everything about Oskar")
+   the rest). A memory that opens with a word read as a possible name ("Tom
+   drives a red Fiat") may be the user's fact written without "I"; beside a
+   memory that is surely the user's, it is not. A request that is only a person ("everything about Oskar")
    names every memory that gives that person by name, or as the user's own
    relation ("my boss", not "my wife's boss").
 5. A value the request gives (a number, a date, a weekday, a name) that a
@@ -56,6 +68,7 @@ class ForgetQuery:
         about: whom the request is about (the user unless it names someone).
         values: (term, kind) of the request's values: its numbers, dates and names (rule 5).
         person_only: the request names a person and nothing else ("everything about Oskar").
+        declined: the request only asks *not* to forget ("don't forget my birthday"): it names nothing.
         lexicon: the language it was read in, which reads the memories' subjects too.
     """
 
@@ -65,6 +78,7 @@ class ForgetQuery:
     about: Subject = USER
     person_only: bool = False
     values: tuple[tuple[str, str], ...] = ()
+    declined: bool = False
     lexicon: Lexicon = field(default=ENGLISH, compare=False, repr=False)
 
     @property
@@ -87,12 +101,13 @@ class ForgetQuery:
         return any(t not in every and held.get(k, set()) - asked for t, k in wanted)
 
     def scoped(self, holds: Callable[[str], bool]) -> "ForgetQuery":
-        """The query in a scope: ``person_only`` when the person is all of its terms some memory holds
-        ("oh gosh, forget Ingmar": "gosh" names nothing)."""
+        """The query in a scope (``holds``: whether some memory holds a term): ``person_only`` when the
+        person is all of its terms. A word no memory holds still counts: "forget my sister's job" asks
+        for a job, which no memory gives her, not for everything about her (the request's padding,
+        "oh gosh", is cut before its terms are read)."""
         if self.about.who != "person":
             return self
-        held = [t for t in self.terms if holds(t)]
-        return replace(self, person_only=bool(self.terms) and set(held or self.terms) <= self.about.terms)
+        return replace(self, person_only=bool(self.terms) and set(self.terms) <= self.about.terms)
 
     def allows(self, text: str, terms: Collection[str], *, known: Collection[str] = ()) -> bool:
         """Whether a memory (its text and index terms) is about whom the request is (rule 4).
@@ -124,24 +139,43 @@ class ForgetQuery:
 def parse_request(what: str, *, lexicon: Lexicon = ENGLISH) -> ForgetQuery:
     """Split a request to forget into its subject terms and whether it asks for old versions.
 
+    A clause that asks *not* to forget ("don't forget my birthday") is left out
+    (rule 0); a request that only asks that names nothing. What a kept clause
+    leaves unsaid it takes from the declined one: in "don't forget my
+    birthday, forget Tom's", Tom's birthday.
+
     Args:
         what: the request, or just what to forget.
         lexicon: the language of the request: its request words and old-version words.
     """
+    asking, keeping = lexicon.request_clauses(what)
+    if keeping and not asking:
+        return ForgetQuery(terms=(), wants_old=False, subject=what, declined=True, lexicon=lexicon)
+    query = _parse_clause(" ".join(asking) if keeping else what, lexicon)
+    if keeping and (query.person_only or not query.terms):
+        declined = _parse_clause(" ".join(keeping), lexicon)
+        extra = tuple(t for t in declined.what_terms if t not in query.terms and t not in query.about.terms)
+        query = replace(query, terms=query.terms + extra, person_only=False,
+                        subject=" ".join([query.subject, *extra]) if query.terms else " ".join(extra) or what,
+                        values=query.values + tuple(v for v in declined.values if v[0] in extra))
+    return query
+
+
+def _parse_clause(what: str, lexicon: Lexicon) -> ForgetQuery:
+    """One request's subject terms, read from what follows its asking (opening and framing cut)."""
     request = lexicon.request_terms()
-    kinds = _core.tokenize_kinds(what)
     wants_old = lexicon.asks_for_old(what)
+    rest, about = lexicon.request_subject(what)
     terms: list[str] = []
     surfaces: list[str] = []
     values: list[tuple[str, str]] = []
-    for term, surface, kind in kinds:
+    for term, surface, kind in _core.tokenize_kinds(rest):
         if term in request or surface in request or surface in lexicon.old_words or term in terms:
             continue
         terms.append(term)
         surfaces.append(surface)
         if kind in ("number", "name"):
             values.append((term, kind))
-    _, about = lexicon.request_subject(what)
     if about.who == "person" and not about.terms & set(terms):
         about = USER  # the "person" was a word of the asking ("Bitte ..."), not of the subject
     person_only = about.who == "person" and bool(terms) and set(terms) <= about.terms
@@ -176,6 +210,8 @@ def named_memories(query: ForgetQuery, *, keys: Sequence[int], terms_of: Callabl
         cosines: each memory's cosine to the request's subject, aligned with ``keys``.
         allowed: whether a memory is about whom the request is (``ForgetQuery.allows``).
     """
+    if query.declined:
+        return []
     named = []
     for key in keys:
         c = coverage(query, terms_of(key), idf)
@@ -183,7 +219,16 @@ def named_memories(query: ForgetQuery, *, keys: Sequence[int], terms_of: Callabl
             named.append((key, f"it holds {c:.0%} of the request's subject terms, weighted by rarity"))
     if named or not keys:
         return named
-    fits = [i for i in range(len(keys)) if allowed(keys[i])]
+    # Rule 3: a paraphrase. When the scope holds some of the words of what is asked, only a
+    # memory holding one of them may be the paraphrase: "my sister's birthday" where the
+    # user's birthday is stored and hers is not names nothing, not her phone number.
+    what = set(query.what_terms)
+    said = what & set().union(*(terms_of(k) for k in keys)) if what else set()
+    # Of another person, something of what is asked must be said: the person's words dominate a
+    # cosine, and "my sister's email", where only her phone number is stored, is nearest it.
+    of_person = query.about.who == "person" and not query.person_only
+    fits = [i for i in range(len(keys)) if allowed(keys[i])
+            and (said & terms_of(keys[i]) if (said or of_person) else True)]
     if not fits:
         return []
     best = max(fits, key=lambda i: (cosines[i], -i))
@@ -194,13 +239,14 @@ def named_memories(query: ForgetQuery, *, keys: Sequence[int], terms_of: Callabl
 
 
 def _scope_idf(gate: Any) -> Callable[[str], float]:
-    """The scope's IDF of a term, and 0 for a term no memory holds.
+    """The scope's bm25 IDF of a term; a term no memory holds has the highest of all.
 
-    A word of the request that no memory holds ("oh", "like") cannot tell
-    memories apart, yet its bm25 IDF is the highest of all: counted, it would
-    dilute the coverage of the words that do name the memory.
+    The request's padding ("oh gosh", "thanks") is cut before its terms are
+    read, so a word no memory holds is part of what is asked: "forget my
+    passport number" where only the phone number is stored asks for something
+    the scope does not have, and must not cover the phone number by "number".
     """
-    return lambda term: gate.term_idf(term) if gate.term_df(term) else 0.0
+    return gate.term_idf
 
 
 @dataclass(frozen=True)
@@ -216,21 +262,48 @@ class Forgotten:
     reason: str
 
 
-def subject_filter(query: ForgetQuery, texts: dict[int, str], terms_of: Callable[[int], Collection[str]]
-                   ) -> Callable[[int], bool]:
+class SubjectFilter:
     """``ForgetQuery.allows`` of each memory of ``texts`` (seq -> text), the scope's known names drawn from
-    them all ("my cousin Aisha" makes "Aisha is a nurse" Aisha's); a memory without a text is not allowed."""
-    known: set[str] = set()
-    for text in texts.values():
-        known |= query.lexicon.relation_names(text)
-    memo: dict[int, bool] = {}
+    them all ("my cousin Aisha" makes "Aisha is a nurse" Aisha's); a memory without a text is not allowed.
 
-    def allowed(seq: int) -> bool:
-        if seq not in memo:
-            memo[seq] = seq in texts and query.allows(texts[seq], terms_of(seq), known=known)
-        return memo[seq]
+    Called with a seq; ``known`` holds the names it read."""
 
-    return allowed
+    def __init__(self, query: ForgetQuery, texts: dict[int, str], terms_of: Callable[[int], Collection[str]]
+                 ) -> None:
+        self.query, self.texts, self.terms_of = query, texts, terms_of
+        self.known: set[str] = set()
+        for text in texts.values():
+            self.known |= query.lexicon.relation_names(text)
+        self._memo: dict[int, bool] = {}
+
+    def __call__(self, seq: int) -> bool:
+        if seq not in self._memo:
+            self._memo[seq] = seq in self.texts and self.query.allows(self.texts[seq], self.terms_of(seq),
+                                                                      known=self.known)
+        return self._memo[seq]
+
+
+def subject_filter(query: ForgetQuery, texts: dict[int, str], terms_of: Callable[[int], Collection[str]]
+                   ) -> SubjectFilter:
+    """The ``SubjectFilter`` of ``texts`` for ``query``."""
+    return SubjectFilter(query, texts, terms_of)
+
+
+def _surely_the_users(query: ForgetQuery, named: list[tuple[int, str]], texts: dict[int, str], *,
+                      known: Collection[str]) -> list[tuple[int, str]]:
+    """A request about the user names the memories surely the user's when it names any.
+
+    A memory that opens with a word read as a possible name ("Tom drives a
+    red Fiat", "Likes green tea") may be the user's own fact written without
+    "I", so rule 4 lets it through; beside a memory that says "I" or "my" of
+    the same fact ("I drive a blue Tesla"), it is someone else's, and stays.
+    """
+    if query.about.who != "user" or len(named) < 2:
+        return named
+    lexicon = query.lexicon
+    sure = [(k, r) for k, r in named
+            if k in texts and (s := lexicon.subject(texts[k], known=known)).who == "user" and s.sure]
+    return sure or named
 
 
 def choose(query: ForgetQuery, gate: Any, subject_vector: np.ndarray, *, versions_of: Callable[[list[int]],
@@ -257,7 +330,7 @@ def choose(query: ForgetQuery, gate: Any, subject_vector: np.ndarray, *, version
             the default embedder puts them at cosines of 0.2 to 0.4; the
             subject, not the pair, is what ties them.
     """
-    if not len(gate):
+    if not len(gate) or query.declined:
         return []
     query = query.scoped(lambda t: bool(gate.term_df(t)))
     lexical = [s for s, _ in gate.keyword_search(" ".join(query.terms), len(gate))] if query.terms else []
@@ -270,6 +343,7 @@ def choose(query: ForgetQuery, gate: Any, subject_vector: np.ndarray, *, version
     named = named_memories(query, keys=keys, terms_of=gate.terms_of, idf=_scope_idf(gate),
                            cosines=[cos_of.get(k, -1.0) for k in keys], min_coverage=min_coverage,
                            min_cosine=min_cosine, allowed=allowed)
+    named = _surely_the_users(query, named, texts, known=allowed.known)
     if not query.wants_old:
         return [Forgotten(seq=k, reason=r) for k, r in named]
     # "my old address": the matched fact's older versions go, its newest stays.

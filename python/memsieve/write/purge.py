@@ -91,7 +91,8 @@ def inactive_named(reader: Any, gate: Any, scope: Scope, query: ForgetQuery, *,
     """(seq, id, reason) of the scope's inactive, unpurged memories whose terms cover the request's subject.
 
     The weight of a term is its bm25-style IDF over the active memories (the
-    gate) and the inactive ones together; a term no memory holds weighs nothing.
+    gate) and the inactive ones together; a term no memory holds weighs the
+    most (memsieve.write.forgetting._scope_idf).
     """
     rows = reader.inactive_texts(scope) if query.terms else []
     if not rows:
@@ -103,10 +104,10 @@ def inactive_named(reader: Any, gate: Any, scope: Scope, query: ForgetQuery, *,
     def idf(term: str) -> float:
         if term not in weights:
             df = (gate.term_df(term) if gate is not None else 0) + sum(term in ts for ts in terms.values())
-            weights[term] = math.log(1.0 + (n - df + 0.5) / (df + 0.5)) if df else 0.0
+            weights[term] = math.log(1.0 + (n - df + 0.5) / (df + 0.5))
         return weights[term]
 
-    query = query.scoped(lambda t: idf(t) > 0.0)
+    query = query.scoped(lambda t: any(t in ts for ts in terms.values()) or bool(gate and gate.term_df(t)))
     allowed = subject_filter(query, {seq: text for seq, _, text in rows}, lambda seq: terms[seq])
     out = []
     for seq, memory_id, _ in rows:

@@ -9,7 +9,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from memsieve import Memory, Scope
+from memsieve import GateConfig, Memory, Scope
 from memsieve.errors import NotFoundError, StoreError
 from memsieve.inputs import now_iso
 from memsieve.store.sql_purge import ERASED_REASON
@@ -259,7 +259,7 @@ def test_a_purged_text_is_in_no_row_version_of_postgres_after_the_vacuum(pg_url,
     # Ana's memory, one version, four history rows, a NOOP, a fault and a quote; Bo's memory and its ADD.
     assert rows_holding("kumquat") == {"memories": 2, "memory_versions": 1, "history": 6, "rejections": 1,
                                        "faults": 1}
-    assert set(versions_holding(b"kumquat")) == set(PURGED_TABLES) - {"memory_parts", "version_parts"}  # no text
+    assert set(versions_holding(b"kumquat")) == set(PURGED_TABLES) - {"memory_parts", "version_parts", "replies"}
     b.purge(mem)  # the transaction vacuums the purged tables after it commits
     assert rows_holding("kumquat") == {"memories": 1, "history": 1}  # the other scope's own memory and its ADD
     assert versions_holding(b"kumquat") == {"memories": 1, "history": 1}  # no dead version is left either
@@ -275,3 +275,44 @@ def test_the_embedding_of_a_purged_memory_is_gone_from_the_store(mem):
     vectors = mem.store.candidates(ANA, as_of=None).matrix
     assert not np.any(np.all(np.isclose(vectors, vec[None, :], atol=1e-6), axis=1))
     assert mem.store.memory_row(b.p).embedding.size == 0
+
+
+def test_postgres_statistics_and_kept_answers_lose_a_purged_text(pg_url, embedder):
+    """The planner's statistics sample column values (pg_stats' histograms and common values hold texts),
+    and an idempotent write's kept answer quotes its text: after a purge and compact() neither holds it."""
+    import psycopg
+
+    mem = Memory(pg_url, embedder=embedder, gate=GateConfig(profile="none"))
+    secret = "My bike lock combination is Qorvath-5521."
+    (d,) = mem.add(secret, user_id="ana")
+    mem.add([f"Ana waters plant number {i} on Sundays." for i in range(12)], user_id="ana")
+    store = mem.store
+    assert store.claim_reply("k1", "idem-1", scope_key='["ana",null,null]', fingerprint="f", now="2026-01-01T00:00:00",
+                             stale_before="2025-12-31T00:00:00") is None
+    store.keep_reply("k1", "idem-1", status=200, body='{"text": "%s"}' % secret)
+
+    def stats_holding(word: str) -> list[str]:
+        with psycopg.connect(pg_url, autocommit=True) as conn:
+            return [str(t) for (t,) in conn.execute(
+                "SELECT tablename FROM pg_stats WHERE schemaname = current_schema() AND "
+                "lower(concat(most_common_vals::text, histogram_bounds::text)) LIKE %s", (f"%{word}%",))]
+
+    def replies_pages_holding(word: bytes) -> bool:
+        with psycopg.connect(pg_url, autocommit=True) as conn:
+            conn.execute("CREATE EXTENSION IF NOT EXISTS pageinspect SCHEMA public")
+            (pages,) = conn.execute("SELECT pg_relation_size('replies') / current_setting('block_size')::int"
+                                    ).fetchone()
+            raw = b"".join(bytes(p) for block in range(pages)
+                           for (p,) in conn.execute("SELECT get_raw_page('replies', %s)", (block,)))
+        return word in raw.lower()
+
+    with psycopg.connect(pg_url, autocommit=True) as conn:
+        conn.execute("ANALYZE memories, history, replies")
+    assert "memories" in stats_holding("qorvath")
+    assert replies_pages_holding(b"qorvath")
+    mem.purge(d.memory_id, user_id="ana")
+    assert stats_holding("qorvath") == []
+    assert not mem.compact().pending
+    assert not replies_pages_holding(b"qorvath")
+    assert stats_holding("qorvath") == []
+    mem.close()

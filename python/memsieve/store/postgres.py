@@ -32,7 +32,8 @@ if TYPE_CHECKING:
 
 
 #: The tables a purge erases texts from, vacuumed after it (and rewritten by ``compact``).
-PURGED_TABLES = ("memories", "memory_versions", "memory_parts", "version_parts", "history", "rejections", "faults")
+PURGED_TABLES = ("memories", "memory_versions", "memory_parts", "version_parts", "history", "rejections", "faults",
+                 "replies")
 
 #: Why an erasure is pending on PostgreSQL after a purge and its VACUUM.
 DEAD_TUPLES_PENDING = (
@@ -243,7 +244,9 @@ class PostgresStore(SqlPurge, SqlMerges):
         with self.lock:
             if self._in_tx:
                 raise StoreError("checkpoint inside a write transaction; call it after the transaction ends")
-            self._q(f"VACUUM {', '.join(PURGED_TABLES)}")
+            # ANALYZE too: the planner's statistics sample the columns' values (pg_statistic's
+            # histograms hold texts), and only a new sample drops an erased one from them.
+            self._q(f"VACUUM (ANALYZE) {', '.join(PURGED_TABLES)}")
             return True
 
     @property
@@ -293,7 +296,7 @@ class PostgresStore(SqlPurge, SqlMerges):
                 raise StoreError("compact inside a write transaction; call it after the transaction ends")
             holders = [str(r[0]) for r in self._q(_OLD_SNAPSHOTS, (self._purge_xid, self._purge_xid)).fetchall()]
             try:
-                self._q(f"VACUUM FULL {', '.join(PURGED_TABLES)}")
+                self._q(f"VACUUM (FULL, ANALYZE) {', '.join(PURGED_TABLES)}")
             except StoreError as exc:
                 held = f" (open now: {', '.join(sorted(holders))})" if holders else ""
                 raise StoreError(f"compact could not rewrite {', '.join(PURGED_TABLES)}: {exc}; run it as the "

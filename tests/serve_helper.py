@@ -40,6 +40,16 @@ def make_keys(path: Path, **grants: dict[str, Any]) -> dict[str, str]:
     return {name: add_key(str(path), name=name, **grant)[0] for name, grant in grants.items()}
 
 
+def wait_for(predicate: Any, timeout: float = 20.0) -> bool:
+    """Poll ``predicate`` every 0.1 s until it holds (True) or ``timeout`` seconds pass (False)."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if predicate():
+            return True
+        time.sleep(0.1)
+    return False
+
+
 def cli(*args: str, timeout: float = 60.0) -> subprocess.CompletedProcess[str]:
     return subprocess.run([sys.executable, "-m", "memsieve.cli", *args], capture_output=True, text=True,
                           timeout=timeout, env=env(), stdin=subprocess.DEVNULL)

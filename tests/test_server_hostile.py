@@ -7,22 +7,12 @@ from __future__ import annotations
 import json
 import re
 import signal
-import time
 import uuid
 
 import httpx
 import pytest
 
-from serve_helper import ServeProcess, cli, make_keys
-
-
-def _wait_for(predicate, timeout: float = 30.0) -> bool:
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        if predicate():
-            return True
-        time.sleep(0.1)
-    return False
+from serve_helper import ServeProcess, cli, make_keys, wait_for
 
 
 @pytest.fixture(scope="module")
@@ -58,7 +48,7 @@ def test_a_request_cannot_forge_or_extend_its_log_line(served):
     with httpx.Client(base_url=srv.url) as c:
         r = c.get(forged.replace("\n", "%0A").replace(" ", "%20"), headers={"x-request-id": rid})
     assert r.status_code == 401
-    assert _wait_for(lambda: rid in srv.log())
+    assert wait_for(lambda: rid in srv.log())
     mine = [line for line in srv.log().splitlines() if rid in line]
     assert len(mine) == 1 and " key=-" in mine[0] and "key%3Dops" in mine[0] and "%0A" in mine[0]
     assert not re.search(r"^memsieve serve: request_id=forged", srv.log(), re.M)
@@ -136,7 +126,7 @@ def test_a_replay_needs_the_grant_now_and_belongs_to_the_key_not_its_name(tmp_pa
         # The operator moves the key from dave to erin: its kept answer about dave is dave's.
         _rewrite(path, lambda entries: [{**e, "users": ["erin"]} if e["name"] == "app" else e for e in entries])
         srv.send(signal.SIGHUP)
-        assert _wait_for(lambda: srv.log().count("reloaded 2 key(s)") == 1), srv.log()
+        assert wait_for(lambda: srv.log().count("reloaded 2 key(s)") == 1), srv.log()
         with srv.client(keys["app"]) as c:
             replay = c.post("/v1/memories", json=body, headers=idem)
         assert replay.status_code == 403, replay.text
@@ -145,7 +135,7 @@ def test_a_replay_needs_the_grant_now_and_belongs_to_the_key_not_its_name(tmp_pa
         _rewrite(path, lambda entries: [e for e in entries if e["name"] != "app"])
         renamed = make_keys(path, app={"user_id": "dave"})["app"]
         srv.send(signal.SIGHUP)
-        assert _wait_for(lambda: srv.log().count("reloaded 2 key(s)") == 2), srv.log()
+        assert wait_for(lambda: srv.log().count("reloaded 2 key(s)") == 2), srv.log()
         with srv.client(renamed) as c:
             mine = c.post("/v1/memories", json=body, headers=idem)
         assert mine.status_code == 200 and "idempotent-replayed" not in mine.headers, mine.text
@@ -166,7 +156,7 @@ def test_a_keys_file_that_is_not_utf8_is_a_one_line_error_and_a_reload_keeps_the
         for n, broken in enumerate((b"\xff\xfe{", b"[" * 100_000), start=1):
             path.write_bytes(broken)
             srv.send(signal.SIGHUP)
-            assert _wait_for(lambda: srv.log().count("kept the 2 key(s) in force") == n), srv.log()
+            assert wait_for(lambda: srv.log().count("kept the 2 key(s) in force") == n), srv.log()
         with srv.client(keys["ana"]) as c:
             assert c.get("/v1/memories", params={"user_id": "ana"}).status_code == 200
         with srv.client(keys["ops"]) as c:

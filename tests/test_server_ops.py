@@ -13,16 +13,7 @@ import uuid
 
 import httpx
 
-from serve_helper import ServeProcess, make_keys
-
-
-def _wait_for(predicate, timeout=20.0):
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        if predicate():
-            return True
-        time.sleep(0.1)
-    return False
+from serve_helper import ServeProcess, make_keys, wait_for
 
 
 def _status(srv, key, scope):
@@ -38,18 +29,18 @@ def test_sighup_rereads_the_keys_file(tmp_path):
         late = make_keys(path, late={"user_id": "carol"})["late"]
         assert _status(srv, late, {"user_id": "carol"}) == 401  # not before the reload
         srv.send(signal.SIGHUP)
-        assert _wait_for(lambda: _status(srv, late, {"user_id": "carol"}) == 200), srv.log()
+        assert wait_for(lambda: _status(srv, late, {"user_id": "carol"}) == 200), srv.log()
 
         data = json.loads(path.read_text())
         data["keys"] = [e for e in data["keys"] if e["name"] != "ana"]
         path.write_text(json.dumps(data))
         srv.send(signal.SIGHUP)
-        assert _wait_for(lambda: _status(srv, keys["ana"], {"user_id": "ana"}) == 401), srv.log()
+        assert wait_for(lambda: _status(srv, keys["ana"], {"user_id": "ana"}) == 401), srv.log()
         assert _status(srv, late, {"user_id": "carol"}) == 200
 
         path.write_text("{ broken")  # a bad file keeps the keys in force
         srv.send(signal.SIGHUP)
-        assert _wait_for(lambda: "kept the 1 key(s) in force" in srv.log()), srv.log()
+        assert wait_for(lambda: "kept the 1 key(s) in force" in srv.log()), srv.log()
         assert _status(srv, late, {"user_id": "carol"}) == 200
         assert srv.proc.poll() is None
     assert srv.proc.returncode == 0
@@ -74,7 +65,7 @@ def test_sigterm_finishes_a_slow_batch_in_flight(tmp_path, embedder):
         with srv.client(keys["ana"]) as c:
             return bool(c.get("/v1/memories", params={"user_id": "ana", "limit": 1}).json()["memories"])
 
-    assert _wait_for(lambda: not sender.is_alive() or started(), timeout=60)
+    assert wait_for(lambda: not sender.is_alive() or started(), timeout=60)
     assert sender.is_alive(), "the batch finished before SIGTERM; make it slower"
     srv.send(signal.SIGTERM)
     sender.join(timeout=300)
@@ -147,7 +138,7 @@ def test_two_servers_and_two_workers_share_one_postgresql(tmp_path, pg_url):
             return all(httpx.get(f"{a.url}/v1/stats", params={"user_id": "dan"},
                                  headers={"Authorization": f"Bearer {late}"}).status_code == 200 for _ in range(6))
 
-        assert _wait_for(everywhere), a.log()
+        assert wait_for(everywhere), a.log()
         assert len(re.findall(r"reloaded 3 key\(s\)", a.log())) == 2
     finally:
         code = a.stop()
@@ -230,9 +221,9 @@ def test_a_scrape_of_any_worker_counts_every_workers_requests(tmp_path, monkeypa
     keys = make_keys(tmp_path / "keys.json", ana={"user_id": "ana"}, ops={"admin": True})
     stats = 'memsieve_http_requests_total{method="GET",route="/v1/stats",status="200"}'
     with ServeProcess(tmp_path / "mem.db", tmp_path / "keys.json", workers=2) as srv:
-        assert _wait_for(lambda: len(_children(srv.proc.pid)) == 2)
+        assert wait_for(lambda: len(_children(srv.proc.pid)) == 2)
         (shared,) = tmp_path.glob("memsieve-metrics-*")
-        assert _wait_for(lambda: len(list(shared.glob("*.json"))) == 2)  # each worker's file
+        assert wait_for(lambda: len(list(shared.glob("*.json"))) == 2)  # each worker's file
         for _ in range(30):
             r = httpx.get(srv.url + "/v1/stats", params={"user_id": "ana"},
                           headers={"Authorization": f"Bearer {keys['ana']}"})
@@ -244,9 +235,9 @@ def test_a_scrape_of_any_worker_counts_every_workers_requests(tmp_path, monkeypa
         # A worker killed outright still counts with what it last wrote; its successor starts at zero.
         victim = _children(srv.proc.pid)[0]
         os.kill(victim, signal.SIGKILL)
-        assert _wait_for(lambda: len(_children(srv.proc.pid)) == 2 and victim not in _children(srv.proc.pid))
-        assert _wait_for(lambda: httpx.get(srv.url + "/readyz").status_code == 200)
-        assert _wait_for(lambda: _scrape(srv, keys["ops"])["memsieve_workers"] == 3, timeout=30)
+        assert wait_for(lambda: len(_children(srv.proc.pid)) == 2 and victim not in _children(srv.proc.pid))
+        assert wait_for(lambda: httpx.get(srv.url + "/readyz").status_code == 200)
+        assert wait_for(lambda: _scrape(srv, keys["ops"])["memsieve_workers"] == 3, timeout=30)
         for _ in range(4):
             assert _scrape(srv, keys["ops"])[stats] == 30
     assert srv.proc.returncode == 0

@@ -387,3 +387,20 @@ def test_validate_rejects_bad_output(arr: object, n: int, dim: int, fragments: l
     assert message[0].islower()
     for fragment in fragments:
         assert fragment in message
+
+
+def test_rows_whose_norm_passes_float32s_range_are_normalized_not_refused() -> None:
+    # Entries near 3e38 are finite float32, but their norm is not: dividing by it
+    # cast to float32 made the rows zero, refused as having "zero norm".
+    import warnings
+
+    from memsieve.embedding.protocol import validate_embeddings
+
+    big = np.full((2, 4), 3e38, dtype=np.float32)
+    big[1, :2] = -3e38
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        out = validate_embeddings(big, n_texts=2, dim=4)
+    assert out.dtype == np.float32
+    np.testing.assert_allclose(np.linalg.norm(out, axis=1), 1.0, rtol=1e-6)
+    np.testing.assert_allclose(out[0], 0.5, rtol=1e-6)

@@ -136,8 +136,15 @@ def validate_embeddings(
     if not (np.isfinite(norms).all() and (norms >= _MIN_NORM).all()):
         _raise_for_bad_rows(x, out, norms, n_texts)
     if normalize:
-        out /= norms[:, None].astype(np.float32)
+        if norms.max(initial=0.0) < _FLOAT32_SAFE_NORM:
+            out /= norms[:, None].astype(np.float32)
+        else:  # a norm past float32's range (entries near 3e38): divide in float64
+            out = (out.astype(np.float64) / norms[:, None]).astype(np.float32)
     return out
+
+
+#: Norms at or above this are divided in float64: cast to float32 they would overflow to infinity.
+_FLOAT32_SAFE_NORM = 1e38
 
 
 def _raise_for_bad_rows(x: np.ndarray, out: np.ndarray, norms: np.ndarray, n_texts: int) -> None:

@@ -74,6 +74,12 @@ def test_a_request_about_the_user_spares_another_persons_same_fact(mem, request_
     assert "Nadia's birthday is on June 30." in left and "Nadia rides a red motorbike." in left
 
 
+def test_a_name_typed_in_lower_case_is_still_a_person(mem):
+    dry, gone, left = _forget(mem, "forget nadia's birthday")
+    assert [m.text for m in gone] == dry == ["Nadia's birthday is on June 30."]
+    assert "My birthday is on November 5." in left
+
+
 def test_what_is_asked_of_a_person_and_said_of_them_is_still_found(mem):
     dry, gone, _ = _forget(mem, "please forget my brother's email")
     assert [m.text for m in gone] == dry == ["My brother's email is leo@mail.example."]

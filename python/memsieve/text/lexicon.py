@@ -309,6 +309,7 @@ class Lexicon:
         rest = d.request_opening.sub(" ", folded, count=1) if d.request_opening is not None else folded
         rest = d.request_framing.sub(" ", rest) if d.request_framing is not None else rest
         rest = " ".join(rest.split())
+        rest = self._named_by_possessive(rest)
         known = {s for _, s, kind in _core.tokenize_kinds(text) if kind == "name"}
         known = {w[:-2] if w.endswith("'s") else w.rstrip("'") for w in known} | self.relation_names(text)
         about = self.subject(rest, known=known)
@@ -316,6 +317,18 @@ class Lexicon:
             about = Subject(who="person", terms=about.terms, names=about.names, own=about.own,
                             people=about.people | about.names)
         return rest, about
+
+    def _named_by_possessive(self, rest: str) -> str:
+        """A request whose subject opens with a possessive ("tom's birthday", typed in lower case) names a
+        person, as "Tom's birthday" does: the word is capitalized unless the lexicon knows it (a relation,
+        a first-person word, a determiner, a request word)."""
+        first, _, after = rest.partition(" ")
+        if not first.endswith("'s") or not first[:-2].isalpha() or not first[0].islower():
+            return rest
+        word = first[:-2]
+        if word in self.relations | self.companions | self.self_words | self.determiners | self.request_words:
+            return rest
+        return " ".join([word.capitalize() + "'s", after]).strip()
 
     def relation_names(self, text: str) -> frozenset[str]:
         """The names a text gives people beside a relation word ("my cousin Aisha" -> {"aisha"}), lowercased."""

@@ -26,6 +26,7 @@ from typing import Any, Literal
 import numpy as np
 
 from memsieve.consolidation.candidates import CompleteLink, Pairs, close_pairs
+from memsieve.read.rank import json_equal
 from memsieve.read.speaker import role_of
 from memsieve.consolidation.information import TermView
 from memsieve.records import MemoryItem
@@ -162,8 +163,10 @@ def plan_clusters(seqs: np.ndarray, matrix: np.ndarray, items: dict[int, MemoryI
 
 def mergeable(pairs: Pairs, seqs: np.ndarray, items: dict[int, MemoryItem], view: TermView) -> Pairs:
     """The close pairs that are not distinct facts (information.py), nor the words of two speakers
-    (chat roles: a merge would leave what the user said only as the assistant's, or the reverse):
-    only these may join a group."""
+    (chat roles: a merge would leave what the user said only as the assistant's, or the reverse),
+    nor two memories whose metadata give one field two values (a merge keeps one memory's
+    metadata: the other's item key in a LangGraph store, or its category, would no longer find
+    it): only these may join a group."""
     def memory(row: int) -> tuple[tuple[str, str, int], tuple[int, str]]:
         seq = int(seqs[row])
         item = items[seq]
@@ -171,10 +174,17 @@ def mergeable(pairs: Pairs, seqs: np.ndarray, items: dict[int, MemoryItem], view
 
     keep = []
     for k, (i, j) in enumerate(zip(pairs.left.tolist(), pairs.right.tolist())):
-        if role_of(items[int(seqs[i])].metadata) != role_of(items[int(seqs[j])].metadata):
+        a, b = items[int(seqs[i])].metadata, items[int(seqs[j])].metadata
+        if role_of(a) != role_of(b) or metadata_conflict(a, b):
             continue
         older, newer = sorted((memory(i), memory(j)))
         if not view.verdict(older[1], newer[1]).distinct:
             keep.append(k)
     idx = np.asarray(keep, dtype=np.int64)
     return Pairs(pairs.left[idx], pairs.right[idx], pairs.sim[idx])
+
+
+def metadata_conflict(a: dict[str, Any] | None, b: dict[str, Any] | None) -> bool:
+    """Whether two memories' metadata give a field they both have two values (compared as JSON)."""
+    a, b = a or {}, b or {}
+    return any(not json_equal(a[k], b[k]) for k in a.keys() & b.keys())

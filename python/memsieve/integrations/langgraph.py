@@ -53,9 +53,9 @@ from datetime import datetime
 from typing import Any
 from urllib.parse import quote, unquote
 
-from memsieve.errors import InvalidInputError, short_repr
+from memsieve.errors import InvalidInputError, ScopeError, short_repr
 from memsieve.integrations import require_extra
-from memsieve.inputs import check_metadata, check_text
+from memsieve.inputs import check_metadata, check_sources, check_text
 from memsieve.integrations.store_filters import check_filter, lookup, matches, pattern_matches
 from memsieve.memory import Memory
 from memsieve.records import Decision, MemoryItem
@@ -191,13 +191,21 @@ class MemsieveStore(BaseStore):
     # ---- BaseStore -----------------------------------------------------------
 
     def batch(self, ops: Iterable[Op]) -> list[Result]:
-        """Run the operations in order; every op is checked before any runs."""
+        """Run the operations in order; every op is checked before any runs.
+
+        Checked: each op's namespace (as the scope id it becomes), each put's
+        key, value and text as they will be stored, and each search's filter
+        against the values under its prefix now and those the batch puts
+        there, so a refused batch writes nothing."""
         ops = list(ops)
         texts: dict[int, str] = {}
         for i, op in enumerate(ops):
             _check_op(op)
+            _check_namespace_scope(op)
             if isinstance(op, PutOp) and op.value is not None:
                 texts[i] = self._checked_text(op)
+        if any(isinstance(op, PutOp) for op in ops):
+            self._check_searches(ops)
         results: list[Result] = []
         puts: list[PutDecision] = []
         for i, op in enumerate(ops):
@@ -228,6 +236,8 @@ class MemsieveStore(BaseStore):
         return sorted(found, key=lambda m: m.created_at, reverse=True)
 
     def _get(self, namespace: tuple[str, ...], key: str) -> Item | None:
+        if not namespace:  # the empty namespace holds no items (a put there is refused)
+            return None
         held = self.memories(namespace, key)
         return _item(held[0], namespace) if held else None
 
@@ -308,11 +318,32 @@ class MemsieveStore(BaseStore):
     # ---- writing -------------------------------------------------------------
 
     def _checked_text(self, op: PutOp) -> str:
-        """The text a put gates, with its value checked: done for the whole batch before any op runs."""
+        """The text a put gates, with its value checked as it will be stored (inside the memory's metadata,
+        with the key): done for the whole batch before any op runs, and before a put deletes what its
+        key held."""
         assert op.value is not None
-        check_metadata(dict(op.value), where="value")
+        check_metadata(_stored_meta(op.key, dict(op.value), indexed=op.index is not False,
+                                    created="2000-01-01T00:00:00+00:00"), where="value")
+        check_sources(op.key)
         return check_text(self._text(dict(op.value), op.index), where="the value's text",
                           max_chars=self.memory.max_text_chars)
+
+    def _check_searches(self, ops: list[Op]) -> None:
+        """A search's filter must compare every value it will meet (an operator that cannot compare one fails
+        the search): checked before a batch that writes runs, against the values under each search's
+        prefix now and those the batch puts."""
+        put_values = [(op.namespace, dict(op.value)) for op in ops if isinstance(op, PutOp) and op.value is not None]
+        for op in ops:
+            if not isinstance(op, SearchOp) or not op.filter:
+                continue
+            flt = check_filter(op.filter)
+            prefix = tuple(op.namespace_prefix)
+            for ns in self._namespaces(prefix=op.namespace_prefix):
+                for m in self.memory.get_all(user_id=namespace_user(ns)):
+                    matches(_item(m, ns).value, flt)
+            for ns, value in put_values:
+                if tuple(ns[: len(prefix)]) == prefix:
+                    matches(value, flt)
 
     def _put(self, op: PutOp, text: str | None) -> PutDecision | None:
         with self._write_lock:
@@ -323,8 +354,7 @@ class MemsieveStore(BaseStore):
                 return None
             value = dict(op.value)
             created = min((_meta(m).get("created_at", m.created_at) for m in held), default=None)
-            meta = {META: {"key": op.key, "value": value, "indexed": op.index is not False,
-                           **({"created_at": created} if created else {})}}
+            meta = _stored_meta(op.key, value, indexed=op.index is not False, created=created)
             reason = f"replaced by a put to key {op.key!r} of the LangGraph store"
             for m in held:
                 self.memory.delete(m.id, reason=reason)
@@ -352,6 +382,24 @@ class MemsieveStore(BaseStore):
 
 
 # ---- helpers -----------------------------------------------------------------
+
+
+def _stored_meta(key: str, value: dict[str, Any], *, indexed: bool, created: str | None) -> dict[str, Any]:
+    """The metadata a put stores its item in (the one shape, checked before and written by ``_put``)."""
+    return {META: {"key": key, "value": value, "indexed": indexed, **({"created_at": created} if created else {})}}
+
+
+def _check_namespace_scope(op: Any) -> None:
+    """A namespace must make a scope id the memory accepts; refused as a namespace, before any op runs."""
+    namespace = getattr(op, "namespace", None) if not isinstance(op, SearchOp) else op.namespace_prefix
+    if not namespace:
+        return
+    try:
+        Scope.of(user_id=namespace_user(namespace))
+    except ScopeError as exc:
+        raise NamespaceError(f"the namespace {short_repr(tuple(namespace))} cannot be stored: its labels, "
+                             f"percent-encoded and joined by '/', make an id the memory refuses ({exc}); "
+                             "use fewer or shorter labels") from None
 
 
 def _compact(value: Any) -> str:

@@ -21,7 +21,7 @@ from typing import Any
 
 import numpy as np
 
-from memsieve.consolidation import Consolidator, Schedule
+from memsieve.consolidation import Consolidator, MergeConflictError, Schedule
 from memsieve.errors import ConfigError, NotFoundError
 from memsieve.gate.cache import ScopeGates
 from memsieve.gate.config import GateConfig
@@ -243,6 +243,8 @@ class Writer:
 
     def update(self, item: MemoryItem, memory_id: str, *, text: str, reason: str) -> None:
         """Replace the text of ``item`` (found by ``memory_id``); the old text goes to its history."""
+        if not item.is_active:
+            self._refuse_if_retired(item, memory_id, "updated")
         vectors, parts = self._embed([text])
         vec = vectors[0]
         scope = Scope(item.user_id, item.agent_id, item.run_id)
@@ -251,8 +253,14 @@ class Writer:
                               parts=parts[0])
 
     def delete(self, item: MemoryItem, memory_id: str, *, reason: str) -> None:
-        """Soft-delete ``item`` unless it is inactive already (or became so meanwhile)."""
+        """Soft-delete ``item`` unless it is inactive already (or became so meanwhile).
+
+        Raises:
+            MergeConflictError: a merge in force retired it: deleting it would
+                do nothing, and undoing the merge would bring it back.
+        """
         if not item.is_active:
+            self._refuse_if_retired(item, memory_id, "deleted")
             return
         scope = Scope(item.user_id, item.agent_id, item.run_id)
         dim = self.gates.scope_dim(scope)
@@ -262,6 +270,16 @@ class Writer:
             if stored.is_active:
                 edits.soft_delete(tx, gate, scope, seq=stored.seq, memory_id=memory_id, text=stored.text,
                                   layer="user", reason=reason, now=now_iso())
+
+    def _refuse_if_retired(self, item: MemoryItem, memory_id: str, done: str) -> None:
+        """Raise MergeConflictError when a consolidation merge in force retired the memory."""
+        scope = Scope(item.user_id, item.agent_id, item.run_id)
+        for merge in self.store.merges(scope):
+            if memory_id in merge.member_ids and memory_id != merge.kept_id:
+                raise MergeConflictError(
+                    f"memory {memory_id!r} was merged into {merge.kept_id!r} by merge {merge.id!r} and cannot be "
+                    f"{done} on its own; change {merge.kept_id!r}, which holds its fact, or undo the merge "
+                    "(unconsolidate) first")
 
     def restore(self, rejection_id: str, *, wanted: Scope | None) -> str:
         """Store a rejected candidate as a memory, bypassing the gate; return the memory's id.

@@ -94,6 +94,7 @@ class AsyncMemory:
             self._pool.shutdown(wait=False)
             raise
         self._closed = False
+        self._closing: asyncio.Future[None] | None = None
 
     @classmethod
     def wrap(cls, memory: Memory, *, max_workers: int = DEFAULT_MAX_WORKERS) -> "AsyncMemory":
@@ -104,6 +105,7 @@ class AsyncMemory:
         self._pool = cls._make_pool(max_workers)
         self.memory = memory
         self._closed = False
+        self._closing = None
         return self
 
     @staticmethod
@@ -163,11 +165,16 @@ class AsyncMemory:
 
         Closing twice is allowed; every other call afterwards raises ClosedError.
         """
-        if self._closed:
-            return
-        self._closed = True  # refuse new calls first, then let the running ones finish
-        await asyncio.to_thread(self._pool.shutdown, wait=True)
-        await asyncio.to_thread(self.memory.close)
+        if self._closing is None:
+            self._closed = True  # refuse new calls first, then let the running ones finish
+            self._closing = asyncio.ensure_future(asyncio.to_thread(self._finish))
+        # Shielded: a caller cancelled while waiting (a timeout) leaves the closing to run to its
+        # end, and a second close() waits for that same end.
+        await asyncio.shield(self._closing)
+
+    def _finish(self) -> None:
+        self._pool.shutdown(wait=True)
+        self.memory.close()
 
     async def __aenter__(self) -> "AsyncMemory":
         return self

@@ -76,7 +76,8 @@ def _num(x: float | None) -> str:
 
 def strict_json(obj: Any) -> str:
     """Strict JSON (RFC 8259): a missing or non-finite number is ``null``, never ``NaN``."""
-    return json.dumps(strict_values(obj), indent=2, default=str, allow_nan=False, ensure_ascii=False)
+    # One line per document: --json output appended to a log is JSON Lines (docs/CONSOLIDATION.md's cron line).
+    return json.dumps(strict_values(obj), separators=(",", ":"), default=str, allow_nan=False, ensure_ascii=False)
 
 
 def _out(ns: argparse.Namespace, rows: Any, text: str) -> None:

@@ -34,6 +34,7 @@ def migrate(conn: sqlite3.Connection) -> int:
     """
     (current,) = conn.execute("PRAGMA user_version").fetchone()
     _check_known(current)
+    refuse_foreign(conn)
     while current < len(MIGRATIONS):
         conn.execute("BEGIN IMMEDIATE")
         try:
@@ -57,6 +58,26 @@ def applied_steps(conn: sqlite3.Connection) -> list[str]:
     (current,) = conn.execute("PRAGMA user_version").fetchone()
     _check_known(current)
     return [step.name for step in MIGRATIONS[:current]]
+
+
+def refuse_foreign(conn: sqlite3.Connection) -> None:
+    """Refuse another program's SQLite database before a step writes into it.
+
+    A memsieve database at version 0 holds no table (the first step sets the
+    version in the transaction that makes its tables), and one past it holds
+    ``memories``; anything else is another program's file, left untouched
+    (the store calls this before it sets WAL mode, which rewrites the header).
+    The version and the tables are read in one statement, one snapshot: a
+    process making a new file's tables meanwhile is seen before or after,
+    never half."""
+    version, names = conn.execute(
+        "SELECT (SELECT user_version FROM pragma_user_version), (SELECT group_concat(name, char(31)) "
+        "FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%')").fetchone()
+    tables = set(names.split("\x1f")) if names else set()
+    if (version == 0 and tables) or (version > 0 and "memories" not in tables):
+        found = ", ".join(sorted(tables)[:5]) + (", ..." if len(tables) > 5 else "")
+        raise StoreError(f"the file is an SQLite database of another program (user_version {version}, tables "
+                         f"{found or 'none'}), not a memsieve database; pass a memsieve database or a new path")
 
 
 def _check_known(version: int) -> None:

@@ -19,7 +19,7 @@ import numpy as np
 from memsieve.errors import ClosedError, StoreError
 from memsieve.scope import Scope
 from memsieve.store.base import VectorsRow, check_durability, none_to_nan
-from memsieve.store.migrations import migrate
+from memsieve.store.migrations import migrate, refuse_foreign
 from memsieve.store.sql_merges import SqlMerges
 from memsieve.store.sql_purge import SqlPurge
 from memsieve.store.sqlite_checkpoint import BACKSTOP_PAGES, Checkpointer
@@ -79,6 +79,7 @@ class SQLiteStore(SqlPurge, SqlMerges):
     def _open(self) -> None:
         c = self._conn
         if self.path != ":memory:":
+            refuse_foreign(c)  # before WAL mode rewrites another program's file header
             set_wal(c, self.path, timeout=self.timeout)
             # Checkpoints run on a thread of their own (memsieve.store.sqlite_checkpoint);
             # SQLite's own, inside a COMMIT, only past a higher mark.

@@ -60,10 +60,23 @@ def parse_locomo_date(value: object) -> str | None:
     return None
 
 
-def _objects(value: object) -> list[tuple[int, dict[str, Any]]]:
-    """The dict items of a JSON list with their 1-based positions; anything else (a string, a number, null)
-    holds none."""
-    return [(i, v) for i, v in enumerate(value, 1) if isinstance(v, dict)] if isinstance(value, list) else []
+def _objects(value: object, *, where: str = "", what: str = "") -> list[tuple[int, dict[str, Any]]]:
+    """The objects of a JSON list with their 1-based positions; a missing list (null) holds none.
+
+    With ``where`` (the place) and ``what`` (the field), anything but a list of objects is refused:
+    a conversation whose "messages" is a string is malformed, not empty."""
+    if value is None:
+        return []
+    if not where:
+        return [(i, v) for i, v in enumerate(value, 1) if isinstance(v, dict)] if isinstance(value, list) else []
+    if not isinstance(value, list):
+        raise InvalidTextError(f"{where} has {what!r} as {type(value).__name__} {short_repr(value)}; write it as a "
+                               "JSON list of objects (see memsieve ingest --help)")
+    for i, v in enumerate(value, 1):
+        if not isinstance(v, dict):
+            raise InvalidTextError(f"{where} has {what!r} item {i} as {type(v).__name__} {short_repr(v)}; each "
+                                   "item is a JSON object")
+    return list(enumerate(value, 1))
 
 
 def _date(value: object, *, where: str) -> str | None:
@@ -178,10 +191,17 @@ def _locomo_turns(conv: dict[str, Any], conv_id: str, where: str, max_chars: int
 
 
 def _plain_turns(conv: dict[str, Any], conv_id: str, where: str, max_chars: int) -> Iterator[Turn | None]:
-    for s_i, session in _objects(conv.get("sessions")):
+    if conv.get("sessions") is None and conv.get("messages") is None:
+        raise InvalidTextError(f"{where} has neither 'sessions' nor 'messages'; see memsieve ingest --help "
+                               "for the formats")
+    for s_i, session in _objects(conv.get("sessions"), where=where, what="sessions"):
         at = f"{where}, session {s_i}"
         date = _date(session.get("date"), where=f"{at} date")
-        for t_i, turn in _objects(session.get("turns")):
+        if not isinstance(session.get("turns"), list):
+            raise InvalidTextError(f"{at} has no 'turns' list (a session is {{\"date\", \"turns\": [{{\"speaker\", "
+                                   "\"text\"}]}); rename its list 'turns', or write the conversation as "
+                                   "'messages'")
+        for t_i, turn in _objects(session.get("turns"), where=at, what="turns"):
             here = f"{at}, turn {t_i}"
             speaker = _label(turn.get("speaker"), where=here, what="speaker") or \
                 _label(turn.get("role"), where=here, what="role")
@@ -189,7 +209,7 @@ def _plain_turns(conv: dict[str, Any], conv_id: str, where: str, max_chars: int)
             yield _turn(speaker, _content(raw, where=here),
                         source=_source(turn.get("id"), where=here) or f"S{s_i}:{t_i}", date=date,
                         conv_id=conv_id, where=here, max_chars=max_chars)
-    for m_i, msg in _objects(conv.get("messages")):
+    for m_i, msg in _objects(conv.get("messages"), where=where, what="messages"):
         here = f"{where}, message {m_i}"
         role = _label(msg.get("role"), where=here, what="role")
         yield _turn(role, _content(msg.get("content"), where=here),

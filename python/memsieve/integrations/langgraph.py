@@ -236,7 +236,7 @@ class MemsieveStore(BaseStore):
         return sorted(found, key=lambda m: m.created_at, reverse=True)
 
     def _get(self, namespace: tuple[str, ...], key: str) -> Item | None:
-        if not namespace:  # the empty namespace holds no items (a put there is refused)
+        if not namespace or not _storable(namespace):  # no put there can succeed: it holds no items
             return None
         held = self.memories(namespace, key)
         return _item(held[0], namespace) if held else None
@@ -390,16 +390,26 @@ def _stored_meta(key: str, value: dict[str, Any], *, indexed: bool, created: str
 
 
 def _check_namespace_scope(op: Any) -> None:
-    """A namespace must make a scope id the memory accepts; refused as a namespace, before any op runs."""
-    namespace = getattr(op, "namespace", None) if not isinstance(op, SearchOp) else op.namespace_prefix
-    if not namespace:
+    """A put's namespace must make a scope id the memory accepts; refused as a namespace, before any op runs.
+    (A get or a search there finds nothing, as in any namespace that holds no item.)"""
+    if not isinstance(op, PutOp) or not op.namespace:
         return
+    namespace = op.namespace
     try:
         Scope.of(user_id=namespace_user(namespace))
     except ScopeError as exc:
         raise NamespaceError(f"the namespace {short_repr(tuple(namespace))} cannot be stored: its labels, "
                              f"percent-encoded and joined by '/', make an id the memory refuses ({exc}); "
                              "use fewer or shorter labels") from None
+
+
+def _storable(namespace: Sequence[str]) -> bool:
+    """Whether a namespace makes a scope id the memory accepts (``_check_namespace_scope``)."""
+    try:
+        Scope.of(user_id=namespace_user(namespace))
+    except ScopeError:
+        return False
+    return True
 
 
 def _compact(value: Any) -> str:

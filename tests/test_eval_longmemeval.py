@@ -35,7 +35,8 @@ def synthetic_questions() -> list[dict]:
                       ("assistant", "Congratulations, home-grown tomatoes taste far better than bought ones.", None))
     cat = _session(("user", "I adopted a grey kitten and named her Pistachio.", True),
                    ("assistant", "Pistachio is a lovely name for a grey kitten!", False),
-                   ("user", "   ", None))  # empty: skipped, but it keeps its index
+                   ("user", "   ", None),  # empty: skipped, but it keeps its index
+                   ("assistant", " \u200b ", None))  # nothing visible (a real log's lone zero-width space)
     bikes = _session(("user", "Can you suggest a stretching routine after cycling?", None),
                      ("assistant", "Try hamstring, quad and hip flexor stretches for thirty seconds each.", None))
     trip1 = _session(("user", "We booked the ferry to Gotland for the second of August.", True),
@@ -109,7 +110,7 @@ def test_loader_reads_turns_sources_dates_and_evidence(tmp_path):
     assert [t.id for _c, t in pairs] == ["s-garden:0", "s-garden:1", "s-cat:0", "s-cat:1"]  # the empty turn is out
     assert pairs[2][0].valid_from == "2023-05-27T18:05:00" and pairs[2][1].role == "user"
     assert list(cat.evidence) == ["s-cat:0"] and cat.question_date == "2023-06-01T09:00:00"
-    assert ds.counts.empty_turns_skipped == 1 and ds.counts.evidence_turns == 3
+    assert ds.counts.empty_turns_skipped == 2 and ds.counts.evidence_turns == 3
     assert ds.counts.abstention_questions == 1 and ds.counts.questions_without_evidence == 1
     assert ds.questions[2].abstention
 

@@ -141,3 +141,14 @@ def test_a_bad_turn_in_a_jsonl_file_with_one_scope_stores_nothing(tmp_path, caps
     err = refused(capsys, path, db, "--user", "ana")
     assert stored(db, "ana") == {}
     assert "conversation 2 ('conv-two')" in err and "role must be a string" in err
+
+
+def test_a_message_of_only_invisible_characters_is_skipped_not_fatal(tmp_path, capsys, db):
+    # Real chat logs hold messages of a lone zero-width space; the library refuses such a text
+    # as empty, so the reader skips it (as a blank one) and the rest of the log goes in.
+    path = write(tmp_path, {"id": "c1", "messages": [
+        {"role": "user", "content": "I live in Oslo."}, {"role": "assistant", "content": "\u200b"},
+        {"role": "user", "content": " \u200d\ufeff "}, {"role": "user", "content": "I moved there in 2019."}]})
+    assert main(["ingest", str(path), "--db", db, "--json"]) == 0
+    assert json.loads(capsys.readouterr().out)["events"] == {"ADD": 2}
+    assert stored(db) == {Scope.of(user_id="c1").key: ["user: I live in Oslo.", "user: I moved there in 2019."]}

@@ -89,12 +89,21 @@ def _visible(c: str) -> bool:
     return not c.isspace() and unicodedata.category(c) != "Cf"
 
 
+def is_blank(text: str) -> bool:
+    """Whether a text holds nothing to see: only whitespace and invisible format characters.
+
+    What ``check_text`` refuses as empty; a reader of a chat log skips such a
+    turn (real logs hold messages of a lone zero-width space) rather than
+    failing the whole log on it."""
+    return not any(_visible(c) for c in text)  # stops at the first visible character
+
+
 def check_text(text: object, *, where: str, max_chars: int = MAX_TEXT_CHARS) -> str:
     """A candidate text or query: a non-empty str within ``max_chars``, stripped of surrounding whitespace."""
     if not isinstance(text, str):
         raise InvalidTextError(f"{where} must be a string, got {type(text).__name__}; pass text as str")
     stripped = text.strip()
-    if not any(_visible(c) for c in stripped):  # stops at the first visible character
+    if is_blank(stripped):
         raise InvalidTextError(f"{where} is empty or only whitespace (or invisible format characters such as "
                                "a zero-width space); pass some text")
     if len(stripped) > max_chars:

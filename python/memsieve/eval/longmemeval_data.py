@@ -32,6 +32,7 @@ from typing import Any
 
 from memsieve.errors import MemsieveError
 from memsieve.eval.locomo import Candidate
+from memsieve.inputs import is_blank
 
 REQUIRED_KEYS = ("question_id", "question_type", "question", "answer", "question_date", "haystack_session_ids",
                  "haystack_dates", "haystack_sessions", "answer_session_ids")
@@ -211,7 +212,7 @@ def _question(q: object, i: int, counts: LoadCounts) -> LmeQuestion:
                 raise _fail(f"{swhere}, turn {t_index}", f"'has_answer' must be true or false, got {has_answer!r:.40}")
             counts.turns += 1
             text = t["content"].strip()
-            if not text:
+            if is_blank(text):  # nothing to see (a lone zero-width space): not a turn
                 counts.empty_turns_skipped += 1
                 continue
             counts.longest_turn_chars = max(counts.longest_turn_chars, len(text))

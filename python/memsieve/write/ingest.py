@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from memsieve.errors import InvalidInputError, InvalidTextError, ScopeError, short_repr
-from memsieve.inputs import MAX_TEXT_CHARS, check_sources, check_text, iso_time
+from memsieve.inputs import MAX_TEXT_CHARS, check_sources, check_text, is_blank, iso_time
 from memsieve.scope import Scope
 
 _SESSION = re.compile(r"^session_(\d+)$")
@@ -146,7 +146,7 @@ def _content(value: object, *, where: str) -> str:
                         f"{where} content part {p_i} of type {part['type']!r} has the text "
                         f"{short_repr(text)} ({type(text).__name__}); write its 'text' as a JSON string")
                 texts.append(text)
-        return "\n".join(t for t in texts if t.strip())
+        return "\n".join(t for t in texts if not is_blank(t))
     raise InvalidTextError(f"{where} text must be a string, got {type(value).__name__} {short_repr(value)}; "
                            "write the text as a JSON string (or a list of content parts)")
 
@@ -154,7 +154,7 @@ def _content(value: object, *, where: str) -> str:
 def _turn(speaker: str | None, content: str, *, source: str | None, date: str | None, conv_id: str,
           where: str, max_chars: int) -> Turn | None:
     """The Turn to store, its text checked as ``Memory.add`` checks one; None when the turn has no text."""
-    if not content.strip():
+    if is_blank(content):
         return None
     text = f"{speaker}: {content}" if speaker else content
     return Turn(text=check_text(text, where=f"{where} text", max_chars=max_chars), source=source,

@@ -9,17 +9,13 @@ import json
 import sqlite3
 
 import pytest
+from langgraph.store.base import PutOp, SearchOp
 
-pytest.importorskip("langgraph")
+from memsieve import AsyncMemory, ClosedError, GateConfig, InvalidInputError, Memory, MergeConflictError, StoreError
+from memsieve.cli import main
+from memsieve.integrations.langgraph import MemsieveStore, NamespaceError
 
-from langgraph.store.base import PutOp, SearchOp  # noqa: E402
-
-from memsieve import (AsyncMemory, ClosedError, GateConfig, InvalidInputError, Memory,  # noqa: E402
-                      MergeConflictError, StoreError)
-from memsieve.cli import main  # noqa: E402
-from memsieve.integrations.langgraph import MemsieveStore, NamespaceError  # noqa: E402
-
-from conftest import unit  # noqa: E402
+from conftest import unit
 
 
 @pytest.fixture()

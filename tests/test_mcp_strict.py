@@ -8,17 +8,13 @@ from __future__ import annotations
 
 import anyio
 import httpx
-import pytest
+from mcp import ClientSession
+from mcp.client.streamable_http import streamable_http_client
+from mcp.shared._httpx_utils import create_mcp_http_client
+from test_mcp import TOKEN, call, fails, http_server, stdio_session
 
-pytest.importorskip("mcp")
-
-from mcp import ClientSession  # noqa: E402
-from mcp.client.streamable_http import streamable_http_client  # noqa: E402
-from mcp.shared._httpx_utils import create_mcp_http_client  # noqa: E402
-from test_mcp import TOKEN, call, fails, http_server, stdio_session  # noqa: E402
-
-from memsieve import Memory  # noqa: E402
-from memsieve.integrations.mcp import TOOLS  # noqa: E402
+from memsieve import Memory
+from memsieve.integrations.mcp import TOOLS
 
 LOCKER = "My locker code is 7719."
 

@@ -163,3 +163,23 @@ def test_a_keys_file_that_is_not_utf8_is_a_one_line_error_and_a_reload_keeps_the
             metrics = c.get("/metrics").text
         assert "Traceback" not in srv.log() and "Exception in callback" not in srv.log()
     assert re.search(r'memsieve_keys_reloads_total\{result="failed"\} 2', metrics), metrics
+
+
+def test_a_failed_llm_is_a_502_that_does_not_name_the_servers_llm(tmp_path):
+    import socket
+
+    with socket.socket() as s:  # a loopback port nothing listens on
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    base = f"http://127.0.0.1:{port}/v1"
+    keys = make_keys(tmp_path / "keys.json", ana={"user_id": "ana"})
+    with ServeProcess(tmp_path / "mem.db", tmp_path / "keys.json",
+                      extra=("--llm-base-url", base, "--llm-model", "secret-model-name")) as srv:
+        with srv.client(keys["ana"], timeout=120) as c:
+            r = c.post("/v1/memories", json={"text": "Ana moved to Porto.", "infer": True, "user_id": "ana"})
+        assert r.status_code == 502, r.text
+        assert r.json()["error"]["type"] == "LLMError"
+        assert str(port) not in r.text and "secret-model-name" not in r.text
+        rid = r.headers["x-request-id"]
+        assert wait_for(lambda: f"request_id={rid} the LLM failed" in srv.log())
+        assert base in srv.log()

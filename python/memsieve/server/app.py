@@ -34,7 +34,7 @@ from starlette.requests import Request
 from starlette.responses import Response
 from starlette.routing import Route
 
-from memsieve.errors import MemsieveError, StoreError
+from memsieve.errors import LLMError, MemsieveError, StoreError
 from memsieve.scope import Scope
 from memsieve.server import api, replies, ui
 from memsieve.server.errors import (
@@ -44,6 +44,7 @@ from memsieve.server.errors import (
     RouteNotFoundError,
     error_body,
     internal_error_body,
+    one_line,
     status_of,
 )
 from memsieve.server.keys import KeyRing
@@ -283,6 +284,8 @@ def _endpoint(ep: api.Endpoint, state: State) -> Any:
             assert ep.handler is not None
             return 200, json_bytes(await ep.handler(call))
         except MemsieveError as exc:
+            if isinstance(exc, LLMError):  # the client gets a plain message; the operator the whole one
+                log(f"memsieve serve: request_id={request_id} the LLM failed: {one_line(exc)}")
             return status_of(exc), json_bytes(error_body(exc))
         except Exception:
             return 500, _failed(request_id)

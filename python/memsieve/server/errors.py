@@ -91,9 +91,16 @@ def one_line(text: object) -> str:
     return " ".join(str(text).split())
 
 
+#: What a client is told when the server's LLM failed: its message names the LLM's address and model,
+#: which are the operator's to know (the server logs it under the request id).
+LLM_FAILED = ("the server's LLM failed; retry later, or without infer; the server's log has the detail "
+              "under this request's X-Request-Id")
+
+
 def error_body(exc: BaseException) -> dict[str, dict[str, str]]:
-    """The JSON body of a MemsieveError: its class name and message."""
-    return {"error": {"type": type(exc).__name__, "message": one_line(exc)}}
+    """The JSON body of a MemsieveError: its class name and message (an LLMError's kept in the log)."""
+    message = LLM_FAILED if isinstance(exc, LLMError) else one_line(exc)
+    return {"error": {"type": type(exc).__name__, "message": message}}
 
 
 def internal_error_body(request_id: str) -> dict[str, dict[str, str]]:

@@ -84,18 +84,23 @@ def check_storable(value: str, *, where: str, error: type[Exception] = InvalidIn
     return value
 
 
-def _visible(c: str) -> bool:
-    """Not whitespace and not a format character (a zero-width space or joiner, a direction mark)."""
-    return not c.isspace() and unicodedata.category(c) != "Cf"
+#: The invisible format characters of the Basic Multilingual Plane (Unicode's Cf: the soft hyphen,
+#: zero-width space, joiners, direction marks, the BOM, ...), as regular-expression ranges that
+#: Python and ECMA-262 read alike, so the REST API can publish the rule (server/shapes.TEXT_PATTERN).
+#: Written out rather than read from unicodedata, so the rule is one across Python versions.
+INVISIBLE_RANGES = (r"\u00ad\u0600-\u0605\u061c\u06dd\u070f\u0890-\u0891\u08e2\u180e\u200b-\u200f"
+                    r"\u202a-\u202e\u2060-\u2064\u2066-\u206f\ufeff\ufff9-\ufffb")
+_VISIBLE = re.compile(rf"[^\s{INVISIBLE_RANGES}]")
 
 
 def is_blank(text: str) -> bool:
-    """Whether a text holds nothing to see: only whitespace and invisible format characters.
+    """Whether a text holds nothing to see: only whitespace and invisible format characters
+    (``INVISIBLE_RANGES``).
 
     What ``check_text`` refuses as empty; a reader of a chat log skips such a
     turn (real logs hold messages of a lone zero-width space) rather than
     failing the whole log on it."""
-    return not any(_visible(c) for c in text)  # stops at the first visible character
+    return _VISIBLE.search(text) is None
 
 
 def check_text(text: object, *, where: str, max_chars: int = MAX_TEXT_CHARS) -> str:

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from memsieve.inputs import MAX_METADATA_DEPTH
+from memsieve.inputs import INVISIBLE_RANGES, MAX_METADATA_DEPTH
 from memsieve.scope import ID_PATTERN, MAX_ID_CHARS
 
 
@@ -26,15 +26,16 @@ def string(description: str, **more: Any) -> dict[str, Any]:
     return {"type": "string", "description": description, **more}
 
 
-#: A text the Memory takes: not blank, no NUL (memsieve.inputs.check_text enforces it, with lone surrogates).
-TEXT_PATTERN = r"^[^\x00]*[^\s\x00][^\x00]*$"
+#: A text the Memory takes: something visible (not only whitespace and invisible format characters), no
+#: NUL (memsieve.inputs.check_text enforces it, with lone surrogates).
+TEXT_PATTERN = rf"^[^\x00]*[^\s\x00{INVISIBLE_RANGES}][^\x00]*$"
 #: A string a store can hold: no NUL (memsieve.inputs.check_storable).
 STORABLE_PATTERN = r"^[^\x00]*$"
 
 
 def text(description: str) -> dict[str, Any]:
     # Published so that a client knows the rule; the Memory's text checks enforce it.
-    return string(description + " (not blank, no NUL)", pattern=TEXT_PATTERN)
+    return string(description + " (something visible, no NUL)", pattern=TEXT_PATTERN)
 
 
 def opt_string(description: str) -> dict[str, Any]:

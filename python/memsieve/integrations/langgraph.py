@@ -241,14 +241,16 @@ class MemsieveStore(BaseStore):
         held = self.memories(namespace, key)
         return _item(held[0], namespace) if held else None
 
+    def _items_under(self, namespaces: list[tuple[str, ...]]) -> list[Item]:
+        """Every item of the given namespaces, in their order."""
+        return [_item(m, ns) for ns in namespaces for m in self.memory.get_all(user_id=namespace_user(ns))]
+
     def _search(self, op: SearchOp) -> list[SearchItem]:
         flt = check_filter(op.filter)
         namespaces = self._namespaces(prefix=op.namespace_prefix)
         # Every item under the prefix meets the filter, with a query too: an operator that cannot compare a
         # value fails the search whichever items the ranking reaches, as in LangGraph's InMemoryStore.
-        items = [_search_item(_item(m, ns), None) for ns in namespaces
-                 for m in self.memory.get_all(user_id=namespace_user(ns))]
-        items = [it for it in items if matches(it.value, flt)]
+        items = [_search_item(it, None) for it in self._items_under(namespaces) if matches(it.value, flt)]
         if op.query is None:
             items.sort(key=lambda it: it.updated_at, reverse=True)
             return items[op.offset: op.offset + op.limit]
@@ -338,9 +340,8 @@ class MemsieveStore(BaseStore):
                 continue
             flt = check_filter(op.filter)
             prefix = tuple(op.namespace_prefix)
-            for ns in self._namespaces(prefix=op.namespace_prefix):
-                for m in self.memory.get_all(user_id=namespace_user(ns)):
-                    matches(_item(m, ns).value, flt)
+            for item in self._items_under(self._namespaces(prefix=op.namespace_prefix)):
+                matches(item.value, flt)
             for ns, value in put_values:
                 if tuple(ns[: len(prefix)]) == prefix:
                     matches(value, flt)

@@ -283,12 +283,6 @@ class SubjectFilter:
         return self._memo[seq]
 
 
-def subject_filter(query: ForgetQuery, texts: dict[int, str], terms_of: Callable[[int], Collection[str]]
-                   ) -> SubjectFilter:
-    """The ``SubjectFilter`` of ``texts`` for ``query``."""
-    return SubjectFilter(query, texts, terms_of)
-
-
 def _surely_the_users(query: ForgetQuery, named: list[tuple[int, str]], texts: dict[int, str], *,
                       known: Collection[str]) -> list[tuple[int, str]]:
     """A request about the user names the memories surely the user's when it names any.
@@ -339,7 +333,7 @@ def choose(query: ForgetQuery, gate: Any, subject_vector: np.ndarray, *, version
     keys = list(dict.fromkeys(lexical + near))
     cos_of = dict(zip(near, (float(c) for c in near_cos)))
     texts = {k: t for k in keys if (t := text_of(k)) is not None}
-    allowed = subject_filter(query, texts, gate.terms_of)
+    allowed = SubjectFilter(query, texts, gate.terms_of)
     named = named_memories(query, keys=keys, terms_of=gate.terms_of, idf=_scope_idf(gate),
                            cosines=[cos_of.get(k, -1.0) for k in keys], min_coverage=min_coverage,
                            min_cosine=min_cosine, allowed=allowed)

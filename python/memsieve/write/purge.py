@@ -40,7 +40,7 @@ import memsieve._core as _core
 from memsieve.records import MemoryItem
 from memsieve.scope import Scope
 from memsieve.write.forget import ForgetPath
-from memsieve.write.forgetting import ForgetQuery, coverage, subject_filter
+from memsieve.write.forgetting import ForgetQuery, SubjectFilter, coverage
 from memsieve.write.retired import retired_into
 
 #: Share of the request's subject terms (weighted by rarity) an inactive memory must hold to be named.
@@ -108,7 +108,7 @@ def inactive_named(reader: Any, gate: Any, scope: Scope, query: ForgetQuery, *,
         return weights[term]
 
     query = query.scoped(lambda t: any(t in ts for ts in terms.values()) or bool(gate and gate.term_df(t)))
-    allowed = subject_filter(query, {seq: text for seq, _, text in rows}, lambda seq: terms[seq])
+    allowed = SubjectFilter(query, {seq: text for seq, _, text in rows}, lambda seq: terms[seq])
     out = []
     for seq, memory_id, _ in rows:
         c = coverage(query, terms[seq], idf)

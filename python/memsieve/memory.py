@@ -448,7 +448,8 @@ class Memory:
         return self._searcher.search(scope, query, limit=limit, filters=check_metadata(filters, where="filters"),
                                      as_of=iso_time(as_of, where="as_of"), mode=mode, vector=vector,
                                      current_only=check_flag(current_only, where="current_only"),
-                                     reference_time=iso_time(reference_time, where="reference_time"))
+                                     reference_time=iso_time(reference_time, where="reference_time",
+                                                                     keep_offset=True))
 
     def context(self, query: str, *, user_id: str | None = None, agent_id: str | None = None,
                 run_id: str | None = None, limit: int = 10, filters: dict[str, Any] | None = None,

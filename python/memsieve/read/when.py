@@ -41,7 +41,8 @@ from datetime import datetime, timedelta, timezone
 from typing import Iterator, Literal
 
 from memsieve.read.rank import lift_by
-from memsieve.text.when import Window, events_dated, read_when
+from memsieve.text.when import Window, read_when
+from memsieve.text.when_spans import tells_of
 
 Hits = list[tuple[int, float]]  # (seq, score), best first
 Order = Literal["earliest", "latest"]
@@ -101,7 +102,8 @@ def focus(query: str, reference_time: str | None, *, clock: datetime | None = No
     Args:
         query: the query's text.
         reference_time: the query's "now" as an ISO-8601 string (``memsieve.inputs.iso_time``),
-            or None for the call's time.
+            or None for the call's time. Its calendar words ("today", "this year", "in June")
+            are read in the string's own UTC offset (none: UTC).
         clock: the call's time (tests); None: ``datetime.now(timezone.utc)``.
     """
     if not _ON.get():
@@ -115,6 +117,7 @@ def focus(query: str, reference_time: str | None, *, clock: datetime | None = No
 
 
 def _aware(iso: str) -> datetime:
+    """The ISO time, in its own offset; a time without one is UTC."""
     dt = datetime.fromisoformat(iso)
     return dt if dt.tzinfo is not None else dt.replace(tzinfo=timezone.utc)
 
@@ -163,5 +166,4 @@ def _told_inside(w: Window, when: Mapping[int, datetime], texts: Mapping[int, st
                  roles: Mapping[int, str | None]) -> frozenset[int]:
     """The memories whose text dates an event in ``w`` (windows overlapping), read against their own date."""
     return frozenset(s for s, said_at in when.items()
-                     if (text := texts.get(s)) and roles.get(s) != "assistant"
-                     and any(e.start <= w.end and e.end >= w.start for e in events_dated(text, said_at)))
+                     if (text := texts.get(s)) and roles.get(s) != "assistant" and tells_of(text, said_at, w))

@@ -11,9 +11,10 @@ The same phrases serve the write path: ``time_phrases(text)`` spells the
 relative dates a text states one way, so that the gate does not fold a text
 dated "last weekend" into a memory that does not say when (docs/GATE.md).
 
-English only, like the rest of ``memsieve.text``; every word list is in this
-module. Each window is wide enough to hold the usual looseness of speech: "two
-weeks ago" is 11 to 17 days back, "a month ago" 15 to 45.
+English only, like the rest of ``memsieve.text``; every word list is in
+``memsieve.text.when_words``. Each window is wide enough to hold the usual
+looseness of speech: "two weeks ago" is 11 to 17 days back, "a month ago" 15 to 45.
+Calendar words ("today", "this year", "in June") are read in ``now``'s own offset.
 """
 
 from __future__ import annotations
@@ -21,40 +22,19 @@ from __future__ import annotations
 import calendar
 import functools
 import re
+from collections.abc import Callable
 from dataclasses import dataclass
-from datetime import datetime, timedelta, timezone
+from datetime import datetime, timedelta
+from typing import Iterator
 
-#: Spelled-out counts a question uses with a unit ("three weeks ago").
-COUNT_WORDS = {
-    "a": 1, "an": 1, "one": 1, "two": 2, "three": 3, "four": 4, "five": 5, "six": 6, "seven": 7, "eight": 8,
-    "nine": 9, "ten": 10, "eleven": 11, "twelve": 12, "a couple of": 2, "a couple": 2, "couple of": 2,
-    "a few": 3, "few": 3, "several": 4,
-}
-#: Unit -> (its length in days, the half-width of the window around "N units ago", in days).
-UNITS = {"day": (1, 1), "week": (7, 3), "month": (30, 15), "year": (365, 120)}
-WEEKDAYS = {name.lower(): i for i, name in enumerate(calendar.day_name)}
-MONTHS = {name.lower(): i for i, name in enumerate(calendar.month_name) if name}
-MONTHS.update({name.lower(): i for i, name in enumerate(calendar.month_abbr) if name and name != "May"})
-#: Words that ask for the earliest or the latest of several versions of a fact.
-EARLIEST = ("first", "earliest", "initially", "originally", "at first", "in the beginning", "to begin with",
-            "the oldest")
-LATEST = ("most recent", "most recently", "latest", "last time", "currently", "current", "right now", "these days",
-          "nowadays", "now", "still", "anymore", "any more", "the newest", "lately")
+from memsieve.text.when_words import (AGO, COUNT_WORDS, DAY_MONTH, DAY_OF_MONTH, EARLIEST, ISO_DATE, IN_MONTH,
+                                      LAST_UNIT, LATEST, MONTH_YEAR, MONTHS, NOT_ORDER_FIRST, NUMERIC_DATE,
+                                      ORDER_EARLIEST, ORDER_LATEST, ORDER_PRESENT, PAST, RECENTLY, TRAILING, UNITS,
+                                      WEEKDAY, WEEKDAY_ABBR, WEEKDAY_SHORT, WEEKDAYS, YEAR, YESTERDAY, counts_units,
+                                      month_is_said)
 
-_COUNT = "|".join(sorted((re.escape(w) for w in COUNT_WORDS), key=len, reverse=True))
-_AGO = re.compile(rf"\b(\d+|{_COUNT})\s+(day|week|month|year)s?\s+ago\b")
-_PAST = re.compile(rf"\b(?:the\s+)?(?:past|last)\s+(\d+|{_COUNT})\s+(day|week|month|year)s?\b")
-_LAST_UNIT = re.compile(r"\b(last|this|past)\s+(week|month|year|weekend)\b")
-_WEEKDAY = re.compile(r"\b(last|this|on)\s+(" + "|".join(WEEKDAYS) + r")\b")
-_MONTH = "|".join(sorted(MONTHS, key=len, reverse=True))
-_DAY_OF_MONTH = re.compile(rf"\b({_MONTH})\.?\s+(\d{{1,2}})(?:st|nd|rd|th)?(?:,?\s+(\d{{4}}))?\b")
-_DAY_MONTH = re.compile(rf"\b(\d{{1,2}})(?:st|nd|rd|th)?\s+(?:of\s+)?({_MONTH})\b(?:,?\s+(\d{{4}}))?")
-_IN_MONTH = re.compile(rf"\b(?:in|during|since|of|last|this)\s+({_MONTH})\b(?:\s+(?:of\s+)?(\d{{4}}))?")
-#: "tonight" and "this weekend" ask about what is to come ("a film to watch tonight"): no window.
-_YESTERDAY = re.compile(r"\b(yesterday|last night|today|this morning|this evening)\b")
-_RECENTLY = re.compile(r"\b(?<!most )(recently|the other day|lately)\b")  # "most recently" is an order
-_ORDER_EARLIEST = re.compile(r"\b(" + "|".join(re.escape(w) for w in EARLIEST) + r")\b")
-_ORDER_LATEST = re.compile(r"\b(" + "|".join(re.escape(w) for w in LATEST) + r")\b")
+__all__ = ["COUNT_WORDS", "EARLIEST", "LATEST", "MONTHS", "UNITS", "WEEKDAYS", "When", "Window", "events_dated",
+           "read_when", "time_phrases"]
 
 
 @dataclass(frozen=True)
@@ -87,6 +67,21 @@ def _count(word: str) -> int:
     return int(word) if word.isdigit() else COUNT_WORDS[word]
 
 
+def _amount(m: re.Match[str]) -> tuple[int | float, str]:
+    """How many units an ``AGO`` match says ("a week and a half": 1.5 week), and the unit."""
+    if m.group(1):  # "half a year"
+        return 0.5, m.group(4)
+    word = m.group(2)
+    n: int | float = float(word) if "." in word else _count(word)
+    if m.group(3) or m.group(5):  # "one and a half years", "a week and a half"
+        n += 0.5
+    return n, m.group(4)
+
+
+def _spelled(n: int | float) -> str:
+    return str(int(n)) if n == int(n) else f"{n:g}"
+
+
 def _day(d: datetime) -> datetime:
     return d.replace(hour=0, minute=0, second=0, microsecond=0)
 
@@ -97,14 +92,29 @@ def _around(now: datetime, back_days: float, half_days: float, phrase: str) -> W
                   phrase)
 
 
-def _month_window(year: int, month: int, phrase: str, tz: timezone | None) -> Window:
+def _month_window(year: int, month: int, phrase: str, now: datetime) -> Window:
     last = calendar.monthrange(year, month)[1]
+    tz = now.tzinfo
     return Window(datetime(year, month, 1, tzinfo=tz), datetime(year, month, last, 23, 59, tzinfo=tz), phrase)
 
 
 def _past_year(now: datetime, month: int, day: int = 1) -> int:
     """The year of the most recent (month, day) on or before ``now``: questions ask about the past."""
     return now.year if (month, day) <= (now.month, now.day) else now.year - 1
+
+
+def _on_day(year: int | None, month: int, day: int, now: datetime, phrase: str) -> Window | None:
+    """The window of one day (a day's slack each side); without a year, its latest past occurrence
+    ("Feb 29" asked in a common year: the latest leap year's). None for a day the month lacks."""
+    if not 1 <= month <= 12:
+        return None
+    if year is None:
+        year = _past_year(now, month, day)
+        while (month, day) == (2, 29) and year > 1 and not calendar.isleap(year):
+            year -= 1
+    if not 1 <= day <= calendar.monthrange(year, month)[1]:
+        return None
+    return _around(datetime(year, month, day, tzinfo=now.tzinfo), 0, 1, phrase)
 
 
 def _unit_window(now: datetime, which: str, unit: str, phrase: str) -> Window:
@@ -129,67 +139,167 @@ def _unit_window(now: datetime, which: str, unit: str, phrase: str) -> Window:
                   datetime(now.year, 1, 14, 23, 59, tzinfo=tz), phrase)
 
 
+# ---- one reader per pattern: (match, the whole text, now) -> its window, or None when the
+# words around the match say it is no date ("march 5 miles", "Jan's car", "the last year of school").
+
+Reader = Callable[[re.Match[str], str, datetime], "Window | None"]
+
+
+def _ago(m: re.Match[str], q: str, now: datetime) -> Window | None:
+    n, unit = _amount(m)
+    length, slack = UNITS[unit]
+    back = n * length if isinstance(n, int) else round(n * length)
+    # "half a year ago": half the slack of "a year ago"; N units: a quarter of the way back, at least the slack
+    half: float = slack if unit == "day" else max(slack * (n if 0 < n < 1 else 1), 0.25 * back)
+    return _around(now, back, half, m.group(0))
+
+
+def _past(m: re.Match[str], q: str, now: datetime) -> Window | None:
+    n, length = _count(m.group(1)), UNITS[m.group(2)][0]
+    return Window(_day(now) - timedelta(days=n * length + 1), now, m.group(0))
+
+
+def _trailing(m: re.Match[str], q: str, now: datetime) -> Window | None:
+    return _unit_window(now, "past", m.group(1), m.group(0))
+
+
+def _yesterday(m: re.Match[str], q: str, now: datetime) -> Window | None:
+    back = {"day before yesterday": 2, "yesterday": 1, "last night": 1}.get(m.group(1), 0)
+    return _around(now, back, 1, m.group(0))
+
+
+def _weekday(m: re.Match[str], q: str, now: datetime) -> Window | None:
+    target = WEEKDAYS.get(m.group(2), WEEKDAY_ABBR.get(m.group(2), 0))
+    back = (now.weekday() - target) % 7 or (7 if m.group(1) == "last" else 0)
+    return _around(now, back, 1, m.group(0))
+
+
+def _last_unit(m: re.Match[str], q: str, now: datetime) -> Window | None:
+    which, unit = m.groups()
+    if unit == "weekend":
+        if which == "this":  # "this weekend": to come, or just past; neither is said
+            return None
+        back = (now.weekday() - 5) % 7 or 7
+        return Window(_day(now) - timedelta(days=back + 1), _day(now) - timedelta(days=back - 2), m.group(0))
+    if which == "last" and q.endswith("the ", 0, m.start()):  # "the last year of school"; trailing ones read before
+        return None
+    return _unit_window(now, which, unit, m.group(0))
+
+
+def _iso_date(m: re.Match[str], q: str, now: datetime) -> Window | None:
+    return _on_day(int(m.group(1)), int(m.group(2)), int(m.group(3)), now, m.group(0))
+
+
+def _numeric_date(m: re.Match[str], q: str, now: datetime) -> Window | None:
+    said, a, b, y = m.group(1), int(m.group(2)), int(m.group(3)), m.group(4)
+    if y is None and said is None:  # "3/4 cup": a fraction, unless "on 3/4"
+        return None
+    month, day = (a, b) if a <= 12 else (b, a)  # month first, as in the US; "29/2" can only be day first
+    year = None if y is None else int(y) if len(y) == 4 else 2000 + int(y)
+    if year is not None and len(y or "") == 2 and year > now.year:
+        year -= 100
+    return _on_day(year, month, day, now, m.group(0))
+
+
+def _day_of_month(m: re.Match[str], q: str, now: datetime) -> Window | None:
+    word, day, suffix, year = m.groups()
+    if not suffix and not year and counts_units(q, m.end()):  # "march 5 miles", "may 3 times"
+        return None
+    return _on_day(int(year) if year else None, MONTHS[word], int(day), now, m.group(0))
+
+
+def _day_month(m: re.Match[str], q: str, now: datetime) -> Window | None:
+    day, suffix, of, word, year = m.groups()
+    if not (suffix or of or year) and not month_is_said(q, word, m.end(4)):  # "2 may be enough"
+        return None
+    return _on_day(int(year) if year else None, MONTHS[word], int(day), now, m.group(0))
+
+
+def _in_month(m: re.Match[str], q: str, now: datetime) -> Window | None:
+    word, year = m.groups()
+    if not year and not month_is_said(q, word, m.end(1)):  # "this may sound", "Jan's car", "Mar del Plata"
+        return None
+    if q.endswith("the ", 0, m.start()) and m.group(0).startswith(("last ", "this ")):  # "the last march I joined"
+        return None
+    month = MONTHS[word]
+    return _month_window(int(year) if year else _past_year(now, month), month, m.group(0), now)
+
+
+def _month_year(m: re.Match[str], q: str, now: datetime) -> Window | None:
+    return _month_window(int(m.group(2)), MONTHS[m.group(1)], m.group(0), now)
+
+
+def _year(m: re.Match[str], q: str, now: datetime) -> Window | None:
+    if counts_units(q, m.end()):  # "in 2000 steps"
+        return None
+    year, tz = int(m.group(1)), now.tzinfo
+    return Window(datetime(year, 1, 1, tzinfo=tz), datetime(year, 12, 31, 23, 59, tzinfo=tz), m.group(0))
+
+
+def _recently(m: re.Match[str], q: str, now: datetime) -> Window | None:
+    return Window(_day(now) - timedelta(days=30), now, m.group(0))
+
+
+#: The patterns a question's window is looked for with, in this order: the first pattern with a
+#: match that is a date wins, wherever in the question it lies.
+_READERS: tuple[tuple[re.Pattern[str], Reader], ...] = (
+    (AGO, _ago), (PAST, _past), (TRAILING, _trailing), (YESTERDAY, _yesterday), (WEEKDAY, _weekday),
+    (WEEKDAY_SHORT, _weekday), (LAST_UNIT, _last_unit), (ISO_DATE, _iso_date), (NUMERIC_DATE, _numeric_date),
+    (DAY_OF_MONTH, _day_of_month), (DAY_MONTH, _day_month), (IN_MONTH, _in_month), (MONTH_YEAR, _month_year),
+    (YEAR, _year), (RECENTLY, _recently))
+
+
 def _window(q: str, now: datetime) -> Window | None:
     """The first window ``q`` names, read against ``now``; None when it names none, or one
-    outside the calendar ("5,000 years ago", "the past 9999 years" from year 1)."""
+    outside the calendar ("5,000 years ago", "the past 9999 years" from year 1).
+
+    "since <a time>" ("since January", "since last month", "since 2023") runs from that time's
+    start up to now."""
     try:
-        return _first_window(q, now)
+        found = _first_window(q, now)
     except (OverflowError, ValueError):  # a date before year 1 or after 9999
         return None
+    if found is None:
+        return None
+    w, start = found
+    since = w.phrase.startswith("since ") or q.endswith("since ", 0, start)
+    if since and w.start <= now:
+        return Window(w.start, now, w.phrase if w.phrase.startswith("since ") else "since " + w.phrase)
+    return w
 
 
-def _first_window(q: str, now: datetime) -> Window | None:
-    tz = now.tzinfo
-    if m := _AGO.search(q):
-        n, (length, half) = _count(m.group(1)), UNITS[m.group(2)]
-        return _around(now, n * length, max(half, 0.25 * n * length if m.group(2) != "day" else half), m.group(0))
-    if m := _PAST.search(q):
-        n, (length, _) = _count(m.group(1)), UNITS[m.group(2)]
-        return Window(_day(now) - timedelta(days=n * length + 1), now, m.group(0))
-    if m := _YESTERDAY.search(q):
-        back = 1 if m.group(1) in ("yesterday", "last night") else 0
-        return _around(now, back, 1, m.group(0))
-    if m := _WEEKDAY.search(q):
-        target = WEEKDAYS[m.group(2)]
-        back = (now.weekday() - target) % 7 or (7 if m.group(1) == "last" else 0)
-        return _around(now, back, 1, m.group(0))
-    if m := _LAST_UNIT.search(q):
-        which, unit = m.groups()
-        if unit == "weekend" and which != "this":  # "this weekend": to come, or just past; neither is said
-            back = (now.weekday() - 5) % 7 or 7
-            return Window(_day(now) - timedelta(days=back + 1), _day(now) - timedelta(days=back - 2), m.group(0))
-        if unit != "weekend":
-            return _unit_window(now, which, unit, m.group(0))
-    if m := _DAY_OF_MONTH.search(q):
-        month, day = MONTHS[m.group(1)], int(m.group(2))
-        year = int(m.group(3)) if m.group(3) else _past_year(now, month, day)
-        if 1 <= day <= calendar.monthrange(year, month)[1]:
-            return _around(datetime(year, month, day, tzinfo=tz), 0, 1, m.group(0))
-    if m := _DAY_MONTH.search(q):
-        day, month = int(m.group(1)), MONTHS[m.group(2)]
-        year = int(m.group(3)) if m.group(3) else _past_year(now, month, day)
-        if 1 <= day <= calendar.monthrange(year, month)[1]:
-            return _around(datetime(year, month, day, tzinfo=tz), 0, 1, m.group(0))
-    if m := _IN_MONTH.search(q):
-        month = MONTHS[m.group(1)]
-        year = int(m.group(2)) if m.group(2) else _past_year(now, month)
-        return _month_window(year, month, m.group(0), tz)
-    if m := _RECENTLY.search(q):
-        return Window(_day(now) - timedelta(days=30), now, m.group(0))
+def _first_window(q: str, now: datetime) -> tuple[Window, int] | None:
+    for pattern, read in _READERS:
+        for m in pattern.finditer(q):
+            if (w := read(m, q, now)) is not None:
+                return w, m.start()
     return None
 
 
 #: The phrases by which a text dates what it tells, for ``events_dated``: a day or a stretch of the
-#: past, read against when the text was said. A span up to now ("the past six months", "recently",
-#: "this year") dates no one event, and "this weekend", "tomorrow" are to come.
-_EVENT = (_AGO, _YESTERDAY, _WEEKDAY, _LAST_UNIT, _DAY_OF_MONTH, _DAY_MONTH)
+#: past, read against when the text was said. A span up to now ("the past six months", "in the last
+#: month", "recently", "this year") dates no one event, and "this weekend", "tomorrow" are to come.
+_EVENT = (AGO, YESTERDAY, WEEKDAY, WEEKDAY_SHORT, LAST_UNIT, ISO_DATE, DAY_OF_MONTH, DAY_MONTH)
 
 
-@functools.lru_cache(maxsize=4096)
-def _event_phrases(text: str) -> tuple[str, ...]:
-    t = _plain(text)
-    return tuple(m.group(0) for pattern in _EVENT for m in pattern.finditer(t)
-                 if pattern is not _LAST_UNIT or m.group(1) == "last")
+def _event_matches(t: str) -> Iterator[re.Match[str]]:
+    for pattern in _EVENT:
+        for m in pattern.finditer(t):
+            if pattern is LAST_UNIT:  # "last month", not "this month" nor "in the last month" (a span)
+                if m.group(1) != "last" or (m.group(2) != "weekend" and t.endswith("the ", 0, m.start())):
+                    continue
+            elif pattern is DAY_OF_MONTH:  # "march 5 miles"
+                if not m.group(3) and not m.group(4) and counts_units(t, m.end()):
+                    continue
+            elif pattern is DAY_MONTH:  # "2 may be enough"
+                if not (m.group(2) or m.group(3) or m.group(5)) and not month_is_said(t, m.group(4), m.end(4)):
+                    continue
+            yield m
+
+
+def event_phrases(text: str) -> tuple[str, ...]:
+    """The distinct dating phrases of ``text`` (see ``events_dated``), in the order the patterns find them."""
+    return tuple(dict.fromkeys(m.group(0) for m in _event_matches(_plain(text))))
 
 
 def events_dated(text: str, said_at: datetime) -> tuple[Window, ...]:
@@ -205,16 +315,17 @@ def events_dated(text: str, said_at: datetime) -> tuple[Window, ...]:
         said_at: when (timezone-aware).
 
     Returns:
-        One window per dating phrase, in the order the patterns find them; empty
-        when the text dates nothing (or only outside the calendar).
+        One window per distinct dating phrase, in the order the patterns find them; empty
+        when the text dates nothing (or only outside the calendar). The read path asks
+        ``memsieve.text.when_spans.tells_of``, which remembers them per text.
     """
-    return tuple(w for phrase in _event_phrases(text) if (w := _window(phrase, said_at)) is not None)
+    return tuple(w for phrase in event_phrases(text) if (w := _window(phrase, said_at)) is not None)
 
 
 #: The phrases that date what a text says relative to when it was said, for ``time_phrases``.
 #: Weekdays, months and days of the month are number terms to the tokenizer already ("22 October"
 #: and "October 22" hold the same ones), and "recently" dates nothing a reader could compute with.
-_DATING = (_AGO, _PAST, _YESTERDAY, _LAST_UNIT)
+_DATING = (AGO, PAST, YESTERDAY, LAST_UNIT)
 
 
 @functools.lru_cache(maxsize=1024)
@@ -232,9 +343,10 @@ def time_phrases(text: str) -> frozenset[str]:
     found = set()
     for pattern in _DATING:
         for m in pattern.finditer(t):
-            if pattern is _AGO:
-                found.add(f"{_count(m.group(1))} {m.group(2)} ago")
-            elif pattern is _PAST:
+            if pattern is AGO:
+                n, unit = _amount(m)
+                found.add(f"{_spelled(n)} {unit} ago")
+            elif pattern is PAST:
                 found.add(f"past {_count(m.group(1))} {m.group(2)}")
             else:
                 found.add(m.group(0))
@@ -246,19 +358,23 @@ def read_when(query: str, now: datetime) -> When:
 
     Args:
         query: the question.
-        now: its reference time (the question's date, or the call's time).
+        now: its reference time (the question's date, or the call's time), in the asker's
+            offset: "today", "this month" and "in June" are read in it.
 
     Returns:
         A When; both parts None when the question says nothing about time.
     """
     q = _plain(query)
     window = _window(q, now)
-    earliest, latest = _ORDER_EARLIEST.search(q), _ORDER_LATEST.search(q)
+    # "first aid", "first name", "first of all" order nothing: blanked, positions kept
+    earliest = ORDER_EARLIEST.search(NOT_ORDER_FIRST.sub(lambda m: " " * len(m.group(0)), q))
+    latest = ORDER_LATEST.search(q)
     order = None
     if earliest and not latest:
         order = "earliest"
     elif latest and not earliest:
         order = "latest"
-    elif earliest and latest:  # "the first time ... most recently": the first word said wins
-        order = "earliest" if earliest.start() < latest.start() else "latest"
+    elif earliest and latest:  # "now", "currently" ask about the present; else the first word said wins
+        present = ORDER_PRESENT.search(q) is not None
+        order = "latest" if present or latest.start() < earliest.start() else "earliest"
     return When(window=window, order=order)

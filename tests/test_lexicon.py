@@ -46,7 +46,9 @@ def test_a_cue_of_another_language_is_what_the_gate_calls_a_change():
     with _memory(GERMAN) as mem:
         (first,) = mem.add(STORED, user_id="u")
         (german,) = mem.add(SAID, user_id="u")
-    assert english.event == "NOOP", english.reason
+    # English knows no German cue: the words put in place are what keeps the text (not a change)
+    assert english.event == "ADD" and "says a change" not in english.reason, english.reason
+    assert "'nicht'" in english.reason and "'mehr'" in english.reason
     assert german.event == "ADD" and german.layer == "band" and german.linked_to == first.memory_id
     assert "says a change" in german.reason and "nicht mehr" in german.reason
 

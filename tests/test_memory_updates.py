@@ -54,9 +54,12 @@ def test_a_later_fact_about_the_same_person_is_not_a_version(mem):
     assert len(mem.search("What is Farid's trade?", user_id="u", limit=5, current_only=True)) == 2
 
 
+# Paraphrases that rebuild the sentence. One that keeps it and puts a word in place
+# ("My bicycle is kept in ...", "We celebrate our ...") is stored: the gate cannot tell
+# such a word from a changed value ("My bike is blue" / "green"; tests/test_gate_restated.py).
 @pytest.mark.parametrize("first, again", [
-    ("I keep my bicycle in the hallway.", "My bicycle is kept in the hallway."),
-    ("Our wedding anniversary is on 3 May.", "We celebrate our wedding anniversary on 3 May."),
+    ("I keep my bicycle in the hallway.", "The hallway is where my bicycle is kept."),
+    ("Our wedding anniversary is on 3 May.", "3 May is our wedding anniversary."),
 ])
 def test_paraphrases_with_common_new_words_stay_noops(mem, first, again):
     (_,), (d,) = _say(mem, "u", (first, "2024-01-01"), (again, "2024-02-01"))

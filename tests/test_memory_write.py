@@ -182,8 +182,8 @@ def test_gate_state_resumes_after_restart(tmp_path, embedder):
     m2 = Memory(path, embedder=embedder)
     after = m2.stats(user_id="u")
     assert after["tau"] == pytest.approx(before["tau"]) and after["kappa"] == pytest.approx(before["kappa"])
-    (d,) = m2.add(texts[0] + " Indeed.", user_id="u")
-    assert d.event == "NOOP"
+    (d,) = m2.add(texts[0].replace("Fact number 0", "Fact number 0 again"), user_id="u")
+    assert d.event == "NOOP", d.reason
     m2.close()
 
 

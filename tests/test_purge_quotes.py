@@ -68,7 +68,8 @@ def test_a_faults_raw_reply_that_quotes_the_text_as_json_is_erased(tmp_path, tab
 
 
 def test_the_gates_reason_quoting_a_folded_texts_words_is_erased_with_it(tmp_path, table_embedder):
-    cat, kitty = "Ana has a small grey cat named Pip.", "Ana has a small grey kitty named Pip."
+    # A paraphrase that rebuilds the sentence folds (one that swaps a word in place is a change).
+    cat, kitty = "Ana has a small grey cat named Pip.", "Pip is the name of Ana's small grey kitty."
     table_embedder.table.update({cat: unit(1, 0, 0), kitty: unit(1, 0.02, 0)})
     m = Memory(tmp_path / "n.db", embedder=table_embedder)
     (a,) = m.add(cat, user_id="ana")
@@ -109,3 +110,16 @@ def test_quote_marks_find_a_text_whole_escaped_by_sentence_and_by_its_codes_only
     assert quoted_in(marks, "the code was zyx7731")
     assert not quoted_in(marks, "the user keeps a locker at the gym")
     assert not quoted_in(marks, None) and quote_marks([""]) == set()
+
+
+def test_a_purge_drops_the_text_from_the_readers_memo_caches(tmp_path, table_embedder):
+    from memsieve.text import fold
+    from memsieve.text.lexicon import ENGLISH
+
+    m = Memory(tmp_path / "memo.db", embedder=table_embedder)
+    (a,) = m.add("Zoë's locker code is hidden behind the Qüarzel poster.", user_id="ana")
+    memos = (ENGLISH._derived.marks, ENGLISH._derived.cues, fold._fold_short)
+    assert all(memo.cache_info().currsize > 0 for memo in memos)
+    m.purge(a.memory_id, user_id="ana")
+    assert [memo.cache_info().currsize for memo in memos] == [0, 0, 0]
+    m.close()

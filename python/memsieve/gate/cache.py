@@ -41,6 +41,10 @@ _ROW_OVERHEAD = 280
 _INDEX_ROW_OVERHEAD = 2 * 16 * 4 + 16
 # A passage row's share of the Rust id maps and the Vec slots (no text, no share, no id).
 _PART_OVERHEAD = 64
+# A memory's marks (memsieve.text.cues.Marks): the object, its sets and tuple, and the
+# array of its word hashes, 8 bytes a word (MARKED_WORD) beyond its header.
+_MARKS_OVERHEAD = 200
+_MARKED_WORD = 8
 # A scope's fixed cost: the Python objects, the lock, the Rust struct.
 _SCOPE_OVERHEAD = 4096
 
@@ -50,6 +54,7 @@ def gate_bytes(gate: ScopeGate) -> int:
     n = len(gate)
     # The int8 copy of GateConfig(vectors="int8") sits beside the float32 rows.
     size = _SCOPE_OVERHEAD + n * (gate.dim * 4 + _ROW_OVERHEAD) + gate.state.quant_bytes
+    size += len(gate.marks) * _MARKS_OVERHEAD + gate.marked_words * _MARKED_WORD
     if gate.index is not None:
         size += n * (gate.dim * 4 + _INDEX_ROW_OVERHEAD)
     # Part rows (passages, sentence keys): a float32 row each (and its int8 copy), an id on both sides.

@@ -123,7 +123,7 @@ class GateConfig:
     k: int = 10
     # the adaptive threshold (kde)
     kappa_c: float = 4.0
-    gamma: float = 0.55
+    gamma: float = 0.57
     tau_min: float = 0.05
     tau_max: float = 0.5
     prior_share: float = 0.5

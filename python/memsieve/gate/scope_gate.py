@@ -28,7 +28,7 @@ from memsieve.gate.config import GateConfig
 from memsieve.gate.parts import PartRows
 from memsieve.gate.score import GateScore
 from memsieve.gate.threshold import Threshold, adaptive_threshold
-from memsieve.text.cues import find_stated_values
+from memsieve.text.cues import Marks, find_stated_values
 from memsieve.text.lexicon import ENGLISH, Lexicon
 from memsieve.text.passages import Part, is_key
 
@@ -107,6 +107,10 @@ class ScopeGate:
         self.named: dict[int, frozenset[str]] = {}
         # The numbers (a list's numbering left out) and dating phrases a memory states.
         self.stated: dict[int, frozenset[str]] = {}
+        # The value words, denials and ordered values of the memories that say any.
+        self.marks: dict[int, Marks] = {}
+        # How many words the marks' sequences hold in all, for the cache's size estimate.
+        self.marked_words = 0
         self.trace: list[tuple[int, float, float]] = []
         # Memory ids of seqs the write path has met, so naming a candidate's
         # nearest memory needs no query: a seq's id never changes (rows are
@@ -229,6 +233,10 @@ class ScopeGate:
                 self.stated[seq] = stated
             else:
                 self.stated.pop(seq, None)
+            marks = self.lexicon.marks(text)
+            before = self.marks.get(seq)
+            self.marked_words += len(marks.sequence) - (len(before.sequence) if before is not None else 0)
+            self.marks[seq] = marks
 
     @_locked
     def terms_of(self, seq: int) -> set[str]:
@@ -366,6 +374,9 @@ class ScopeGate:
         self.counts.pop(seq, None)
         self.named.pop(seq, None)
         self.stated.pop(seq, None)
+        marks = self.marks.pop(seq, None)
+        if marks is not None:
+            self.marked_words -= len(marks.sequence)
         self.ids.pop(seq, None)
         self.shares.pop(seq, None)
         if self.index is not None:

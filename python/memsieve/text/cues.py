@@ -25,10 +25,15 @@ from __future__ import annotations
 
 import functools
 import re
-from collections.abc import Callable, Collection, Sequence
+from collections.abc import Callable, Collection, Mapping, Sequence
+from array import array
+from collections import Counter
+from dataclasses import dataclass, field
+from difflib import SequenceMatcher
 
 import memsieve._core as _core
 from memsieve.text.fold import fold, without_list_marks, words
+from memsieve.text.fold import forget_texts as forget_folds
 from memsieve.text.when import time_phrases
 
 # The opening word of a text as typed, apostrophes and hyphens inside it kept.
@@ -161,3 +166,222 @@ def find_stated_values(text: str) -> frozenset[str]:
     """
     numbers = (term for term, _, kind in value_tokens(text) if kind == "number")
     return frozenset(numbers) | time_phrases(text)
+
+
+@dataclass(frozen=True, slots=True)
+class Marks:
+    """What a text says that its content words do not show: the marks a memory must share with a
+    text folded into it (memsieve.gate.profiles.kde).
+
+    Attributes:
+        words: the lexicon's value and polarity words the text says, contractions read as their
+            words ("don't": "not"), and the currency signs it holds.
+        polarity: the polarity words among them ("not", "never", "without").
+        tense: the tenses its verbs put it in ("past", "present"; empty: it says none).
+        values: the index terms of its numbers, names and dates, in the order it says them,
+            each as ``(class, term)``: a number with a digit, a day or month word, a name.
+        sequence: its folded words in order, each as the hash of its index term (8 bytes a
+            word, not the text):
+            what ``changed_in_place`` aligns.
+    """
+
+    words: frozenset[str]
+    polarity: frozenset[str]
+    tense: frozenset[str]
+    values: tuple[tuple[str, str], ...]
+    sequence: array = field(default_factory=lambda: array("q"), compare=False)
+
+
+#: The marks of a text that says none.
+NO_MARKS = Marks(words=frozenset(), polarity=frozenset(), tense=frozenset(), values=())
+
+# A contraction's ending and the word it stands for ("'s" only after the pronouns
+# below: "Tom's" is a possessive).
+_ENDINGS = (("n't", "not"), ("'m", "am"), ("'re", "are"), ("'ll", "will"), ("'ve", "have"), ("'d", "would"))
+_IS_AFTER = frozenset("it that he she there here what who where how".split())
+
+
+class MarkReader:
+    """Reads the ``Marks`` of texts with one lexicon's words (``Lexicon.marks`` holds one).
+
+    >>> read = MarkReader(value_words={"twice"}, polarity_words={"not"}, tenses={"present": {"is"}},
+    ...                   currency_signs="$")
+    >>> m = read("I don't go twice a week; it's $5.")
+    >>> sorted(m.words), sorted(m.polarity), sorted(m.tense), m.values
+    (['$', 'not', 'twice'], ['not'], ['present'], (('number', 'twice'), ('number', '5')))
+    """
+
+    def __init__(self, *, value_words: Collection[str], polarity_words: Collection[str],
+                 tenses: Mapping[str, Collection[str]], currency_signs: str, past_ending: str = "",
+                 not_past: Collection[str] = ()) -> None:
+        self.value_words, self.polarity_words = frozenset(value_words), frozenset(polarity_words)
+        self.tense_of: dict[str, tuple[str, ...]] = {}
+        for name, verbs in tenses.items():
+            for verb in verbs:
+                self.tense_of[verb] = (*self.tense_of.get(verb, ()), name)
+        self.currency_signs, self.past_ending, self.not_past = currency_signs, past_ending, frozenset(not_past)
+        # The words that can mark; most words are none of them and are passed over with one lookup.
+        self.marking = self.value_words | self.polarity_words | frozenset(self.tense_of)
+
+    def __call__(self, text: str) -> Marks:
+        said: set[str] = set()
+        tense: set[str] = set()
+        value_words, polarity_words, tense_of = self.value_words, self.polarity_words, self.tense_of
+        ending = self.past_ending
+        sequence = sequence_words(text)
+        previous = ""
+        for w in sequence:
+            last, previous = previous, w
+            if w not in self.marking and "'" not in w and not (ending and w.endswith(ending)):
+                continue
+            # A word that is both a value and a verb ("9 am" / "I am") is the value after a number only.
+            if w in value_words and w in tense_of and not _digits(last):
+                tense.update(tense_of[w])
+                continue
+            parts = [w]
+            for end, word in _ENDINGS:
+                if w.endswith(end) and len(w) > len(end):
+                    parts = [w[:-len(end)], word]
+                    break
+            else:
+                if w.endswith("'s") and w[:-2] in _IS_AFTER:
+                    parts = [w[:-2], "is"]
+            # A contraction's second part ("i'm": "am") is a verb or a denial, never the "am" of "9 am".
+            for k, p in enumerate(parts):
+                if (k == 0 and p in value_words) or p in polarity_words:
+                    said.add(p)
+                if p in tense_of and not (k == 0 and p in value_words):
+                    tense.update(tense_of[p])
+            if ending and len(w) > len(ending) + 2 and w.endswith(ending) and w not in self.not_past:
+                tense.add("past")
+        said.update(c for c in self.currency_signs if c in text)
+        values = tuple((_value_class(term, kind), term) for term, _, kind in value_tokens(text) if kind != "word")
+        return Marks(words=frozenset(said), polarity=frozenset(w for w in said if w in polarity_words),
+                     tense=frozenset(tense), values=values,
+                     sequence=array("q", [hash(_term_of(w)) for w in sequence]))
+
+
+@functools.lru_cache(maxsize=65536)
+def _term_of(word: str) -> str:
+    """A word as the index reads it ("three" and "3" are one term), or as typed if it has none."""
+    terms = _core.tokenize(word)
+    return terms[0] if terms else word
+
+
+def sequence_words(text: str) -> list[str]:
+    """A text's folded, lowercased words in order, as ``Marks.sequence`` aligns them: a word of
+    letters and digits, and each character of a script written without spaces (kana, CJK, Hangul).
+
+    >>> sequence_words("My cat's name is Tama (私の猫).")
+    ['my', "cat's", 'name', 'is', 'tama', '私', 'の', '猫']
+    """
+    return _SEQUENCE_WORD.findall(fold(text).lower())
+
+
+_SEQUENCE_WORD = re.compile(r"[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af\uf900-\ufaff]"
+                            r"|[^\W_\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af\uf900-\ufaff]"
+                            r"(?:[^\W_\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af\uf900-\ufaff]|'(?=\w))*")
+
+
+def changed_in_place(text: str, mine: Marks, memory: Marks, *, share: float,
+                     filler: Collection[str] = ()) -> tuple[str, ...] | None:
+    """The words a text puts in place of a memory's, or adds among them, when the two line up.
+
+    A text that changes a value of a memory in place ("My bike is blue" / "My bike is green")
+    keeps the memory's words and their order; a paraphrase rebuilds the sentence ("I'm afraid
+    of heights" / "Heights scare me"). When at least ``share`` of both texts' words line up
+    (difflib's ratio, 2 x matched / both lengths), this returns the text's words in the
+    alignment's replacements and insertions (empty: it only drops or repeats words); else None.
+    Texts longer than ``MAX_ALIGNED`` words are compared by their words' overlap, without
+    the quadratic alignment, and return their words the memory does not hold.
+
+    Args:
+        text: the text; ``mine`` its marks (``Lexicon.marks``), ``memory`` the memory's.
+        share: the least ratio of lined-up words.
+        filler: words a restatement adds without saying more ("honestly"): never changed.
+    """
+    a, b = mine.sequence, memory.sequence
+    if not a or not b:
+        return None
+    said = sequence_words(text)
+    if len(a) > MAX_ALIGNED or len(b) > MAX_ALIGNED:
+        common = sum((Counter(a) & Counter(b)).values())
+        if 2.0 * common / (len(a) + len(b)) < share:
+            return None
+        held = set(b)
+        return tuple(dict.fromkeys(w for w, h in zip(said, a) if h not in held and w not in filler))
+    # The words both say, in any order, bound the ratio from above: most pairs stop here,
+    # without the quadratic alignment.
+    if 2.0 * sum((Counter(a) & Counter(b)).values()) / (len(a) + len(b)) < share:
+        return None
+    matcher = SequenceMatcher(None, a, b, autojunk=False)
+    if matcher.ratio() < share:
+        return None
+    # A word moved, not changed ("Nairobi is where I was born" / "I was born in Nairobi"), is
+    # said as often by the memory: only a word the text says more often than it is new there.
+    more = Counter(a)
+    more.subtract(Counter(b))
+    # The opcodes turn the text into the memory: the text's own words are those a "replace" or
+    # a "delete" takes out.
+    return tuple(dict.fromkeys(w for tag, i1, i2, _, _ in matcher.get_opcodes() if tag in ("replace", "delete")
+                               for w, h in zip(said[i1:i2], a[i1:i2]) if more[h] > 0 and w not in filler))
+
+
+#: Above this many words, ``changed_in_place`` counts shared words instead of aligning them.
+MAX_ALIGNED = 5000
+
+
+# The index terms of the day and month names, which the tokenizer calls numbers: a class of
+# their own, so that "March 3rd" and "the 3rd of March" say their number and day in one order.
+_DAY_TERMS = frozenset(_core.tokenize("January February March April May June July August September October "
+                                      "November December Monday Tuesday Wednesday Thursday Friday Saturday Sunday"))
+
+
+def _value_class(term: str, kind: str) -> str:
+    if kind == "name":
+        return "name"
+    return "day" if term in _DAY_TERMS else "number"
+
+
+def unmarked(text: Marks, memory: Marks) -> tuple[str, ...]:
+    """What folding a text with marks ``text`` into a memory with marks ``memory`` would leave unsaid:
+    its value words and signs the memory does not say, a denial either says and the other does
+    not, a tense when the memory says only another, and values of one class (numbers,
+    days, names) that the memory says in another order ("Alice is 30 and Bob is 25" / "Alice is
+    25 and Bob is 30"; "March 3rd" / "the 3rd of March" is one number and one day: no order).
+
+    >>> a = Marks(words=frozenset({"once"}), polarity=frozenset(), tense=frozenset({"present"}),
+    ...           values=(("number", "25"), ("name", "bob"), ("number", "30")))
+    >>> b = Marks(words=frozenset({"twice", "not"}), polarity=frozenset({"not"}), tense=frozenset({"past"}),
+    ...           values=(("number", "30"), ("name", "bob"), ("number", "25")))
+    >>> unmarked(a, b)
+    ('once', "without 'not'", 'the present tense', 'the order of 25, 30')
+    """
+    out = [w for w in sorted(text.words - memory.words)]
+    out += [f"without {w!r}" for w in sorted(memory.polarity - text.polarity)]
+    # Only the past against the rest: "I worked at Google" / "I work at Google", "I am a teacher" /
+    # "I was a teacher". The present and the future stand for each other too often ("I'm making
+    # lasagne on Saturday" / "Saturday's dinner will be lasagne"), and a text in no tense says none.
+    if ("past" in text.tense) != ("past" in memory.tense) and (
+            "past" in text.tense or (memory.tense == {"past"} and text.tense)):
+        out += [f"the {t} tense" for t in sorted(text.tense)]
+    for cls in sorted({c for c, _ in text.values}):
+        mine = [t for c, t in text.values if c == cls]
+        if len(set(mine)) > 1 and not _in_order(mine, [t for c, t in memory.values if c == cls]):
+            out.append(f"the order of {', '.join(mine[:6])}")
+    return tuple(out)
+
+
+def _in_order(mine: Sequence[str], theirs: Sequence[str]) -> bool:
+    """Whether ``mine``, the values held by ``theirs`` among them, occur in ``theirs`` in that order."""
+    held = set(theirs)
+    it = iter(theirs)
+    return all(any(t == v for t in it) for v in mine if v in held)
+
+
+def forget_texts() -> None:
+    """Clear the memo caches keyed by texts: the folding, the tokens, the dating phrases, the words."""
+    forget_folds()
+    time_phrases.cache_clear()  # type: ignore[attr-defined]
+    value_tokens.cache_clear()
+    _term_of.cache_clear()

@@ -25,6 +25,52 @@ CUES: dict[str, tuple[str, ...]] = {
               "renamed", "rescheduled", "postponed", "pushed back", "brought forward"),
 }
 
+#: Words that state a value though the keyword index drops them as stopwords: how
+#: often ("once"), when ("9 pm", "after work"), a state ("off"), how many ("few"),
+#: A NOOP folds a text only into a memory that says each of these the text says
+#: (memsieve.gate.profiles.kde); a contraction is read as its words ("i'm": "am").
+VALUE_WORDS = frozenset("""
+once twice thrice am pm before after off on over under above below up down
+always sometimes often usually rarely seldom occasionally few several many more less fewer most least
+half quarter past early late next last first second third both either all
+""".split())
+
+#: The verbs that put a fact in the past or the present: "I was a teacher" is
+#: not folded into "I am a teacher", nor the other way round (a text without
+#: either says no tense: "I work as a nurse" / "I'm a nurse").
+PAST_WORDS = frozenset("""
+was were went came saw did had got made took gave left bought brought ate drank ran met sold told thought
+found began became grew knew wrote spoke broke chose drove flew forgot lost paid sent spent taught won wore
+""".split())
+PRESENT_WORDS = frozenset("am is are".split())
+FUTURE_WORDS = frozenset("will gonna shall".split())
+
+#: A word with this ending is a verb in the past ("worked", "adopted") unless it is
+#: one of NOT_PAST; a text that says nothing but the past is not folded into one that
+#: says no tense ("I worked at Google" / "I work at Google").
+PAST_ENDING = "ed"
+NOT_PAST = frozenset("""
+hundred indeed need speed seed feed bleed breed sacred naked wicked kindred rugged beloved aged red bed
+wed shed sled fled bred ted ned fred
+""".split())
+
+#: Words a restatement adds without saying more: "as I said", "honestly", "lol". A text
+#: that lines up with a memory and adds only these is a repeat (memsieve.text.cues).
+FILLER_WORDS = frozenset("""
+honestly frankly basically literally seriously truly lol haha hehe lmao btw anyway anyways like said mention
+mentioned told say tell know guess mean um uh hmm right yeah yep yes ok okay well again though too also
+definitely totally just really pretty quite kind sort
+""".split())
+
+#: Words that deny what a text says. Two texts whose denials differ say opposite
+#: things however alike their other words ("I smoke" / "I don't smoke"), so
+#: neither is folded into the other; "n't" is read as "not".
+POLARITY_WORDS = frozenset("not no never nothing nobody none nowhere neither nor without cannot".split())
+
+#: Signs that name a currency: "80 pounds" and "80 euros" differ by a word the
+#: index holds, "£80" and "€80" only by a sign it does not.
+CURRENCY_SIGNS = "$£€¥₹₩₽¢₺₪฿"
+
 #: Cues that are the ending of a word, not a word: "don't", "aren't", "wasn't".
 CUE_SUFFIXES: tuple[str, ...] = ("n't",)
 

@@ -13,6 +13,7 @@ accent.
 
 from __future__ import annotations
 
+import functools
 import re
 import unicodedata
 
@@ -35,6 +36,25 @@ def fold(text: str) -> str:
     """
     if text.isascii():
         return text
+    # One text is folded by several readers in a row (cues, marks, names, dates): a short one
+    # is remembered; a long one is folded again rather than held.
+    return _fold_short(text) if len(text) <= _FOLD_MEMO_CHARS else _fold(text)
+
+
+_FOLD_MEMO_CHARS = 4096
+
+
+@functools.lru_cache(maxsize=2048)
+def _fold_short(text: str) -> str:
+    return _fold(text)
+
+
+def forget_texts() -> None:
+    """Drop the remembered foldings (a purge erases its text from memory too)."""
+    _fold_short.cache_clear()
+
+
+def _fold(text: str) -> str:
     kept = []
     base_latin = False
     for c in unicodedata.normalize("NFKD", text):

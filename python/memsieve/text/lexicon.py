@@ -30,7 +30,8 @@ import memsieve._core as _core
 from memsieve.errors import ConfigError
 from memsieve.resources import packaged_tokenizer_path
 from memsieve.text import english
-from memsieve.text.cues import find_cues, find_identifying_values, find_subject_terms
+from memsieve.text.cues import Marks, MarkReader, find_cues, find_identifying_values, find_subject_terms
+from memsieve.text.cues import forget_texts as forget_read_texts
 from memsieve.text.fold import fold, words
 from memsieve.text.rarity import load_ranks, rarity_of_rank
 from memsieve.text.subjects import Subject, find_subject, relation_names
@@ -128,6 +129,20 @@ class Lexicon:
             outweighs ``earlier_chat``; None: none.
         earlier_chat: one for talk of an earlier chat ("our previous conversation"),
             which without ``user_said`` asks about the assistant's words; None: none.
+        value_words: words that state a value though the keyword index drops them
+            ("once", "pm", "after", "was"): a text is folded only into a memory that
+            says each of these it says (memsieve.text.cues.Marks).
+        polarity_words: words that deny what a text says ("not", "never"): a text
+            and a memory that differ in them are not folded together.
+        past_words: verbs that put a fact in the past ("was", "went").
+        present_words: verbs that put it in the present ("am", "is").
+        future_words: words that put it in the future ("will"): a text is not
+            folded into a memory that says only another tense.
+        past_ending: the ending of a regular past verb ("ed"; "" for none) ...
+        not_past: ... and the words with that ending that are none ("hundred").
+        filler_words: words a restatement adds without saying more ("honestly",
+            "said"): not counted as changed (memsieve.text.cues.changed_in_place).
+        currency_signs: characters that name a currency ("$", "€").
         vocabulary: a Hugging Face ``tokenizer.json`` (path or Traversable)
             whose WordPiece vocabulary ranks words by frequency, for the
             word-rarity prior (memsieve.text.rarity); None: every word is rare (1.0).
@@ -154,6 +169,15 @@ class Lexicon:
     assistant_said: str | None = None
     user_said: str | None = None
     earlier_chat: str | None = None
+    value_words: frozenset[str] = frozenset()
+    polarity_words: frozenset[str] = frozenset()
+    past_words: frozenset[str] = frozenset()
+    present_words: frozenset[str] = frozenset()
+    future_words: frozenset[str] = frozenset()
+    past_ending: str = ""
+    not_past: frozenset[str] = frozenset()
+    filler_words: frozenset[str] = frozenset()
+    currency_signs: str = ""
     vocabulary: Any = None
     _derived: "_Derived" = field(init=False, repr=False, compare=False)
 
@@ -161,8 +185,13 @@ class Lexicon:
         if not isinstance(self.name, str) or not self.name.strip():
             raise ConfigError(f"lexicon name must be a non-empty string, got {self.name!r}; e.g. name='german'")
         for name in ("change_cues", "cue_suffixes", "relations", "request_words", "old_words", "determiners",
-                     "value_labels", "self_words", "self_possessives", "other_pronouns", "companions"):
+                     "value_labels", "self_words", "self_possessives", "other_pronouns", "companions", "value_words",
+                     "polarity_words", "past_words", "present_words", "future_words", "not_past", "filler_words"):
             object.__setattr__(self, name, _entries(getattr(self, name), name=name))
+        for name, example in (("currency_signs", "'$€£'"), ("past_ending", "'ed'")):
+            if not isinstance(getattr(self, name), str):
+                raise ConfigError(f"lexicon {name} must be a string, got {type(getattr(self, name)).__name__}; "
+                                  f"pass e.g. {example}")
         _check_vocabulary(self.vocabulary)
         object.__setattr__(self, "_derived", _Derived(self))
 
@@ -189,6 +218,11 @@ class Lexicon:
                    not_a_forget_request=english.NOT_A_FORGET_REQUEST, keep_request=english.KEEP_REQUEST,
                    clause_break=english.CLAUSE_BREAK, assistant_said=english.ASSISTANT_SAID,
                    user_said=english.USER_SAID, earlier_chat=english.EARLIER_CHAT,
+                   value_words=english.VALUE_WORDS, polarity_words=english.POLARITY_WORDS,
+                   past_words=english.PAST_WORDS, present_words=english.PRESENT_WORDS,
+                   future_words=english.FUTURE_WORDS, past_ending=english.PAST_ENDING, not_past=english.NOT_PAST,
+                   filler_words=english.FILLER_WORDS,
+                   currency_signs=english.CURRENCY_SIGNS,
                    vocabulary=packaged_tokenizer_path())
 
     # ---- what a text says ------------------------------------------------------
@@ -200,6 +234,24 @@ class Lexicon:
         ['anymore', "n't"]
         """
         return self._derived.cues(text)
+
+    def forget_texts(self) -> None:
+        """Drop every text this lexicon and the text readers remember (their memo caches): a
+        purge erases a text from the process's memory too, not only from the store."""
+        d = self._derived
+        for memo in (d.cues, d.identifying, d.marks):
+            memo.cache_clear()  # type: ignore[attr-defined]
+        forget_read_texts()
+
+    def marks(self, text: str) -> Marks:
+        """The value words, denials, currency signs and ordered values of a text
+        (memsieve.text.cues.MarkReader): what a memory must share with a text folded into it.
+
+        >>> m = ENGLISH.marks("I'm not at work after 6 pm")
+        >>> sorted(m.words), sorted(m.tense)
+        (['after', 'not', 'pm'], ['present'])
+        """
+        return self._derived.marks(text)
 
     def subject_terms(self, text: str) -> frozenset[str]:
         """The index terms that name who the text is about (memsieve.text.cues.find_subject_terms)."""
@@ -371,6 +423,10 @@ class _Derived:
         self._request_words = lexicon.request_words
         self.request_terms = functools.cache(self._request_terms)
         self.ranks = functools.cache(self._ranks)
+        self.marks: Callable[[str], Marks] = functools.lru_cache(maxsize=_CUE_MEMO_SIZE)(MarkReader(
+            value_words=lexicon.value_words, polarity_words=lexicon.polarity_words,
+            tenses={"past": lexicon.past_words, "present": lexicon.present_words, "future": lexicon.future_words},
+            past_ending=lexicon.past_ending, not_past=lexicon.not_past, currency_signs=lexicon.currency_signs))
 
     def _cues(self, text: str) -> frozenset[str]:
         return find_cues(text, cue_words=self.cue_words, phrases=self.phrases, suffixes=self.suffixes)

@@ -152,6 +152,8 @@ def erase(tx: Any, gate: Any, scope: Scope, targets: list[Target], *, reason: st
     Counters: a memory that was active counts as a ``DELETE`` of its layer,
     one already inactive as a ``PURGE``.
     """
+    # The text readers' memo caches may hold the purged texts: they go too.
+    gate.lexicon.forget_texts()
     done: set[int] = set()
     for t in targets:
         if t.seq in done:

@@ -22,6 +22,7 @@ from memsieve.gate.parts import PartRows
 from memsieve.gate.params import InformationParams, SageParams, ScoringParams
 from memsieve.gate.score import GateScore
 from memsieve.gate.threshold import Threshold
+from memsieve.text.cues import Marks
 from memsieve.text.lexicon import Lexicon
 
 Neighbours = tuple[float, list[int], tuple[int | None, float]]
@@ -37,6 +38,7 @@ class ScopeView(Protocol):
     counts: dict[int, frozenset[tuple[str, str]]]
     named: dict[int, frozenset[str]]
     stated: dict[int, frozenset[str]]
+    marks: dict[int, Marks]
     threshold: Threshold
     lexicon: Lexicon
     index: ScopeIndex | None

@@ -16,13 +16,19 @@ import memsieve._core as _core
 from memsieve.gate.profiles.base import GateProfile, ScopeView
 from memsieve.gate.score import GateScore
 from memsieve.gate.versions import VersionBars, VersionEvidence, newer_version_reason, other_subject_of_ids
-from memsieve.text.cues import value_tokens
+from memsieve.text.cues import NO_MARKS, changed_in_place, unmarked, value_tokens
 from memsieve.text.lexicon import Lexicon
 from memsieve.text.when import time_phrases
 
 # The information term's IDF prior for small scopes, idf_eff = (N idf + m * prior) / (N + m):
 # passed to the Rust core and used by the substitution netting below, so both read one value.
 IDF_PRIOR, IDF_PRIOR_WEIGHT = 3.0, 10.0
+# A text whose words line up with its nearest memory's at least this much (difflib's ratio) restates
+# that memory, and a word it changes there is unsaid (memsieve.text.cues.changed_in_place). At 0.65,
+# "I play the violin" / "I play the cello" line up (0.75) and "Sounds great!" / "Sounds awesome!"
+# (0.5) or "I'm afraid of heights" / "Heights scare me" (0.29) do not: measured on LoCoMo dev and
+# written probes (docs/GATE.md).
+RESTATED_SHARE = 0.65
 
 
 class KernelDensityGate(GateProfile):
@@ -70,6 +76,28 @@ class KernelDensityGate(GateProfile):
         # would be lost, whatever the other neighbours say.
         unsaid, lacks, undated = ((), (), ()) if score.nearest_seq is None else unsaid_by(gate, text,
                                                                                           int(score.nearest_seq))
+        # What the index cannot show goes unsaid too: a value its stopwords state ("once", "9 pm"),
+        # a denial added or dropped ("I smoke" / "I don't smoke"), values said in another order,
+        # and a change cue of the text that this memory, not merely some neighbour, lacks.
+        # A text that lines up with the memory word for word but puts some words in place of its
+        # own, or among them ("My bike is blue" / "My bike is green"), changes what it says: those
+        # words are unsaid however the information term nets them against the words they
+        # replaced. A text that lines up says nothing new only if none of its words is changed and
+        # what the index cannot show agrees too: a value its stopwords state ("once", "9 pm"), a
+        # denial ("I smoke" / "I don't smoke"), a tense, values said in another order, and a change
+        # cue that this memory, not merely some neighbour, lacks.
+        marked: tuple[str, ...] = ()
+        # Read only where a fold is possible (the NOOP and the band routes): most texts are ADDs.
+        if score.nearest_seq is not None and score.route != "ADD":
+            nearest = int(score.nearest_seq)
+            mine, theirs = gate.lexicon.marks(text), gate.marks.get(nearest, NO_MARKS)
+            changed = changed_in_place(text, mine, theirs, share=RESTATED_SHARE, filler=gate.lexicon.filler_words)
+            # A text whose every content word the memory holds may still differ from it in what
+            # the index cannot see ("I'm dating Alex" / "I dated Alex").
+            if changed is not None or not lacks:
+                marked = tuple(w for w in changed or () if _core.tokenize(w)) + unmarked(mine, theirs)
+                marked += tuple(sorted(_denial_as_not(self.cues_of(gate.lexicon, text))
+                                       - _denial_as_not(gate.cues.get(nearest, frozenset()))))
         evidence = VersionEvidence(said=frozenset(changes), information=information, new_values=unsaid)
         carries = newer_version_reason(evidence, bars=VersionBars(info_tau=c.tau)) is not None
         # A candidate that names its subject by another number or name than its nearest
@@ -92,7 +120,7 @@ class KernelDensityGate(GateProfile):
         # A date said in words ("last weekend") that the memory does not say would be lost too: the
         # reader of that memory sees its own date. It keeps the text from a NOOP, but makes it no
         # newer version of that memory ("Yuki started violin this month" is not a newer "Yuki is seven").
-        if route == "NOOP" and not carries and undated:
+        if route == "NOOP" and not carries and (undated or marked):
             carries = True
         elif route == "NOOP" and not carries and score.nearest_seq is not None and c.fold_tau <= 1.0 and lacks:
             folded_info, _ = gate.keywords.info_novelty_netted(
@@ -105,8 +133,13 @@ class KernelDensityGate(GateProfile):
                          nearest_seq=score.nearest_seq, nearest_cos=score.nearest_cos, route=routed,
                          information=information, new_terms=tuple(new),
                          decided_by="information" if routed != route else "novelty", changes=changes,
-                         info_tau=c.tau, new_values=unsaid, other_subject=other, nearest_lacks=undated + lacks,
+                         info_tau=c.tau, new_values=unsaid, other_subject=other, nearest_lacks=undated + marked + lacks,
                          folded_information=folded_info)
+
+
+def _denial_as_not(cues: frozenset[str]) -> frozenset[str]:
+    """Cues with "n't" read as "not": "don't" and "do not" say one denial."""
+    return frozenset("not" if c == "n't" else c for c in cues)
 
 
 def _full_weight(surface: str) -> float:

@@ -25,9 +25,9 @@ from __future__ import annotations
 
 import functools
 import re
-from collections.abc import Callable, Collection, Mapping, Sequence
 from array import array
 from collections import Counter
+from collections.abc import Callable, Collection, Mapping, Sequence
 from dataclasses import dataclass, field
 from difflib import SequenceMatcher
 
@@ -181,8 +181,7 @@ class Marks:
         values: the index terms of its numbers, names and dates, in the order it says them,
             each as ``(class, term)``: a number with a digit, a day or month word, a name.
         sequence: its folded words in order, each as the hash of its index term (8 bytes a
-            word, not the text):
-            what ``changed_in_place`` aligns.
+            word, not the text): what ``changed_in_place`` aligns.
     """
 
     words: frozenset[str]
@@ -303,24 +302,20 @@ def changed_in_place(text: str, mine: Marks, memory: Marks, *, share: float,
     a, b = mine.sequence, memory.sequence
     if not a or not b:
         return None
-    said = sequence_words(text)
-    if len(a) > MAX_ALIGNED or len(b) > MAX_ALIGNED:
-        common = sum((Counter(a) & Counter(b)).values())
-        if 2.0 * common / (len(a) + len(b)) < share:
-            return None
-        held = set(b)
-        return tuple(dict.fromkeys(w for w, h in zip(said, a) if h not in held and w not in filler))
     # The words both say, in any order, bound the ratio from above: most pairs stop here,
     # without the quadratic alignment.
-    if 2.0 * sum((Counter(a) & Counter(b)).values()) / (len(a) + len(b)) < share:
+    counts, theirs = Counter(a), Counter(b)
+    if 2.0 * sum((counts & theirs).values()) / (len(a) + len(b)) < share:
         return None
+    said = sequence_words(text)
+    if len(a) > MAX_ALIGNED or len(b) > MAX_ALIGNED:
+        return tuple(dict.fromkeys(w for w, h in zip(said, a) if h not in theirs and w not in filler))
     matcher = SequenceMatcher(None, a, b, autojunk=False)
     if matcher.ratio() < share:
         return None
     # A word moved, not changed ("Nairobi is where I was born" / "I was born in Nairobi"), is
     # said as often by the memory: only a word the text says more often than it is new there.
-    more = Counter(a)
-    more.subtract(Counter(b))
+    more = counts - theirs
     # The opcodes turn the text into the memory: the text's own words are those a "replace" or
     # a "delete" takes out.
     return tuple(dict.fromkeys(w for tag, i1, i2, _, _ in matcher.get_opcodes() if tag in ("replace", "delete")

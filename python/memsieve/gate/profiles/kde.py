@@ -69,7 +69,8 @@ class KernelDensityGate(GateProfile):
         information, new = gate.keywords.info_novelty_netted(
             text, neighbours[:c.k], score.nearest_seq, rarity=gate.lexicon.rarity, w_number=c.number_weight,
             w_name=c.name_weight, w_word=c.word_weight, idf_prior=IDF_PRIOR, prior_weight=IDF_PRIOR_WEIGHT)
-        said = gate.lexicon.cues(text).difference(*(gate.cues.get(n, ()) for n in neighbours[:c.k]))
+        cues = self.cues_of(gate.lexicon, text)
+        said = cues.difference(*(gate.cues.get(n, ()) for n in neighbours[:c.k]))
         changes = tuple(sorted(said))
         # A NOOP folds the text into its nearest memory alone, and a reader sees
         # that memory, not the folded source: a value that memory does not say
@@ -96,7 +97,7 @@ class KernelDensityGate(GateProfile):
             # the index cannot see ("I'm dating Alex" / "I dated Alex").
             if changed is not None or not lacks:
                 marked = tuple(w for w in changed or () if _core.tokenize(w)) + unmarked(mine, theirs)
-                marked += tuple(sorted(_denial_as_not(self.cues_of(gate.lexicon, text))
+                marked += tuple(sorted(_denial_as_not(cues)
                                        - _denial_as_not(gate.cues.get(nearest, frozenset()))))
         evidence = VersionEvidence(said=frozenset(changes), information=information, new_values=unsaid)
         carries = newer_version_reason(evidence, bars=VersionBars(info_tau=c.tau)) is not None

@@ -200,6 +200,25 @@ def test_extractive_answer_recall_counts_only_answers_the_evidence_states():
     assert not lme.is_extractive(SimpleNamespace(evidence={}, abstention=False, answer="Miso"))
 
 
+def test_ceilings_read_evidence_answer_sessions_and_haystack_whole(tmp_path):
+    from memsieve.eval.longmemeval_ceiling import question_ceilings, reader_ceilings
+
+    ds = load_longmemeval(write_file(tmp_path, synthetic_questions()))
+    by = {q.question_id: q for q in ds.questions}
+    # "2 August, Lighthouse Inn": the evidence and answer sessions say "second of August" on 10 and
+    # 15 June, never a bare "2"; the unrelated cycling session's date, 2 June 2023, holds it by chance.
+    assert question_ceilings(by["q-trip"]) == {"evidence turns": 0.75, "answer sessions": 0.75,
+                                               "whole haystack": 1.0}
+    assert question_ceilings(by["q-cat"]) == dict.fromkeys(("evidence turns", "answer sessions",
+                                                            "whole haystack"), 1.0)
+    assert set(question_ceilings(by["q-none_abs"]).values()) == {None}  # abstention: no answer to find
+    ceil = reader_ceilings(ds.questions)
+    assert ceil["answer sessions"]["n"] == 2 and ceil["answer sessions"]["micro"] == pytest.approx(0.875)
+    assert ceil["whole haystack"]["macro"] == 1.0
+    assert ceil["evidence turns"]["per_type"] == {"multi-session": {"recall": 0.75, "n": 1},
+                                                  "single-session-user": {"recall": 1.0, "n": 1}}
+
+
 def test_ndcg_by_hand():
     assert lme.ndcg([True, False], 1, 10) == 1.0
     assert lme.ndcg([False, True], 1, 10) == pytest.approx(1 / __import__("math").log2(3))
@@ -271,6 +290,10 @@ def test_cli_end_to_end_with_hand_computed_metrics(tmp_path, embedder, monkeypat
     assert base["evidence_turns"] == 3 and base["evidence_stored"] == 3 and base["evidence_kept_fraction"] == 1.0
     md = (out / "summary.md").read_text()
     assert "## Per question type" in md and "**Macro**" in md and "set to its question date" in md
+    ceil = summary["ceilings"]
+    assert ceil["evidence turns"]["micro"] == pytest.approx((1.0 + 0.75) / 2)
+    assert ceil["whole haystack"]["per_type"]["multi-session"] == {"recall": 1.0, "n": 1}
+    assert "## What the data holds" in md and "add-all, first 10 hits" in md
     assert "Pistachio" not in md and "Pistachio" not in (out / "summary.json").read_text()  # no data text
 
     # Second run over the same data: every vector from the cache, nothing embedded.

@@ -38,6 +38,7 @@ from typing import Any
 from memsieve.errors import ConfigError
 from memsieve.eval.arms import (MAIN_ARMS, RANDOM_SEEDS, ArmSpec, StreamRun, _credit, _credits, _sum_stats,
                                 default_search_mode, main_specs, random_spec)
+from memsieve.eval.longmemeval_ceiling import reader_ceilings
 from memsieve.eval.longmemeval_data import LmeDataset, LmeQuestion, load_longmemeval
 from memsieve.eval.metrics import aggregate, answer_recall, content_tokens, percentile
 from memsieve.eval.runinfo import code_version
@@ -471,7 +472,7 @@ def run_longmemeval(opts: LmeOptions) -> dict[str, Any]:
     rows_path = write_questions(out, runs)
     meta["questions_file"] = rows_path.name
     meta["wall_s"] = round(time.perf_counter() - wall0, 1)
-    summary = {"meta": meta, "arms": summary_arms}
+    summary = {"meta": meta, "arms": summary_arms, "ceilings": reader_ceilings(ds.questions)}
     report.write_all(out, summary)
     return summary
 

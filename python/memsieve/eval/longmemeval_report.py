@@ -100,6 +100,13 @@ def narrative(summary: dict[str, Any]) -> list[str]:
             out.append(f"For {arm}, recall_all@{k} by provenance is {pct(p)} and by exact text {pct(t)}: "
                        f"the {_pts(p - t)} points are evidence turns reachable only through a memory they were "
                        f"folded into.")
+    ceil = summary.get("ceilings") or {}
+    if all(r in ceil and ceil[r]["micro"] is not None for r in ("evidence turns", "answer sessions")):
+        out.append(f"Read whole, before any search, the evidence turns hold answer recall "
+                   f"{pct(ceil['evidence turns']['micro'])} micro and the answer sessions "
+                   f"{pct(ceil['answer sessions']['micro'])}: a search whose first {k} hits were exactly "
+                   f"the evidence turns would score the first; answer words above the second come from "
+                   f"sessions that do not hold the answer (see \"What the data holds\").")
     if meta.get("reference_time_passed"):
         out.append(f"Each question was searched with `{meta['reference_time_hook']}` set to its question date.")
     else:
@@ -161,6 +168,7 @@ def markdown(summary: dict[str, Any]) -> str:
         metric = f"{name}@{max(ks) if name == 'ndcg' else k}"
         rows = [[arm] + [pct(e["per_category"].get(t, {}).get(metric)) for t in types] for arm, e in arms.items()]
         out += [f"`{metric}`", "", md_table(header, rows), ""]
+    out += _ceiling_section(summary, k)
     out += ["## Evidence turns the write path did not store", "",
             "Counts by reason (texts, novelty, information and the memory each was folded into are in "
             f"`{meta.get('questions_file', 'questions.jsonl')}`, which stays out of git).", ""]
@@ -174,6 +182,26 @@ def markdown(summary: dict[str, Any]) -> str:
         out += ["All NOOPs (every turn, evidence or not), by reason", "", md_table(["arm", "reason", "NOOPs"], rows), ""]
     out += _bookkeeping(meta, arms)
     return "\n".join(out) + "\n"
+
+
+def _ceiling_section(summary: dict[str, Any], k: int) -> list[str]:
+    """Answer recall of the data read whole, beside each arm's answer recall@k."""
+    ceil = summary.get("ceilings")
+    if not ceil:
+        return []
+    types = sorted(next(iter(ceil.values()))["per_type"])
+    header = ["reader", "micro", "macro"] + types
+    rows = [[reading, pct(c["micro"]), pct(c["macro"])]
+            + [pct(c["per_type"].get(t, {}).get("recall")) for t in types] for reading, c in ceil.items()]
+    key = f"answer_recall@{k}"
+    rows += [[f"{arm}, first {k} hits", pct(e["micro"].get(key)), pct(e["macro"].get(key))]
+             + [pct(e["per_category"].get(t, {}).get(key)) for t in types] for arm, e in summary["arms"].items()]
+    return ["## What the data holds", "",
+            "Answer recall of each question's haystack read whole, before any search, every text dated as a "
+            "hit is: its has_answer turns, every turn of its answer sessions, every turn. Many answers are "
+            "computed (a count, an interval) or a preference rubric, said nowhere; their words are found "
+            "only by chance. The arms' figures are repeated below for comparison.", "",
+            md_table(header, rows), ""]
 
 
 def _bookkeeping(meta: dict[str, Any], arms: dict[str, Any]) -> list[str]:

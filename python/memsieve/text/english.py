@@ -32,8 +32,16 @@ CUES: dict[str, tuple[str, ...]] = {
 VALUE_WORDS = frozenset("""
 once twice thrice am pm before after off on over under above below up down
 always sometimes often usually rarely seldom occasionally few several many more less fewer most least
-half quarter past early late next last first second third both either all
+half quarter past early late next last first second third both either all other every
 """.split())
+
+#: A pronoun's forms as the doer and as the receiver: "my brother owes me" is not
+#: folded into "I owe my brother".
+ROLE_PAIRS = frozenset("i/me he/him she/her we/us they/them who/whom".split())
+
+#: Forms of one word that the next word chooses: "a cautious investor" and "an
+#: aggressive investor" differ by one word, not two.
+WORD_FORMS = frozenset({"a/an"})
 
 #: The verbs that put a fact in the past or the present: "I was a teacher" is
 #: not folded into "I am a teacher", nor the other way round (a text without

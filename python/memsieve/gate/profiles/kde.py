@@ -77,16 +77,14 @@ class KernelDensityGate(GateProfile):
         # would be lost, whatever the other neighbours say.
         unsaid, lacks, undated = ((), (), ()) if score.nearest_seq is None else unsaid_by(gate, text,
                                                                                           int(score.nearest_seq))
-        # What the index cannot show goes unsaid too: a value its stopwords state ("once", "9 pm"),
-        # a denial added or dropped ("I smoke" / "I don't smoke"), values said in another order,
-        # and a change cue of the text that this memory, not merely some neighbour, lacks.
         # A text that lines up with the memory word for word but puts some words in place of its
         # own, or among them ("My bike is blue" / "My bike is green"), changes what it says: those
         # words are unsaid however the information term nets them against the words they
         # replaced. A text that lines up says nothing new only if none of its words is changed and
         # what the index cannot show agrees too: a value its stopwords state ("once", "9 pm"), a
         # denial ("I smoke" / "I don't smoke"), a tense, values said in another order, and a change
-        # cue that this memory, not merely some neighbour, lacks.
+        # cue that this memory, not merely some neighbour, lacks, a pronoun turned from doer to
+        # receiver, two words swapped, and, for a text that lines up, a value word it drops.
         marked: tuple[str, ...] = ()
         # Read only where a fold is possible (the NOOP and the band routes): most texts are ADDs.
         if score.nearest_seq is not None and score.route != "ADD":
@@ -96,7 +94,8 @@ class KernelDensityGate(GateProfile):
             # A text whose every content word the memory holds may still differ from it in what
             # the index cannot see ("I'm dating Alex" / "I dated Alex").
             if changed is not None or not lacks:
-                marked = tuple(w for w in changed or () if _core.tokenize(w)) + unmarked(mine, theirs)
+                marked = tuple(w for w in changed or () if _core.tokenize(w)) + unmarked(
+                    mine, theirs, aligned=changed is not None)
                 marked += tuple(sorted(_denial_as_not(cues)
                                        - _denial_as_not(gate.cues.get(nearest, frozenset()))))
         evidence = VersionEvidence(said=frozenset(changes), information=information, new_values=unsaid)

@@ -27,9 +27,11 @@ from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import Iterator
 
+from memsieve.text.when_periods import quarter_span, season_span
 from memsieve.text.when_words import (AGO, COUNT_WORDS, DAY_MONTH, DAY_OF_MONTH, EARLIEST, ISO_DATE, IN_MONTH,
                                       LAST_UNIT, LATEST, MONTH_YEAR, MONTHS, NOT_ORDER_FIRST, NUMERIC_DATE,
-                                      ORDER_EARLIEST, ORDER_LATEST, ORDER_PRESENT, PAST, RECENTLY, TRAILING, UNITS,
+                                      ORDER_EARLIEST, ORDER_LATEST, ORDER_PRESENT, PAST, QUARTER, RECENTLY, SEASON,
+                                      TRAILING, UNITS,
                                       WEEKDAY, WEEKDAY_ABBR, WEEKDAY_SHORT, WEEKDAYS, YEAR, YESTERDAY, counts_units,
                                       month_is_said)
 
@@ -120,7 +122,7 @@ def _on_day(year: int | None, month: int, day: int, now: datetime, phrase: str) 
 def _unit_window(now: datetime, which: str, unit: str, phrase: str) -> Window:
     """"last/this/past week|month|year": calendar units, a week's slack at the edges of the last one."""
     tz, today = now.tzinfo, _day(now)
-    if which == "past":  # "the past month": the trailing one
+    if which == "past" or unit == "fortnight":  # "the past month", "last fortnight": the trailing one
         return Window(today - timedelta(days=UNITS[unit][0] + 1), now, phrase)
     if unit == "week":
         start = today - timedelta(days=today.weekday())  # this week's Monday
@@ -236,6 +238,16 @@ def _year(m: re.Match[str], q: str, now: datetime) -> Window | None:
     return Window(datetime(year, 1, 1, tzinfo=tz), datetime(year, 12, 31, 23, 59, tzinfo=tz), m.group(0))
 
 
+def _season(m: re.Match[str], q: str, now: datetime) -> Window | None:
+    span = season_span(m, now)
+    return None if span is None else Window(span[0], span[1], m.group(0))
+
+
+def _quarter(m: re.Match[str], q: str, now: datetime) -> Window | None:
+    span = quarter_span(m, now)
+    return None if span is None else Window(span[0], span[1], m.group(0))
+
+
 def _recently(m: re.Match[str], q: str, now: datetime) -> Window | None:
     return Window(_day(now) - timedelta(days=30), now, m.group(0))
 
@@ -246,7 +258,7 @@ _READERS: tuple[tuple[re.Pattern[str], Reader], ...] = (
     (AGO, _ago), (PAST, _past), (TRAILING, _trailing), (YESTERDAY, _yesterday), (WEEKDAY, _weekday),
     (WEEKDAY_SHORT, _weekday), (LAST_UNIT, _last_unit), (ISO_DATE, _iso_date), (NUMERIC_DATE, _numeric_date),
     (DAY_OF_MONTH, _day_of_month), (DAY_MONTH, _day_month), (IN_MONTH, _in_month), (MONTH_YEAR, _month_year),
-    (YEAR, _year), (RECENTLY, _recently))
+    (SEASON, _season), (QUARTER, _quarter), (YEAR, _year), (RECENTLY, _recently))
 
 
 def _window(q: str, now: datetime) -> Window | None:

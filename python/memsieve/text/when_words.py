@@ -16,7 +16,7 @@ COUNT_WORDS = {
     "a few": 3, "few": 3, "several": 4,
 }
 #: Unit -> (its length in days, the half-width of the window around "N units ago", in days).
-UNITS = {"day": (1, 1), "week": (7, 3), "month": (30, 15), "year": (365, 120)}
+UNITS = {"day": (1, 1), "week": (7, 3), "fortnight": (14, 5), "month": (30, 15), "year": (365, 120)}
 WEEKDAYS = {name.lower(): i for i, name in enumerate(calendar.day_name)}
 #: Abbreviated weekdays, read only after "last" ("last sat"): "on sun", "this sat" are too often no day.
 WEEKDAY_ABBR = {"mon": 0, "tue": 1, "tues": 1, "wed": 2, "thu": 3, "thur": 3, "thurs": 3, "fri": 4, "sat": 5,
@@ -55,15 +55,26 @@ UNIT_NOUNS = frozenset(
 _COUNT = "|".join(sorted((re.escape(w) for w in COUNT_WORDS), key=len, reverse=True))
 _MONTH = "|".join(sorted(MONTHS, key=len, reverse=True))
 _NUM = rf"\d+(?:\.\d+)?|{_COUNT}"
-_UNIT = "day|week|month|year"
+_UNIT = "day|week|fortnight|month|year"
 
 #: "two weeks ago", "half a year ago", "a week and a half ago", "1.5 years ago".
 AGO = re.compile(rf"\b(?:(half)\s+an?|({_NUM})(\s+and\s+a\s+half)?)\s+({_UNIT})s?(\s+and\s+a\s+half)?\s+ago\b")
 PAST = re.compile(rf"\b(?:the\s+)?(?:past|last)\s+(\d+|{_COUNT})\s+({_UNIT})s?\b")
 #: "the last month", "over the last year", "in the last week": trailing, like "the past month"
 #: ("the last week of June" is none: its month is read).
-TRAILING = re.compile(r"\bthe\s+(?:last|past)\s+(week|month|year)\b(?!\s+of\b)")
-LAST_UNIT = re.compile(r"\b(last|this|past)\s+(week|month|year|weekend)\b")
+TRAILING = re.compile(r"\bthe\s+(?:last|past)\s+(week|fortnight|month|year)\b(?!\s+of\b)")
+LAST_UNIT = re.compile(r"\b(last|this|past)\s+(week|fortnight|month|year|weekend)\b")
+#: The seasons, as the northern hemisphere's meteorological ones: name -> first month (winter's
+#: December belongs to the winter whose January follows it).
+SEASONS = {"spring": 3, "summer": 6, "autumn": 9, "fall": 9, "winter": 12}
+_SEASON = "|".join(SEASONS)
+#: "last summer", "in the spring", "during the winter of 2022", "summer 2023": a season after a word
+#: that dates it, or before a year ("spring water", "my fall on the ice" are none).
+SEASON = re.compile(rf"\b(?:(last|this|past|in|during|over|since)\s+(?:the\s+)?({_SEASON})\b(?:\s+(?:of\s+)?(\d{{4}})\b)?"
+                    rf"|({_SEASON})\s+(?:of\s+)?(\d{{4}})\b)(?!['-])")
+#: "Q3", "q1 2024", "the first quarter of 2023", "last quarter", "this quarter".
+QUARTER = re.compile(r"\b(?:q([1-4])|the\s+(first|second|third|fourth|1st|2nd|3rd|4th)\s+quarter"
+                     r"|(last|this|past)\s+quarter)\b(?:\s+(?:of\s+)?(\d{4})\b)?")
 WEEKDAY = re.compile(r"\b(last|this|on)\s+(" + "|".join(WEEKDAYS) + r")\b")
 WEEKDAY_SHORT = re.compile(r"\b(last)\s+(" + "|".join(sorted(WEEKDAY_ABBR, key=len, reverse=True)) + r")\b\.?(?!['-])")
 DAY_OF_MONTH = re.compile(rf"\b({_MONTH})\.?\s+(\d{{1,2}})(st|nd|rd|th)?(?:,?\s+(\d{{4}}))?\b(?![.,:/-]?\d)")

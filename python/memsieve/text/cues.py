@@ -437,6 +437,10 @@ def unmarked(text: Marks, memory: Marks, *, aligned: bool = False) -> tuple[str,
     # another value: "at six" against "at half past six", "every week" against "every other week".
     if aligned:
         out += [f"without {w!r}" for w in sorted(memory.words - text.words - memory.polarity)]
+        # ... and one that drops the memory's past says it of now ("I used to play tennis" /
+        # "I play tennis"): a verb in the present bears no mark of its own.
+        if "past" in memory.tense and not text.tense:
+            out.append("without the past tense")
     # A pronoun said as the receiver where the memory says it as the doer, or the other way
     # round: "my brother owes me" against "I owe my brother".
     for pair, form in sorted(text.roles - memory.roles):

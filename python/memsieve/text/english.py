@@ -32,7 +32,7 @@ CUES: dict[str, tuple[str, ...]] = {
 VALUE_WORDS = frozenset("""
 once twice thrice am pm before after off on over under above below up down
 always sometimes often usually rarely seldom occasionally few several many more less fewer most least
-half quarter past early late next last first second third both either all other every
+half quarter past early late next last first second third both either all other every out back away
 """.split())
 
 #: A pronoun's forms as the doer and as the receiver: "my brother owes me" is not
@@ -49,6 +49,9 @@ WORD_FORMS = frozenset({"a/an"})
 PAST_WORDS = frozenset("""
 was were went came saw did had got made took gave left bought brought ate drank ran met sold told thought
 found began became grew knew wrote spoke broke chose drove flew forgot lost paid sent spent taught won wore
+swam sang rode fell felt kept slept built heard held meant stood struck threw understood froze hid hung lent
+shook sank stole swept swore tore wept rang sought caught fought dealt dug fled forgave knelt leapt learnt
+dreamt shone sprang swung withdrew mistook overslept used
 """.split())
 PRESENT_WORDS = frozenset("am is are".split())
 FUTURE_WORDS = frozenset("will gonna shall".split())

@@ -41,7 +41,7 @@ _ROW_OVERHEAD = 280
 _INDEX_ROW_OVERHEAD = 2 * 16 * 4 + 16
 # A passage row's share of the Rust id maps and the Vec slots (no text, no share, no id).
 _PART_OVERHEAD = 64
-# A memory's marks (memsieve.text.cues.Marks): the object, its sets and tuple, and the
+# A memory's marks (memsieve.text.marks.Marks): the object, its sets and tuple, and the
 # array of its word hashes, 8 bytes a word (MARKED_WORD) beyond its header.
 _MARKS_OVERHEAD = 200
 _MARKED_WORD = 8

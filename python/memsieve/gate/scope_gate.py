@@ -28,7 +28,8 @@ from memsieve.gate.config import GateConfig
 from memsieve.gate.parts import PartRows
 from memsieve.gate.score import GateScore
 from memsieve.gate.threshold import Threshold, adaptive_threshold
-from memsieve.text.cues import Marks, find_stated_values
+from memsieve.text.cues import find_stated_values
+from memsieve.text.marks import Marks
 from memsieve.text.lexicon import ENGLISH, Lexicon
 from memsieve.text.passages import Part, is_key
 

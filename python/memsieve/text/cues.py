@@ -18,22 +18,19 @@ readings need:
 This module holds the rules, not the words: which words are cues and which
 name a relation is a lexicon's (memsieve.text.lexicon; the English lists are
 memsieve.text.english). Matching is on lowercased word boundaries after the
-Rust tokenizer's folding (memsieve.text.fold).
+Rust tokenizer's folding (memsieve.text.fold). What a text says that its
+content words do not show, and whether it restates a memory, is
+memsieve.text.marks.
 """
 
 from __future__ import annotations
 
 import functools
 import re
-from array import array
-from collections import Counter
-from collections.abc import Callable, Collection, Mapping, Sequence
-from dataclasses import dataclass, field
-from difflib import SequenceMatcher
+from collections.abc import Callable, Collection, Sequence
 
 import memsieve._core as _core
 from memsieve.text.fold import fold, without_list_marks, words
-from memsieve.text.fold import forget_texts as forget_folds
 from memsieve.text.when import time_phrases
 
 # The opening word of a text as typed, apostrophes and hyphens inside it kept.
@@ -127,14 +124,14 @@ def find_identifying_values(text: str, *, determiners: Collection[str], value_la
         if k >= len(found):
             continue
         head = found[k]
-        if head[:1].isupper() and not _digits(head) and is_person(head.split("'")[0]):
+        if head[:1].isupper() and not digits(head) and is_person(head.split("'")[0]):
             out.update(f" {t}" for t in _core.tokenize(head.split("'")[0]))
         # The noun may be a compound of two ("meeting room 1 has a whiteboard").
         for noun in (k, k + 1):
             at = noun + 1
-            if at + 1 >= len(found) or not _digits(found[at]) or _digits(found[noun]):
+            if at + 1 >= len(found) or not digits(found[at]) or digits(found[noun]):
                 continue
-            if noun > k and (_digits(found[k]) or not _core.tokenize(found[noun]) or not _core.tokenize(head)):
+            if noun > k and (digits(found[k]) or not _core.tokenize(found[noun]) or not _core.tokenize(head)):
                 continue
             if found[noun].lower() not in value_labels:
                 nouns, numbers = _core.tokenize(found[noun]), _core.tokenize(found[at])
@@ -144,7 +141,7 @@ def find_identifying_values(text: str, *, determiners: Collection[str], value_la
     return frozenset(out)
 
 
-def _digits(word: str) -> bool:
+def digits(word: str) -> bool:
     return any(c.isdigit() for c in word)
 
 
@@ -166,310 +163,3 @@ def find_stated_values(text: str) -> frozenset[str]:
     """
     numbers = (term for term, _, kind in value_tokens(text) if kind == "number")
     return frozenset(numbers) | time_phrases(text)
-
-
-@dataclass(frozen=True, slots=True)
-class Marks:
-    """What a text says that its content words do not show: the marks a memory must share with a
-    text folded into it (memsieve.gate.profiles.kde).
-
-    Attributes:
-        words: the lexicon's value and polarity words the text says, contractions read as their
-            words ("don't": "not"), and the currency signs it holds.
-        polarity: the polarity words among them ("not", "never", "without").
-        tense: the tenses its verbs put it in ("past", "present"; empty: it says none).
-        values: the index terms of its numbers, names and dates, in the order it says them,
-            each as ``(class, term)``: a number with a digit, a day or month word, a name.
-        sequence: its folded words in order, each as the hash of its index term (8 bytes a
-            word, not the text): what ``changed_in_place`` aligns.
-        roles: the pronouns it says that name a doer or a receiver, each as ``(pair, form)``
-            (``("i/me", "me")``): "I owe my brother" and "my brother owes me" say the same words
-            but for the form of one pronoun.
-    """
-
-    words: frozenset[str]
-    polarity: frozenset[str]
-    tense: frozenset[str]
-    values: tuple[tuple[str, str], ...]
-    sequence: array = field(default_factory=lambda: array("q"), compare=False)
-    roles: frozenset[tuple[str, str]] = frozenset()
-
-
-#: The marks of a text that says none.
-NO_MARKS = Marks(words=frozenset(), polarity=frozenset(), tense=frozenset(), values=())
-
-# A contraction's ending and the word it stands for ("'s" only after the pronouns
-# below: "Tom's" is a possessive).
-_ENDINGS = (("n't", "not"), ("'m", "am"), ("'re", "are"), ("'ll", "will"), ("'ve", "have"), ("'d", "would"))
-_IS_AFTER = frozenset("it that he she there here what who where how".split())
-
-
-class MarkReader:
-    """Reads the ``Marks`` of texts with one lexicon's words (``Lexicon.marks`` holds one).
-
-    >>> read = MarkReader(value_words={"twice"}, polarity_words={"not"}, tenses={"present": {"is"}},
-    ...                   currency_signs="$")
-    >>> m = read("I don't go twice a week; it's $5.")
-    >>> sorted(m.words), sorted(m.polarity), sorted(m.tense), m.values
-    (['$', 'not', 'twice'], ['not'], ['present'], (('number', 'twice'), ('number', '5')))
-    """
-
-    def __init__(self, *, value_words: Collection[str], polarity_words: Collection[str],
-                 tenses: Mapping[str, Collection[str]], currency_signs: str, past_ending: str = "",
-                 not_past: Collection[str] = (), role_pairs: Collection[str] = (),
-                 word_forms: Collection[str] = ()) -> None:
-        self.value_words, self.polarity_words = frozenset(value_words), frozenset(polarity_words)
-        # "i/me": each form of a pronoun, doer or receiver, mapped to its pair.
-        self.role_of = {form: pair for pair in role_pairs for form in pair.split("/")}
-        self.role_words = frozenset(self.role_of)
-        # "a/an": forms of one word that the next word's sound chooses, aligned as the first.
-        self.form_of = {form: group.split("/")[0] for group in word_forms for form in group.split("/")[1:]}
-        self.tense_of: dict[str, tuple[str, ...]] = {}
-        for name, verbs in tenses.items():
-            for verb in verbs:
-                self.tense_of[verb] = (*self.tense_of.get(verb, ()), name)
-        self.currency_signs, self.past_ending, self.not_past = currency_signs, past_ending, frozenset(not_past)
-        # The words that can mark; most words are none of them and are passed over with one lookup.
-        self.marking = self.value_words | self.polarity_words | frozenset(self.tense_of) | self.role_words
-
-    def __call__(self, text: str) -> Marks:
-        said: set[str] = set()
-        tense: set[str] = set()
-        roles: set[tuple[str, str]] = set()
-        value_words, polarity_words, tense_of = self.value_words, self.polarity_words, self.tense_of
-        ending = self.past_ending
-        sequence = sequence_words(text)
-        previous = ""
-        for w in sequence:
-            last, previous = previous, w
-            if w not in self.marking and "'" not in w and not (ending and w.endswith(ending)):
-                continue
-            # A word that is both a value and a verb ("9 am" / "I am") is the value after a number only.
-            if w in value_words and w in tense_of and not _digits(last):
-                tense.update(tense_of[w])
-                continue
-            parts = [w]
-            for end, word in _ENDINGS:
-                if w.endswith(end) and len(w) > len(end):
-                    parts = [w[:-len(end)], word]
-                    break
-            else:
-                if w.endswith("'s") and w[:-2] in _IS_AFTER:
-                    parts = [w[:-2], "is"]
-            # A contraction's second part ("i'm": "am") is a verb or a denial, never the "am" of "9 am".
-            for k, p in enumerate(parts):
-                if (k == 0 and p in value_words) or p in polarity_words:
-                    said.add(p)
-                if k == 0 and p in self.role_words:
-                    roles.add((self.role_of[p], p))
-                if p in tense_of and not (k == 0 and p in value_words):
-                    tense.update(tense_of[p])
-            if ending and len(w) > len(ending) + 2 and w.endswith(ending) and w not in self.not_past:
-                tense.add("past")
-        said.update(c for c in self.currency_signs if c in text)
-        values = tuple((_value_class(term, kind), term) for term, _, kind in value_tokens(text) if kind != "word")
-        return Marks(words=frozenset(said), polarity=frozenset(w for w in said if w in polarity_words),
-                     tense=frozenset(tense), values=values,
-                     sequence=array("q", [hash(_term_of(self.form_of.get(w, w))) for w in sequence]),
-                     roles=frozenset(roles))
-
-
-@functools.lru_cache(maxsize=65536)
-def _term_of(word: str) -> str:
-    """A word as the index reads it ("three" and "3" are one term), or as typed if it has none."""
-    terms = _core.tokenize(word)
-    return terms[0] if terms else word
-
-
-def sequence_words(text: str) -> list[str]:
-    """A text's folded, lowercased words in order, as ``Marks.sequence`` aligns them: a word of
-    letters and digits, and each character of a script written without spaces (kana, CJK, Hangul).
-
-    >>> sequence_words("My cat's name is Tama (私の猫).")
-    ['my', "cat's", 'name', 'is', 'tama', '私', 'の', '猫']
-    """
-    return _SEQUENCE_WORD.findall(fold(text).lower())
-
-
-_SEQUENCE_WORD = re.compile(r"[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af\uf900-\ufaff]"
-                            r"|[^\W_\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af\uf900-\ufaff]"
-                            r"(?:[^\W_\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af\uf900-\ufaff]|'(?=\w))*")
-
-
-def changed_in_place(text: str, mine: Marks, memory: Marks, *, share: float,
-                     filler: Collection[str] = ()) -> tuple[str, ...] | None:
-    """The words a text puts in place of a memory's, or adds among them, when the two line up.
-
-    A text that changes a value of a memory in place ("My bike is blue" / "My bike is green")
-    keeps the memory's words and their order; a paraphrase rebuilds the sentence ("I'm afraid
-    of heights" / "Heights scare me"). When at least ``share`` of both texts' words line up
-    (difflib's ratio, 2 x matched / both lengths), this returns the text's words in the
-    alignment's replacements and insertions (empty: it only drops or repeats words); else None.
-    Texts longer than ``MAX_ALIGNED`` words are compared by their words' overlap, without
-    the quadratic alignment, and return their words the memory does not hold.
-
-    Args:
-        text: the text; ``mine`` its marks (``Lexicon.marks``), ``memory`` the memory's.
-        share: the least ratio of lined-up words.
-        filler: words a restatement adds without saying more ("honestly"): never changed.
-    """
-    a, b = mine.sequence, memory.sequence
-    if not a or not b:
-        return None
-    # The words both say, in any order, bound the ratio from above: most pairs stop here,
-    # without the quadratic alignment.
-    counts, theirs = Counter(a), Counter(b)
-    if 2.0 * sum((counts & theirs).values()) / (len(a) + len(b)) < share:
-        return None
-    said = sequence_words(text)
-    if len(a) > MAX_ALIGNED or len(b) > MAX_ALIGNED:
-        return tuple(dict.fromkeys(w for w, h in zip(said, a) if h not in theirs and w not in filler))
-    matcher = SequenceMatcher(None, a, b, autojunk=False)
-    matched = sum(block.size for block in matcher.get_matching_blocks())
-    if 2.0 * matched / (len(a) + len(b)) < share:
-        # Two words that swapped places break the alignment of a short text ("Anna hired Ben
-        # last year" / "Ben hired Anna last year"); exchanged back, the two line up.
-        swapped = _swapped(said, a, b, counts, theirs, matched, filler, share=share)
-        return tuple(dict.fromkeys(swapped)) if swapped else None
-    # A word moved, not changed ("Nairobi is where I was born" / "I was born in Nairobi"), is
-    # said as often by the memory: only a word the text says more often than it is new there.
-    more = counts - theirs
-    # The opcodes turn the text into the memory: the text's own words are those a "replace" or
-    # a "delete" takes out.
-    new = [w for tag, i1, i2, _, _ in matcher.get_opcodes() if tag in ("replace", "delete")
-           for w, h in zip(said[i1:i2], a[i1:i2]) if more[h] > 0 and w not in filler]
-    return tuple(dict.fromkeys(new + _swapped(said, a, b, counts, theirs, matched, filler)))
-
-
-#: Above this many words, ``changed_in_place`` counts shared words instead of aligning them.
-MAX_ALIGNED = 5000
-#: Texts of at most this many words are checked for two words that swapped places ...
-MAX_SWAP_WORDS = 80
-#: ... by at most this many trial exchanges.
-MAX_SWAP_TRIALS = 12
-
-
-def _swapped(said: Sequence[str], a: array, b: array, counts: Counter, theirs: Counter, matched: int,
-             filler: Collection[str], *, share: float = 0.0) -> list[str]:
-    """The content words of a text that changed places with each other against a memory.
-
-    Two words that each only moved may have swapped roles: "Anna hired Ben" / "Ben hired Anna",
-    "I like tea more than coffee" / "... coffee more than tea". A moved clause does not swap
-    ("Nairobi is where I was born" / "I was born in Nairobi"). So a pair of content words, each
-    said once by both texts and in opposite orders, is a swap when exchanging the two in the
-    text lines up two more words with the memory, counted over every word or over the content
-    words alone ("my aunt owes the landlord" / "the landlord owes my aunt": the determiners
-    stay behind), and at least ``share`` of both texts' words (difflib's ratio) once exchanged.
-    """
-    if len(a) > MAX_SWAP_WORDS or len(b) > MAX_SWAP_WORDS:
-        return []
-    at = {h: j for j, h in enumerate(b)}
-    content = [_is_term(w) for w in said]
-    once = [i for i, h in enumerate(a) if counts[h] == 1 and theirs[h] == 1 and content[i] and said[i] not in filler]
-    # The content words alone: the text's stopwords are left out of both sides.
-    stop = {h for h, is_term in zip(a, content) if not is_term}
-    kept = [i for i, is_term in enumerate(content) if is_term]
-    b_content = array("q", [h for h in b if h not in stop])
-    base_content = _lined(array("q", [a[i] for i in kept]), b_content)
-    out: list[str] = []
-    trials = 0
-    for x, i in enumerate(once):
-        for j in once[x + 1:]:
-            if at[a[i]] < at[a[j]]:
-                continue
-            trials += 1
-            if trials > MAX_SWAP_TRIALS:
-                return out
-            trial = array("q", a)
-            trial[i], trial[j] = a[j], a[i]
-            lined = _lined(trial, b)
-            if 2.0 * lined / (len(a) + len(b)) < share:
-                continue
-            if lined >= matched + 2 or _lined(array("q", [trial[k] for k in kept]), b_content) >= base_content + 2:
-                out += [said[i], said[j]]
-    return out
-
-
-def _lined(a: array, b: array) -> int:
-    """How many words of ``a`` and ``b`` line up (difflib's matching blocks)."""
-    return sum(block.size for block in SequenceMatcher(None, a, b, autojunk=False).get_matching_blocks())
-
-
-@functools.lru_cache(maxsize=65536)
-def _is_term(word: str) -> bool:
-    """Whether the index keeps ``word`` (a content word, not a stopword)."""
-    return bool(_core.tokenize(word))
-
-
-# The index terms of the day and month names, which the tokenizer calls numbers: a class of
-# their own, so that "March 3rd" and "the 3rd of March" say their number and day in one order.
-_DAY_TERMS = frozenset(_core.tokenize("January February March April May June July August September October "
-                                      "November December Monday Tuesday Wednesday Thursday Friday Saturday Sunday"))
-
-
-def _value_class(term: str, kind: str) -> str:
-    if kind == "name":
-        return "name"
-    return "day" if term in _DAY_TERMS else "number"
-
-
-def unmarked(text: Marks, memory: Marks, *, aligned: bool = False) -> tuple[str, ...]:
-    """What folding a text with marks ``text`` into a memory with marks ``memory`` would leave unsaid:
-    its value words and signs the memory does not say, a denial either says and the other does
-    not, a tense when the memory says only another, values of one class (numbers,
-    days, names) that the memory says in another order ("Alice is 30 and Bob is 25" / "Alice is
-    25 and Bob is 30"; "March 3rd" / "the 3rd of March" is one number and one day: no order),
-    and a pronoun said as the receiver where the memory says it as the doer or the other way
-    round ("my brother owes me" / "I owe my brother"). With ``aligned`` (the two line up word for
-    word, memsieve.text.cues.changed_in_place), a value word the memory says and the text drops
-    is unsaid too ("at six" / "at half past six").
-
-    >>> a = Marks(words=frozenset({"once"}), polarity=frozenset(), tense=frozenset({"present"}),
-    ...           values=(("number", "25"), ("name", "bob"), ("number", "30")))
-    >>> b = Marks(words=frozenset({"twice", "not"}), polarity=frozenset({"not"}), tense=frozenset({"past"}),
-    ...           values=(("number", "30"), ("name", "bob"), ("number", "25")))
-    >>> unmarked(a, b)
-    ('once', "without 'not'", 'the present tense', 'the order of 25, 30')
-    """
-    out = [w for w in sorted(text.words - memory.words)]
-    out += [f"without {w!r}" for w in sorted(memory.polarity - text.polarity)]
-    # A text that lines up with the memory word for word and drops one of its value words says
-    # another value: "at six" against "at half past six", "every week" against "every other week".
-    if aligned:
-        out += [f"without {w!r}" for w in sorted(memory.words - text.words - memory.polarity)]
-        # ... and one that drops the memory's past says it of now ("I used to play tennis" /
-        # "I play tennis"): a verb in the present bears no mark of its own.
-        if "past" in memory.tense and not text.tense:
-            out.append("without the past tense")
-    # A pronoun said as the receiver where the memory says it as the doer, or the other way
-    # round: "my brother owes me" against "I owe my brother".
-    for pair, form in sorted(text.roles - memory.roles):
-        if any(p == pair for p, _ in memory.roles - text.roles):
-            out.append(f"{form!r} in place of the other form of {pair}")
-    # Only the past against the rest: "I worked at Google" / "I work at Google", "I am a teacher" /
-    # "I was a teacher". The present and the future stand for each other too often ("I'm making
-    # lasagne on Saturday" / "Saturday's dinner will be lasagne"), and a text in no tense says none.
-    if ("past" in text.tense) != ("past" in memory.tense) and (
-            "past" in text.tense or (memory.tense == {"past"} and text.tense)):
-        out += [f"the {t} tense" for t in sorted(text.tense)]
-    for cls in sorted({c for c, _ in text.values}):
-        mine = [t for c, t in text.values if c == cls]
-        if len(set(mine)) > 1 and not _in_order(mine, [t for c, t in memory.values if c == cls]):
-            out.append(f"the order of {', '.join(mine[:6])}")
-    return tuple(out)
-
-
-def _in_order(mine: Sequence[str], theirs: Sequence[str]) -> bool:
-    """Whether ``mine``, the values held by ``theirs`` among them, occur in ``theirs`` in that order."""
-    held = set(theirs)
-    it = iter(theirs)
-    return all(any(t == v for t in it) for v in mine if v in held)
-
-
-def forget_texts() -> None:
-    """Clear the memo caches keyed by texts: the folding, the tokens, the dating phrases, the words."""
-    forget_folds()
-    time_phrases.cache_clear()  # type: ignore[attr-defined]
-    value_tokens.cache_clear()
-    _term_of.cache_clear()
-    _is_term.cache_clear()

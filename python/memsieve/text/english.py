@@ -66,7 +66,7 @@ wed shed sled fled bred ted ned fred
 """.split())
 
 #: Words a restatement adds without saying more: "as I said", "honestly", "lol". A text
-#: that lines up with a memory and adds only these is a repeat (memsieve.text.cues).
+#: that lines up with a memory and adds only these is a repeat (memsieve.text.marks).
 FILLER_WORDS = frozenset("""
 honestly frankly basically literally seriously truly lol haha hehe lmao btw anyway anyways like said mention
 mentioned told say tell know guess mean um uh hmm right yeah yep yes ok okay well again though too also

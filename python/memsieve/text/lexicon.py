@@ -30,8 +30,9 @@ import memsieve._core as _core
 from memsieve.errors import ConfigError
 from memsieve.resources import packaged_tokenizer_path
 from memsieve.text import english
-from memsieve.text.cues import Marks, MarkReader, find_cues, find_identifying_values, find_subject_terms
-from memsieve.text.cues import forget_texts as forget_read_texts
+from memsieve.text.cues import find_cues, find_identifying_values, find_subject_terms
+from memsieve.text.marks import MarkReader, Marks
+from memsieve.text.marks import forget_texts as forget_read_texts
 from memsieve.text.fold import fold, words
 from memsieve.text.rarity import load_ranks, rarity_of_rank
 from memsieve.text.subjects import Subject, find_subject, relation_names
@@ -131,7 +132,7 @@ class Lexicon:
             which without ``user_said`` asks about the assistant's words; None: none.
         value_words: words that state a value though the keyword index drops them
             ("once", "pm", "after", "was"): a text is folded only into a memory that
-            says each of these it says (memsieve.text.cues.Marks).
+            says each of these it says (memsieve.text.marks.Marks).
         polarity_words: words that deny what a text says ("not", "never"): a text
             and a memory that differ in them are not folded together.
         past_words: verbs that put a fact in the past ("was", "went").
@@ -141,7 +142,7 @@ class Lexicon:
         past_ending: the ending of a regular past verb ("ed"; "" for none) ...
         not_past: ... and the words with that ending that are none ("hundred").
         filler_words: words a restatement adds without saying more ("honestly",
-            "said"): not counted as changed (memsieve.text.cues.changed_in_place).
+            "said"): not counted as changed (memsieve.text.marks.changed_in_place).
         currency_signs: characters that name a currency ("$", "€").
         role_pairs: a pronoun's forms as doer and as receiver, written ``"i/me"``: a text
             that says one where the memory says the other is not folded into it.
@@ -258,7 +259,7 @@ class Lexicon:
 
     def marks(self, text: str) -> Marks:
         """The value words, denials, currency signs and ordered values of a text
-        (memsieve.text.cues.MarkReader): what a memory must share with a text folded into it.
+        (memsieve.text.marks.MarkReader): what a memory must share with a text folded into it.
 
         >>> m = ENGLISH.marks("I'm not at work after 6 pm")
         >>> sorted(m.words), sorted(m.tense)

@@ -22,7 +22,7 @@ from memsieve.gate.parts import PartRows
 from memsieve.gate.params import InformationParams, SageParams, ScoringParams
 from memsieve.gate.score import GateScore
 from memsieve.gate.threshold import Threshold
-from memsieve.text.cues import Marks
+from memsieve.text.marks import Marks
 from memsieve.text.lexicon import Lexicon
 
 Neighbours = tuple[float, list[int], tuple[int | None, float]]

@@ -57,8 +57,9 @@ def _second(tmp_path, table_embedder, first: str, later: str):
     ("The ticket cost £40.", "The ticket cost €40.", "'€'"),
     ("I keep my passport in the desk drawer.", "I keep my passport in the top desk drawer.", "'top'"),
     # A pronoun turned from doer to receiver, two words that swapped places, a dropped value word.
-    ("I lent my cousin the tent.", "My cousin lent me the tent.", "'me' in place of the other form of i/me"),
-    ("She picked him up from the station.", "He picked her up from the station.", "'he' in place of"),
+    ("I lent my cousin the tent.", "My cousin lent me the tent.", "'me' where it says 'i'/'my'"),
+    ("She picked him up from the station.", "He picked her up from the station.", "'he' where it says 'him'"),
+    ("Our friends painted our fence.", "We painted our friends' fence.", "'we' where it says 'our'"),
     ("Our cat is scared of the dog.", "Our dog is scared of the cat.", "'dog'"),
     ("Priya beat Tomasz at chess on Sunday.", "Tomasz beat Priya at chess on Sunday.", "'tomasz', 'priya'"),
     ("I'd rank jazz above techno.", "I'd rank techno above jazz.", "'techno'"),

@@ -105,10 +105,10 @@ def test_a_lexicon_is_checked_where_it_is_given():
         Lexicon(name="x", forget_request="(")
     with pytest.raises(ConfigError, match="name"):
         Lexicon(name="")
-    with pytest.raises(ConfigError, match="role_pairs holds 'i', not two one-word forms"):
-        Lexicon(name="x", role_pairs={"i"})
-    with pytest.raises(ConfigError, match="word_forms holds 'a/an/the'.*like 'a/an'"):
-        Lexicon(name="x", word_forms={"a/an/the"})
+    with pytest.raises(ConfigError, match="pronoun_forms holds 'i', not one-word forms apart by '/'"):
+        Lexicon(name="x", pronoun_forms={"i"})
+    with pytest.raises(ConfigError, match="word_forms holds 'a/ an'.*like 'a/an'"):
+        Lexicon(name="x", word_forms={"a/ an"})
     # entries are folded and lowercased as the texts they are matched on
     assert Lexicon(name="x", change_cues={"Umgezogen", "NO  longer", "caf\u00e9"}).change_cues == {
         "umgezogen", "no longer", "cafe"}

@@ -35,9 +35,10 @@ always sometimes often usually rarely seldom occasionally few several many more 
 half quarter past early late next last first second third both either all other every out back away
 """.split())
 
-#: A pronoun's forms as the doer and as the receiver: "my brother owes me" is not
-#: folded into "I owe my brother".
-ROLE_PAIRS = frozenset("i/me he/him she/her we/us they/them who/whom".split())
+#: A pronoun's forms as the doer, the receiver and the owner: "my brother owes me" is
+#: not folded into "I owe my brother", nor "we borrowed our neighbours' ladder" into
+#: "our neighbours borrowed our ladder".
+PRONOUN_FORMS = frozenset("i/me/my we/us/our he/him/his she/her they/them/their who/whom/whose".split())
 
 #: Forms of one word that the next word chooses: "a cautious investor" and "an
 #: aggressive investor" differ by one word, not two.

@@ -144,8 +144,9 @@ class Lexicon:
         filler_words: words a restatement adds without saying more ("honestly",
             "said"): not counted as changed (memsieve.text.marks.changed_in_place).
         currency_signs: characters that name a currency ("$", "€").
-        role_pairs: a pronoun's forms as doer and as receiver, written ``"i/me"``: a text
-            that says one where the memory says the other is not folded into it.
+        pronoun_forms: a pronoun's forms as doer, receiver and owner, written
+            ``"i/me/my"``: a text that says one where the memory says another and not
+            it is not folded into it.
         word_forms: forms of one word that the next word chooses, written ``"a/an"``:
             "a cautious" and "an aggressive" differ by one word, not two.
         vocabulary: a Hugging Face ``tokenizer.json`` (path or Traversable)
@@ -183,7 +184,7 @@ class Lexicon:
     not_past: frozenset[str] = frozenset()
     filler_words: frozenset[str] = frozenset()
     currency_signs: str = ""
-    role_pairs: frozenset[str] = frozenset()
+    pronoun_forms: frozenset[str] = frozenset()
     word_forms: frozenset[str] = frozenset()
     vocabulary: Any = None
     _derived: "_Derived" = field(init=False, repr=False, compare=False)
@@ -194,13 +195,13 @@ class Lexicon:
         for name in ("change_cues", "cue_suffixes", "relations", "request_words", "old_words", "determiners",
                      "value_labels", "self_words", "self_possessives", "other_pronouns", "companions", "value_words",
                      "polarity_words", "past_words", "present_words", "future_words", "not_past", "filler_words",
-                     "role_pairs", "word_forms"):
+                     "pronoun_forms", "word_forms"):
             object.__setattr__(self, name, _entries(getattr(self, name), name=name))
-        for name, example in (("role_pairs", "'i/me'"), ("word_forms", "'a/an'")):
+        for name, example in (("pronoun_forms", "'i/me/my'"), ("word_forms", "'a/an'")):
             for group in getattr(self, name):
                 forms = group.split("/")
-                if len(forms) != 2 or not all(f and " " not in f for f in forms):
-                    raise ConfigError(f"lexicon {name} holds {group!r}, not two one-word forms apart by '/'; "
+                if len(forms) < 2 or not all(f and " " not in f for f in forms):
+                    raise ConfigError(f"lexicon {name} holds {group!r}, not one-word forms apart by '/'; "
                                       f"write it like {example}")
         for name, example in (("currency_signs", "'$€£'"), ("past_ending", "'ed'")):
             if not isinstance(getattr(self, name), str):
@@ -236,7 +237,7 @@ class Lexicon:
                    past_words=english.PAST_WORDS, present_words=english.PRESENT_WORDS,
                    future_words=english.FUTURE_WORDS, past_ending=english.PAST_ENDING, not_past=english.NOT_PAST,
                    filler_words=english.FILLER_WORDS,
-                   currency_signs=english.CURRENCY_SIGNS, role_pairs=english.ROLE_PAIRS,
+                   currency_signs=english.CURRENCY_SIGNS, pronoun_forms=english.PRONOUN_FORMS,
                    word_forms=english.WORD_FORMS, vocabulary=packaged_tokenizer_path())
 
     # ---- what a text says ------------------------------------------------------
@@ -441,7 +442,7 @@ class _Derived:
             value_words=lexicon.value_words, polarity_words=lexicon.polarity_words,
             tenses={"past": lexicon.past_words, "present": lexicon.present_words, "future": lexicon.future_words},
             past_ending=lexicon.past_ending, not_past=lexicon.not_past, currency_signs=lexicon.currency_signs,
-            role_pairs=lexicon.role_pairs, word_forms=lexicon.word_forms))
+            pronoun_forms=lexicon.pronoun_forms, word_forms=lexicon.word_forms))
 
     def _cues(self, text: str) -> frozenset[str]:
         return find_cues(text, cue_words=self.cue_words, phrases=self.phrases, suffixes=self.suffixes)

@@ -45,9 +45,9 @@ class Marks:
             each as ``(class, term)``: a number with a digit, a day or month word, a name.
         sequence: its folded words in order, each as the hash of its index term (8 bytes a
             word, not the text): what ``changed_in_place`` aligns.
-        roles: the pronouns it says that name a doer or a receiver, each as ``(pair, form)``
-            (``("i/me", "me")``): "I owe my brother" and "my brother owes me" say the same words
-            but for the form of one pronoun.
+        roles: the pronouns it says that name a doer, a receiver or an owner, each as
+            ``(group, form)`` (``("i/me/my", "me")``): "I owe my brother" and "my brother owes
+            me" say the same words but for the form of one pronoun.
     """
 
     words: frozenset[str]
@@ -79,11 +79,11 @@ class MarkReader:
 
     def __init__(self, *, value_words: Collection[str], polarity_words: Collection[str],
                  tenses: Mapping[str, Collection[str]], currency_signs: str, past_ending: str = "",
-                 not_past: Collection[str] = (), role_pairs: Collection[str] = (),
+                 not_past: Collection[str] = (), pronoun_forms: Collection[str] = (),
                  word_forms: Collection[str] = ()) -> None:
         self.value_words, self.polarity_words = frozenset(value_words), frozenset(polarity_words)
-        # "i/me": each form of a pronoun, doer or receiver, mapped to its pair.
-        self.role_of = {form: pair for pair in role_pairs for form in pair.split("/")}
+        # "i/me/my": each form of a pronoun, doer, receiver or owner, mapped to its group.
+        self.role_of = {form: group for group in pronoun_forms for form in group.split("/")}
         self.role_words = frozenset(self.role_of)
         # "a/an": forms of one word that the next word's sound chooses, aligned as the first.
         self.form_of = {form: group.split("/")[0] for group in word_forms for form in group.split("/")[1:]}
@@ -282,8 +282,8 @@ def unmarked(text: Marks, memory: Marks, *, aligned: bool = False) -> tuple[str,
     not, a tense when the memory says only another, values of one class (numbers,
     days, names) that the memory says in another order ("Alice is 30 and Bob is 25" / "Alice is
     25 and Bob is 30"; "March 3rd" / "the 3rd of March" is one number and one day: no order),
-    and a pronoun said as the receiver where the memory says it as the doer or the other way
-    round ("my brother owes me" / "I owe my brother"). With ``aligned`` (the two line up word for
+    and a pronoun in a form the memory does not say it in ("my brother owes me" / "I owe my
+    brother"). With ``aligned`` (the two line up word for
     word, memsieve.text.marks.changed_in_place), a value word the memory says and the text drops
     is unsaid too ("at six" / "at half past six").
 
@@ -304,11 +304,18 @@ def unmarked(text: Marks, memory: Marks, *, aligned: bool = False) -> tuple[str,
         # "I play tennis"): a verb in the present bears no mark of its own.
         if "past" in memory.tense and not text.tense:
             out.append("without the past tense")
-    # A pronoun said as the receiver where the memory says it as the doer, or the other way
-    # round: "my brother owes me" against "I owe my brother".
-    for pair, form in sorted(text.roles - memory.roles):
-        if any(p == pair for p, _ in memory.roles - text.roles):
-            out.append(f"{form!r} in place of the other form of {pair}")
+    # A pronoun said as the receiver where the memory says it only as the doer or the owner,
+    # or any other way round: "my brother owes me" against "I owe my brother", "we borrowed
+    # our neighbours' ladder" against "our neighbours borrowed our ladder".
+    # The owner's form (a group's third, "my") stands for the others in a paraphrase ("my car
+    # is grey" / "the car I have is grey"), so against it only a text that keeps it and adds
+    # another form changes who does what.
+    for group, form in sorted(text.roles - memory.roles):
+        said = {f for g, f in memory.roles if g == group}
+        owner = set(group.split("/")[2:])
+        mine = {f for g, f in text.roles if g == group}
+        if (said - owner and form not in owner) or (said and said <= mine):
+            out.append(f"{form!r} where it says {'/'.join(repr(f) for f in sorted(said))}")
     # Only the past against the rest: "I worked at Google" / "I work at Google", "I am a teacher" /
     # "I was a teacher". The present and the future stand for each other too often ("I'm making
     # lasagne on Saturday" / "Saturday's dinner will be lasagne"), and a text in no tense says none.

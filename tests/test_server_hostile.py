@@ -183,3 +183,55 @@ def test_a_failed_llm_is_a_502_that_does_not_name_the_servers_llm(tmp_path):
         rid = r.headers["x-request-id"]
         assert wait_for(lambda: f"request_id={rid} the LLM failed" in srv.log())
         assert base in srv.log()
+
+
+def _raw(srv, request: bytes) -> tuple[int, dict]:
+    """Send one raw HTTP/1.1 request (for what an HTTP client will not send: a header twice)."""
+    import socket
+    from urllib.parse import urlparse
+
+    u = urlparse(srv.url)
+    with socket.create_connection((u.hostname, u.port), timeout=30) as s:
+        s.sendall(request)
+        data = b""
+        while chunk := s.recv(65536):
+            data += chunk
+    head, _, body = data.partition(b"\r\n\r\n")
+    return int(head.split(b" ")[1]), json.loads(body or b"{}")
+
+
+def test_ambiguous_requests_are_refused_not_read_one_way(served):
+    srv, keys, _ = served
+    ana, ops = keys["ana"], keys["ops"]
+    with srv.client(ana) as c:
+        # a key given twice: a proxy reading the first would disagree with a server reading the last
+        status, body = _raw(srv, b"GET /v1/memories?user_id=ana HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer "
+                            + ops.encode() + b"\r\nAuthorization: Bearer " + ana.encode()
+                            + b"\r\nConnection: close\r\n\r\n")
+        assert status == 400 and "authorization header is given 2 times" in body["error"]["message"]
+        # a JSON key given twice, a scope id above all
+        r = c.post("/v1/memories", content='{"text": "dup key probe", "user_id": "bob", "user_id": "ana"}',
+                   headers={"content-type": "application/json"})
+        assert r.status_code == 400 and "'user_id' is given twice" in r.json()["error"]["message"]
+        # a body on a method that takes none would be ignored, reason and scope in it included
+        r = c.request("DELETE", f"/v1/memories/{uuid.uuid4()}?user_id=ana", content=b'{"user_id": "bob"}',
+                      headers={"content-type": "application/json"})
+        assert r.status_code == 400 and "takes no body" in r.json()["error"]["message"]
+        # integers spelled with two signs, or a role no chat has
+        assert c.get("/v1/memories", params={"user_id": "ana", "limit": "--5"}).status_code == 400
+        r = c.post("/v1/memories", json={"messages": [{"role": "hacker", "content": "a role probe"}],
+                                         "user_id": "ana"})
+        assert r.status_code == 400 and "role" in r.json()["error"]["message"]
+        # a scope id of invisible characters only, a source that is blank
+        r = c.post("/v1/memories", json={"text": "an invisible scope probe", "user_id": "ana", "agent_id": "\u200b"})
+        assert r.status_code == 400 and r.json()["error"]["type"] == "ScopeError"
+        r = c.post("/v1/memories", json={"text": "a blank source probe", "user_id": "ana", "source": ["\u200b"]})
+        assert r.status_code == 400, r.text
+        # none of these wrote anything
+        texts = {m["text"] for m in c.get("/v1/memories", params={"user_id": "ana", "limit": 1000}).json()["memories"]}
+        assert not texts & {"dup key probe", "a role probe", "an invisible scope probe", "a blank source probe"}
+    with srv.client(ops) as c:
+        assert c.get("/metrics", params={"bogus": "1"}).status_code == 400
+        too_many = c.post("/v1/memories/batch", json={"user_id": "ana", "items": ["x"] * 2001})
+        assert too_many.status_code == 400 and "at most 2000 items" in too_many.json()["error"]["message"]
+    assert "Traceback" not in srv.log()

@@ -27,8 +27,9 @@ from memsieve.errors import InvalidInputError, ScopeError, StoreError
 from memsieve.read.render import result_date
 from memsieve.server.keys import KeyEntry
 from memsieve.server.shapes import (
-    BATCH_ITEM, COMPONENTS, FILTERS, LIMIT, MESSAGE, METADATA, SEARCH_MODE, SOURCE, body, boolean, integer,
-    iso_time, list_of, nullable_number, opt_string, query_params, ref, string, text,
+    BATCH_ITEM, COMPONENTS, FILTERS, LIMIT, MAX_BATCH_ITEMS, MESSAGE, METADATA, SEARCH_MODE, SOURCE, body, boolean,
+    integer,
+    STORABLE_PATTERN, iso_time, list_of, nullable_number, opt_string, query_params, ref, string, text,
 )
 
 SCOPE_IDS = ("user_id", "agent_id", "run_id")
@@ -307,7 +308,8 @@ ENDPOINTS: tuple[Endpoint, ...] = (
     Endpoint("POST", "/v1/memories/batch", add_batch, "addMemories",
              "Bulk add: one add per item, decided exactly as one call each, embedded and committed in chunks.",
              {"decisions": {"type": "array", "items": list_of("Decision"), "description": "one list per item"}},
-             body(["items"], items={"type": "array", "minItems": 1, "items": BATCH_ITEM, "description": "the texts to add"},
+             body(["items"], items={"type": "array", "minItems": 1, "maxItems": MAX_BATCH_ITEMS, "items": BATCH_ITEM,
+                                    "description": f"the texts to add (at most {MAX_BATCH_ITEMS:,})"},
                   metadata=METADATA, batch_size=integer("items per embedding call and transaction", minimum=1,
                                                      maximum=4096), scoped=True)),
     Endpoint("GET", "/v1/memories", list_memories, "listMemories", "The scope's memories (active ones unless "
@@ -347,7 +349,7 @@ ENDPOINTS: tuple[Endpoint, ...] = (
                   date_format={"type": "string", "enum": ["iso", "long"]}, scoped=True)),
     Endpoint("GET", "/v1/rejections", list_rejections, "listRejections",
              "What the write gate did not store, and why.", {"rejections": list_of("Rejection")},
-             query=query_params(since=iso_time("ISO time: only later ones", nullable=False), layer=string("exact, novelty, band or llm"),
+             query=query_params(since=iso_time("ISO time: only later ones", nullable=False), layer=string("exact, novelty, band or llm", pattern=STORABLE_PATTERN),
                                 limit=LIMIT)),
     Endpoint("GET", "/v1/faults", list_faults, "listFaults",
              "What the LLM got wrong in this scope (invalid JSON, a wrong index, a guard's refusal), oldest first; "

@@ -34,7 +34,7 @@ from starlette.requests import Request
 from starlette.responses import Response
 from starlette.routing import Route
 
-from memsieve.errors import LLMError, MemsieveError, StoreError
+from memsieve.errors import InvalidInputError, LLMError, MemsieveError, StoreError
 from memsieve.scope import Scope
 from memsieve.server import api, replies, ui
 from memsieve.server.errors import (
@@ -53,6 +53,24 @@ from memsieve.server.schema import finite, parse_body, parse_query
 
 _REQUEST_ID = re.compile(r"[A-Za-z0-9._:-]{1,128}")
 _BODY_METHODS = ("POST", "PATCH", "PUT")
+#: Headers a request must not repeat: two keys, or two idempotency keys, are ambiguous, and a proxy that
+#: reads the first would disagree with this server.
+_ONCE = ("authorization", "idempotency-key", "content-length", "content-type")
+
+
+def _check_headers(raw: Any, method: str, *, routed: bool) -> None:
+    """Refuse a repeated header of ``_ONCE`` and, on a route's method that takes none, a body (a
+    DELETE's body, ignored, would leave its caller believing a reason or a scope in it was read). A
+    method no route takes is left to its 405."""
+    names = [k.decode("latin-1").lower() for k, _ in raw]
+    twice = next((n for n in _ONCE if names.count(n) > 1), None)
+    if twice is not None:
+        raise InvalidInputError(f"the {twice} header is given {names.count(twice)} times; send it once")
+    if routed and method not in _BODY_METHODS:
+        length = next((v.decode("latin-1") for k, v in raw if k.decode("latin-1").lower() == "content-length"), "")
+        if (length.strip() not in ("", "0")) or "transfer-encoding" in names:
+            raise InvalidInputError(f"a {method} request takes no body; put the scope and options in the query "
+                                    "string")
 #: A probe scope for /readyz: reading it touches the store and matches nothing a client stored (probably).
 READY_PROBE = {"user_id": "memsieve:readyz"}
 
@@ -198,6 +216,7 @@ class FrontDoor:
                 if is_ui:
                     await self._page(send_with_id, method, path)
                     return
+                _check_headers(scope.get("headers", ()), method, routed=endpoint is not None)
                 key = None
                 if endpoint is None or not endpoint.public:
                     key = self.state.keyring.authenticate(headers.get("authorization"))
@@ -297,7 +316,8 @@ def _endpoint(ep: api.Endpoint, state: State) -> Any:
             if ep.admin:
                 assert key is not None
                 key.require_admin(ep.path)
-            if ep.text:  # /metrics
+            if ep.text:  # /metrics: it takes no query parameter, as every route refuses one it does not know
+                parse_query(request.scope.get("query_string", b""), [])
                 return Response(state.metrics.render(), media_type=CONTENT_TYPE)
             args = arguments(request, front)  # bad input is a 400 before any key is claimed
             idem = front.get("idempotency_key")

@@ -4,7 +4,7 @@ The schemas the OpenAPI document publishes (memsieve.server.shapes) are the ones
 requests are checked against, so the two cannot drift. Only the part of JSON
 Schema those schemas use is understood: ``type`` (one or a list), ``properties``,
 ``required``, ``additionalProperties: false``, ``items``, ``enum``,
-``minimum``/``exclusiveMinimum``/``maximum``, ``minItems`` and ``anyOf``. No value is coerced
+``minimum``/``exclusiveMinimum``/``maximum``, ``minItems``/``maxItems`` and ``anyOf``. No value is coerced
 but one: ``"yes"`` is not true and ``1`` is not true, while ``5.0`` is the integer 5, as JSON
 Schema says (a top-level integer field is handed on as an int).
 
@@ -18,7 +18,9 @@ tests/test_server_schema.py runs schemathesis against a live server to keep both
 
 from __future__ import annotations
 
+
 import json
+import re
 from typing import Any
 from urllib.parse import parse_qsl
 
@@ -94,6 +96,9 @@ def check(value: Any, schema: dict[str, Any], *, where: str) -> None:
     if isinstance(value, list):
         if len(value) < schema.get("minItems", 0):
             raise InvalidInputError(f"{where} must hold at least {schema['minItems']} item(s), got {len(value)}")
+        if "maxItems" in schema and len(value) > schema["maxItems"]:
+            raise InvalidInputError(f"{where} must hold at most {schema['maxItems']} items, got {len(value)}; "
+                                    "send them in several requests")
         if "items" in schema:
             for i, item in enumerate(value):
                 check(item, schema["items"], where=f"{where}[{i}]")
@@ -159,7 +164,7 @@ def parse_body(raw: bytes, schema: dict[str, Any] | None) -> dict[str, Any]:
         body: Any = {}
     else:
         try:
-            body = json.loads(raw.decode("utf-8"), parse_constant=_reject_constant)
+            body = json.loads(raw.decode("utf-8"), parse_constant=_reject_constant, object_pairs_hook=_no_twice)
         except UnicodeDecodeError:
             raise InvalidInputError("the body is not UTF-8; send JSON encoded as UTF-8") from None
         except (json.JSONDecodeError, ValueError) as exc:
@@ -209,6 +214,21 @@ def parse_query(query_string: bytes, params: list[dict[str, Any]]) -> dict[str, 
     return out
 
 
+def _no_twice(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    """A JSON object whose every key is given once: a key given twice ("user_id" for two scopes) is
+    ambiguous, and a proxy that reads the first would disagree with a server that reads the last."""
+    out: dict[str, Any] = {}
+    for key, value in pairs:
+        if key in out:
+            raise ValueError(f"the key {short_repr(key)} is given twice in one object; give it once")
+        out[key] = value
+    return out
+
+
+# An optional minus and at most 19 ASCII digits: what int() reads, and no more ("--5", "+5", "٥" are none).
+_INTEGER = re.compile(r"-?[0-9]{1,19}")
+
+
 def _query_value(name: str, text: str, schema: dict[str, Any]) -> Any:
     kinds = _kinds(schema) or ["string"]
     where = f"query parameter {name!r}"
@@ -217,7 +237,7 @@ def _query_value(name: str, text: str, schema: dict[str, Any]) -> Any:
             raise InvalidInputError(f"{where} must be true or false, got {short_repr(text)}")
         value: Any = text == "true"
     elif "integer" in kinds:
-        if not text.isascii() or not text.lstrip("-").isdigit() or len(text) > 20:
+        if not _INTEGER.fullmatch(text):
             raise InvalidInputError(f"{where} must be an integer, got {short_repr(text)}")
         value = int(text)
     else:

@@ -69,11 +69,16 @@ METADATA = {"type": "object", "propertyNames": {"pattern": STORABLE_PATTERN},
             "description": "JSON metadata stored with the memory (see JSONValue)"}
 FILTERS = {**METADATA, "description": 'metadata equality filters, e.g. {"topic": "travel"}'}
 LIMIT = integer("how many, at most", minimum=1, maximum=2**63 - 1)
+#: A message's role: the chat's speakers (the read path weighs the user's and the assistant's words apart).
+ROLE = {"type": ["string", "null"], "enum": ["user", "assistant", "system", None],
+        "description": "user, assistant or system"}
 MESSAGE = {"type": "object", "additionalProperties": False, "required": ["content"],
-           "properties": {"role": opt_string("user, assistant or system"), "content": text("the message text")}}
-SOURCE = {"anyOf": [{"type": "string", "pattern": STORABLE_PATTERN},
-                    {"type": "array", "items": {"type": "string", "pattern": STORABLE_PATTERN}}, {"type": "null"}],
-          "description": "where the text came from: an id, or a list of ids"}
+           "properties": {"role": ROLE, "content": text("the message text")}}
+#: Most items one batch request may carry: a request's work stays bounded (more go in more requests).
+MAX_BATCH_ITEMS = 2_000
+SOURCE = {"anyOf": [{"type": "string", "pattern": TEXT_PATTERN},
+                    {"type": "array", "items": {"type": "string", "pattern": TEXT_PATTERN}}, {"type": "null"}],
+          "description": "where the text came from: an id, or a list of ids (each with something visible)"}
 #: An ISO 8601 time as the store reads it: a date-time, or a date alone (midnight UTC). Published with
 #: formats; the Memory's time parser enforces them (InvalidInputError naming the field).
 ISO_TIME = {"anyOf": [{"type": "string", "format": "date-time"}, {"type": "string", "format": "date"}]}
@@ -81,14 +86,16 @@ ISO_TIME = {"anyOf": [{"type": "string", "format": "date-time"}, {"type": "strin
 
 def iso_time(description: str, *, nullable: bool = True) -> dict[str, Any]:
     options = ISO_TIME["anyOf"] + ([{"type": "null"}] if nullable else [])
-    return {"anyOf": options, "description": description}
+    # The formats say what a client should send; the server reads any ISO 8601 time Python's
+    # datetime.fromisoformat reads ("2023-01-01 10:00:00", "20230101T000000Z" too).
+    return {"anyOf": options, "description": description + " (ISO 8601; RFC 3339 date-time or date advised)"}
 
 
 BATCH_ITEM = {
     "anyOf": [{"type": "string", "pattern": TEXT_PATTERN},
               {"type": "object", "additionalProperties": False,
                "properties": {"content": text("the text"), "text": text("the text, when content is not given"),
-                              "role": opt_string("user, assistant or system"),
+                              "role": ROLE,
                               "valid_from": iso_time("when it began to hold"),
                               "source": SOURCE, "metadata": METADATA},
                "oneOf": [{"required": ["content"]}, {"required": ["text"]}]}],

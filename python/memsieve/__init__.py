@@ -11,6 +11,7 @@ from memsieve.scope import Scope
 from memsieve.scoped import ScopedMemory
 from memsieve.write.purge import Erasure
 from memsieve.errors import (
+    CallbackError,
     ClosedError,
     ConfigError,
     DtypeError,
@@ -44,6 +45,7 @@ __all__ = [
     "Scope",
     "ScopedMemory",
     "SearchResult",
+    "CallbackError",
     "ClosedError",
     "ConfigError",
     "DtypeError",

@@ -30,6 +30,10 @@ class InvalidTextError(InvalidInputError):
     """Text is empty, not a string, holds characters no store can keep, or is over the length limit."""
 
 
+class CallbackError(MemsieveError):
+    """A function the caller passed (a ``progress`` callback) raised; the message says what stays done."""
+
+
 class EmbedderError(MemsieveError):
     """The embedder failed or returned vectors of the wrong shape, dtype or norm."""
 
@@ -108,6 +112,7 @@ def guarded(action: Callable[[], int]) -> int:
 
 
 __all__ = [
+    "CallbackError",
     "ClosedError",
     "ConfigError",
     "DtypeError",

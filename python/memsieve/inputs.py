@@ -10,6 +10,7 @@ holds no NaN, no infinity and no Python object.
 from __future__ import annotations
 
 import hashlib
+import inspect
 import json
 import math
 import numbers
@@ -20,7 +21,7 @@ from collections.abc import Mapping, Sequence
 from datetime import datetime, timezone
 from typing import Any, Literal, overload
 
-from memsieve.errors import ConfigError, InvalidInputError, InvalidTextError, NotFoundError, short_repr
+from memsieve.errors import CallbackError, ConfigError, InvalidInputError, InvalidTextError, NotFoundError, short_repr
 
 #: Longest text one candidate may hold: 100,000 characters, well above any chat
 #: turn (LongMemEval's longest are about 40,000). The embedder reads about 1,000
@@ -125,7 +126,14 @@ def _check_role(role: object, *, where: str) -> str | None:
     if not isinstance(role, str):
         raise InvalidTextError(f"{where} role must be a string, got {type(role).__name__} {short_repr(role)}; "
                                "pass e.g. 'user' or 'assistant'")
+    if is_blank(role):
+        raise InvalidTextError(f"{where} role is blank; pass e.g. 'user' or 'assistant', or leave it out")
     return check_storable(role, where=f"{where} role", error=InvalidTextError)
+
+
+def check_role(role: object, *, where: str) -> str | None:
+    """A message's or an item's ``role``: None, or a non-blank storable string (``where`` names it)."""
+    return _check_role(role, where=where)
 
 
 def candidate_texts(messages_or_text: object, *, max_chars: int = MAX_TEXT_CHARS) -> list[tuple[str, str | None]]:
@@ -294,16 +302,20 @@ def check_metadata(metadata: object, *, where: str = "metadata") -> dict[str, An
     return json.loads(json.dumps(metadata, allow_nan=False))
 
 
-def check_sources(source: object) -> list[str]:
+def check_sources(source: object, *, where: str = "source") -> list[str]:
     """``source`` of ``add``: None, a string, or a list of strings; returned as a list."""
     if source is None:
         return []
     items = [source] if isinstance(source, str) else source
     if not isinstance(items, (list, tuple)) or not all(isinstance(s, str) for s in items):
         raise InvalidInputError(
-            f"source must be a string or a list of strings, got {type(source).__name__} {short_repr(source)}"
+            f"{where} must be a string or a list of strings, got {type(source).__name__} {short_repr(source)}"
         )
-    return [check_storable(s, where=f"source {i}") for i, s in enumerate(items)]
+    blank = next((i for i, s in enumerate(items) if is_blank(s)), None)
+    if blank is not None:
+        raise InvalidInputError(f"{where} {blank} ({short_repr(items[blank])}) is blank; pass the id of what the "
+                                "memory came from, or leave the source out")
+    return [check_storable(s, where=f"{where} {i}") for i, s in enumerate(items)]
 
 
 def check_flag(value: object, *, where: str) -> bool:
@@ -313,16 +325,35 @@ def check_flag(value: object, *, where: str) -> bool:
     return value
 
 
-def check_progress(progress: object, *, takes: str) -> Any:
-    """A progress callback: None or a callable (``takes`` says what it is called with).
+def check_progress(progress: object, *, takes: str, args: int = 1, after: str = "") -> Any:
+    """A progress callback: None, or a callable that takes ``args`` positional arguments (``takes``
+    says what they are), returned wrapped so that an exception it raises becomes a
+    ``CallbackError`` saying what stays done (``after``).
 
     Raises:
-        ConfigError: anything else, refused before any work starts.
+        ConfigError: not a callable, or one that cannot take ``args`` arguments; refused before any
+            work starts.
     """
-    if progress is not None and not callable(progress):
+    if progress is None:
+        return None
+    if not callable(progress):
         raise ConfigError(f"progress must be a callable taking {takes}, got {type(progress).__name__} "
                           f"{short_repr(progress)}; pass a function or None")
-    return progress
+    try:
+        inspect.signature(progress).bind(*([0] * args))
+    except TypeError:
+        raise ConfigError(f"progress must take {takes} ({args} positional argument{'s' if args > 1 else ''}), "
+                          f"but {short_repr(progress)} cannot; e.g. progress=lambda *done: print(*done)") from None
+    except ValueError:  # no signature to read (some builtins): it is called as it is
+        pass
+
+    def called(*done: Any) -> Any:
+        try:
+            return progress(*done)
+        except Exception as exc:
+            raise CallbackError(f"the progress callback raised {type(exc).__name__}: {exc}; {after}") from exc
+
+    return called
 
 
 def check_optional_str(value: object, *, where: str) -> str | None:

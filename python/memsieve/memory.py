@@ -17,7 +17,7 @@ from memsieve.inputs import (MAX_TEXT_CHARS, candidate_texts, check_count, check
                              check_metadata, check_optional_str, check_path, check_progress, check_record_id,
                              check_router,
                              check_sources, check_text, iso_time)
-from memsieve.parts import LLM, Reranker, Router
+from memsieve.parts import LLM, Reranker, Router, check_llm
 from memsieve.read.fusion import Fusion
 from memsieve.read.render import DEFAULT_DATE_FORMAT, DateFormat, Order, render_results
 from memsieve.read.rerank import DEFAULT_RERANK_DEPTH, check_reranker
@@ -108,6 +108,10 @@ class Memory:
             request to forget.
     """
 
+    # Open until close(); a class default, so that a half-built instance (a refused option) is not
+    # taken for a closed one.
+    _closed = False
+
     def __init__(self, path: str | os.PathLike[str] | None = None, *, embedder: Embedder | None = None,
                  llm: LLMConfig | LLM | None = None, gate: GateConfig | None = None,
                  max_text_chars: int = MAX_TEXT_CHARS, index_min_size: int = 20_000, router: Router | None = None,
@@ -130,6 +134,8 @@ class Memory:
         self.lexicon = check_lexicon(lexicon)
         self.router = check_router(router)
         durability = check_durability(durability)
+        llm = check_llm(llm)
+        version_cos = _unit_interval(version_cos, where="version_cos")
         self.store = open_store(_default_store() if path is None else check_path(path), durability=durability)
         try:
             warn_unreachable_scopes(self.store.scope_keys())
@@ -140,7 +146,7 @@ class Memory:
             raise
         self._searcher = Searcher(self.store, self._gates, embed=self.embed, reranker=reranker,
                                   rerank_depth=depth or DEFAULT_RERANK_DEPTH, fusion=fusion,
-                                  version_cos=_unit_interval(version_cos, where="version_cos"),
+                                  version_cos=version_cos,
                                   lexicon=self.lexicon)
         write_embed = one_at_a_time(self.embed)
         self._consolidator = Consolidator(self.store, self._gates, self.gate_config, write_embed)
@@ -171,8 +177,7 @@ class Memory:
         """
         from memsieve.embedding import validate_embeddings
 
-        if self._closed:  # before the work: add, update, restore and search embed first
-            raise ClosedError()
+        self._check_open()  # before the work: add, update, restore and search embed first
         emb = self.embedder
         try:
             raw = emb.embed(list(texts))
@@ -198,8 +203,16 @@ class Memory:
 
         Raises:
             ScopeError: no id is given or one is malformed; checked here, once.
+            ClosedError: this memory is closed.
         """
+        self._check_open()
         return ScopedMemory(self, Scope.of(user_id, agent_id, run_id))
+
+    def _check_open(self) -> None:
+        """Raise ClosedError after close(), before any argument is read (the store would say so too,
+        but only once a call reached it)."""
+        if self._closed:
+            raise ClosedError()
 
     # ---- writing (memsieve.write.writer) -------------------------------------
 
@@ -262,6 +275,8 @@ class Memory:
                 index); nothing is written.
             EmbedderError: the embedder failed on a chunk; the chunks before
                 it are committed, nothing of it or after it is written.
+            CallbackError: ``progress`` raised; as for EmbedderError, the
+                chunks before the call stay committed.
         """
         scope = Scope.of(user_id, agent_id, run_id)
         size = check_count(batch_size, name="batch_size")
@@ -269,7 +284,11 @@ class Memory:
             raise ConfigError(f"batch_size must be at most 4096, got {size}; 256 is a good size")
         parsed = bulk.bulk_items(items, metadata=check_metadata(metadata), max_chars=self.max_text_chars)
         return self._writer.add_many(scope, parsed, batch_size=size,
-                                     progress=check_progress(progress, takes="a count"))
+                                     progress=check_progress(
+                                         progress, takes="a count",
+                                         after="the chunks before this call are committed and stay stored "
+                                               "(add_many commits chunk by chunk); the items after them were "
+                                               "not added"))
 
     def update(self, memory_id: str, text: str, *, reason: str = "updated by the user", user_id: str | None = None,
                agent_id: str | None = None, run_id: str | None = None) -> MemoryItem:
@@ -385,7 +404,9 @@ class Memory:
                 raise ConfigError(f"llm must be an LLMConfig or LLMClient, got {type(llm).__name__}")
             llm = LLMClient(llm)
         return self._consolidator.run(scope, dry_run=check_flag(dry_run, where="dry_run"), min_sim=min_sim, llm=llm,
-                                        progress=check_progress(progress, takes="(clusters done, clusters)"))
+                                        progress=check_progress(
+                                            progress, takes="(clusters done, clusters)", args=2,
+                                            after="the consolidation was rolled back: nothing was merged"))
 
     def unconsolidate(self, merge_id: str, *, user_id: str | None = None, agent_id: str | None = None,
                       run_id: str | None = None) -> list[MemoryItem]:
@@ -498,6 +519,7 @@ class Memory:
             NotFoundError: no such memory (in that scope), or ``memory_id`` is not a str.
             ScopeError: a scope id is malformed.
         """
+        self._check_open()
         wanted = Scope.optional(user_id, agent_id, run_id)
         item = self.store.get(check_record_id(memory_id))
         check_owner(Scope(item.user_id, item.agent_id, item.run_id), wanted,
@@ -549,8 +571,7 @@ class Memory:
     def gate_trace(self, *, user_id: str | None = None, agent_id: str | None = None,
                    run_id: str | None = None) -> list[tuple[int, float, float]]:
         """(memories, tau, kappa) after each add() call of this process, for plotting tau over time."""
-        if self._closed:  # the only call that reads no store
-            raise ClosedError()
+        self._check_open()  # the only call that reads no store
         gate = self._gates.peek(Scope.of(user_id, agent_id, run_id))
         return list(gate.trace) if gate else []
 
@@ -561,6 +582,7 @@ class Memory:
         self.store.close()
 
     def __enter__(self) -> "Memory":
+        self._check_open()
         return self
 
     def __exit__(self, *exc: object) -> None:

@@ -14,6 +14,8 @@ from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
 import numpy as np
 
+from memsieve.errors import ConfigError
+
 if TYPE_CHECKING:
     from memsieve.embedding.protocol import Embedder
     from memsieve.llm.client import Completion, LLMConfig
@@ -82,6 +84,24 @@ class Router(Protocol):
 def is_llm_client(llm: object) -> bool:
     """Whether ``llm`` is a ready client (used as is) rather than a config to build one from."""
     return callable(getattr(llm, "extract_facts", None)) and callable(getattr(llm, "complete", None))
+
+
+def check_llm(llm: Any) -> Any:
+    """``llm`` if it is None, an ``LLMConfig`` or a ready client (``memsieve.parts.LLM``).
+
+    Raises:
+        ConfigError: anything else, refused when the Memory is built rather than at the
+            first write that asks for it.
+    """
+    if llm is None or is_llm_client(llm):
+        return llm
+    from memsieve.llm import LLMConfig
+
+    if not isinstance(llm, LLMConfig):
+        raise ConfigError(f"llm must be an LLMConfig or a client with extract_facts() and complete() "
+                          f"(memsieve.parts.LLM), got {type(llm).__name__} {llm!r:.60}; "
+                          "pass llm=LLMConfig(base_url=..., model=...) or leave it None")
+    return llm
 
 
 

@@ -25,8 +25,9 @@ from memsieve.errors import NotFoundError, ScopeError, short_repr
 
 MAX_ID_CHARS = 256
 
-# C0 and C1 control characters, DEL, and lone surrogates (not Unicode text).
-_REFUSED = re.compile("[\x00-\x1f\x7f-\x9f\ud800-\udfff]")
+# C0 and C1 control characters, DEL, lone surrogates (not Unicode text), and the bidirectional
+# overrides and isolates, which make an id read as another in a log or a page.
+_REFUSED = re.compile("[\x00-\x1f\x7f-\x9f\ud800-\udfff\u202a-\u202e\u2066-\u2069]")
 _NAMES = ("user_id", "agent_id", "run_id")
 
 #: The ids ``Scope.of`` accepts, as a JSON Schema pattern for the documents that publish them (the REST
@@ -34,15 +35,24 @@ _NAMES = ("user_id", "agent_id", "run_id")
 #: (which normalizing strips, "u\n" being "u"). NFC, the length limit
 #: (MAX_ID_CHARS, after stripping) and lone surrogates (a "\ud800" escape in JSON) are not in it, since
 #: not every ECMA-262 engine can name a surrogate in a pattern. Tests keep the two rules equal.
-ID_PATTERN = r"^\s*[^\x00-\x1f\x7f-\x9f]*[^\s\x00-\x1f\x7f-\x9f][^\x00-\x1f\x7f-\x9f]*\s*$"
+_EDGE_CLASS = r"\s\u00ad\u061c\u180e\u200b-\u200f\u202a-\u202e\u2060-\u206f\ufeff"
+_REFUSED_CLASS = r"\x00-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069"
+ID_PATTERN = (rf"^[{_EDGE_CLASS}]*[^{_REFUSED_CLASS}{_EDGE_CLASS}]"
+              rf"(?:[^{_REFUSED_CLASS}]*[^{_REFUSED_CLASS}{_EDGE_CLASS}])?[{_EDGE_CLASS}]*$")
 
 
 def normalize_id(value: str) -> str:
-    """The canonical spelling of a scope id: NFC, surrounding whitespace stripped.
+    """The canonical spelling of a scope id: NFC, surrounding whitespace and invisible format
+    characters (zero-width spaces, joiners, byte-order marks) stripped, so that "ana" and
+    "ana\u200b" are one id.
 
     Idempotent: ``normalize_id(normalize_id(x)) == normalize_id(x)``.
     """
-    return unicodedata.normalize("NFC", value).strip()
+    return _EDGES.sub("", unicodedata.normalize("NFC", value))
+
+
+# Whitespace and format characters (category Cf) at either end of an id.
+_EDGES = re.compile(rf"^[{_EDGE_CLASS}]+|[{_EDGE_CLASS}]+$")
 
 
 def _check_id(name: str, value: object) -> str | None:
@@ -57,7 +67,7 @@ def _check_id(name: str, value: object) -> str | None:
                          "which is not Unicode text; decode the id with errors='replace' or remove it")
     norm = normalize_id(value)
     if not norm:
-        raise ScopeError(f"{name} is empty; pass a non-empty id or leave it out")
+        raise ScopeError(f"{name} is empty (or holds only invisible characters); pass a non-empty id or leave it out")
     bad = _REFUSED.search(norm)
     if bad is not None:
         raise ScopeError(f"{name} {short_repr(value)} holds the control character {bad.group()!r}; "

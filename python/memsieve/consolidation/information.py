@@ -81,11 +81,15 @@ class TermView:
                         "w_word": config.info_word_weight, "idf_prior": IDF_PRIOR,
                         "prior_weight": IDF_PRIOR_WEIGHT}
 
+    # Every reading holds the gate's lock: the Rust index releases the GIL while it reads, and a
+    # dry run reads it beside a write on another thread (the writer holds the same lock).
+
     def information(self, mine: tuple[int, str], theirs: tuple[int, str]) -> float:
         """The gate's information term of one memory against another (``info_novelty_netted``)."""
         keywords, lexicon = self._gate.keywords, self._gate.lexicon
-        info, _ = keywords.info_novelty_netted(mine[1], [theirs[0]], theirs[0], rarity=lexicon.rarity,
-                                               **self._params)
+        with self._gate.lock:
+            info, _ = keywords.info_novelty_netted(mine[1], [theirs[0]], theirs[0], rarity=lexicon.rarity,
+                                                   **self._params)
         return float(info)
 
     def word_information(self, mine: tuple[int, str], theirs: tuple[int, str]) -> float:
@@ -96,10 +100,11 @@ class TermView:
         words = [t for t in _core.tokenize_kinds(mine[1]) if t[2] == "word"]
         if not words:
             return 0.0
-        held = set(keywords.tokens_of(theirs[0]))
-        shared = list(dict.fromkeys(t[0] for t in words if t[0] in held))
-        return float(_core.net_information(1.0, words, shared, n_docs=len(keywords), idf=keywords.idf,
-                                           rarity=_one, **self._params))
+        with self._gate.lock:
+            held = set(keywords.tokens_of(theirs[0]))
+            shared = list(dict.fromkeys(t[0] for t in words if t[0] in held))
+            return float(_core.net_information(1.0, words, shared, n_docs=len(keywords), idf=keywords.idf,
+                                               rarity=_one, **self._params))
 
     def evidence(self, mine: tuple[int, str], theirs: tuple[int, str], *, words: bool = False) -> VersionEvidence:
         """What ``mine`` says against ``theirs``, as the gate measures a candidate against its nearest."""
@@ -107,7 +112,9 @@ class TermView:
         said = lexicon.cues(mine[1]) - lexicon.cues(theirs[1])
         other = other_subject_of_ids(lexicon.identifying_values(mine[1]), lexicon.identifying_values(theirs[1]))
         info = self.word_information(mine, theirs) if words else self.information(mine, theirs)
-        return VersionEvidence(said=said, information=info, new_values=unsaid_values(gate, mine[1], theirs[0]),
+        with gate.lock:
+            unsaid = unsaid_values(gate, mine[1], theirs[0])
+        return VersionEvidence(said=said, information=info, new_values=unsaid,
                                shares_slot=bool(slot_terms(mine[1], lexicon) & slot_terms(theirs[1], lexicon)),
                                other_subject=other)
 

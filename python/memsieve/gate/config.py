@@ -179,6 +179,10 @@ class GateConfig:
             value = getattr(self, name)
             if not math.isfinite(value) or value < 0:
                 raise ConfigError(f"{name} must be a finite number >= 0, got {value!r}")
+        for name in ("gamma", "kappa_c"):
+            if getattr(self, name) == 0:  # the threshold divides by them (memsieve._core.ThresholdState)
+                raise ConfigError(f"{name} must be > 0, got 0; the default is "
+                                  f"{type(self).__dataclass_fields__[name].default}")
         if self.tau is not None and not (math.isfinite(self.tau) and 0.0 <= self.tau <= 2.0):
             raise ConfigError(f"tau must lie in [0, 2] (cosine-distance units), got {self.tau!r}")
         if self.tau_min > self.tau_max:
@@ -192,8 +196,9 @@ class GateConfig:
             raise ConfigError(f"prior_share must lie in [-1, 1), got {self.prior_share!r}")
         for name in ("k", "info_k"):
             value = getattr(self, name)
-            if isinstance(value, bool) or not isinstance(value, int) or value < 1:
-                raise ConfigError(f"{name} must be an integer >= 1, got {value!r}")
+            if isinstance(value, bool) or not isinstance(value, int) or not 1 <= value < 2**63:
+                raise ConfigError(f"{name} must be an integer >= 1 (and below 2^63), got {value!r}; "
+                                  f"the default is {type(self).__dataclass_fields__[name].default}")
 
     # ---- the groups, as the profiles read them ---------------------------------
 

@@ -12,7 +12,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from memsieve.errors import InvalidInputError, InvalidTextError
-from memsieve.inputs import MAX_TEXT_CHARS, candidate_texts, check_metadata, check_sources, check_text, iso_time
+from memsieve.inputs import MAX_TEXT_CHARS, check_metadata, check_role, check_sources, check_text, iso_time
 from memsieve.write.path import Candidate
 
 #: Keys an item given as a mapping may hold.
@@ -47,13 +47,14 @@ def bulk_items(items: object, *, metadata: dict[str, Any], max_chars: int = MAX_
                 raise InvalidInputError(f"item {i} has both 'content' and 'text'; pass the text once, as 'content'")
             content = item.get("content", item.get("text"))
             if content is None:
-                raise InvalidTextError(f"item {i} has no 'content'; pass {{'content': '...'}}")
+                given = next((k for k in ("content", "text") if k in item), None)
+                raise InvalidTextError(f"item {i} {given} is null; pass a string" if given else
+                                       f"item {i} has no 'content'; pass {{'content': '...'}}")
             text = check_text(content, where=f"item {i} content", max_chars=max_chars)
-            # the role is checked as add() checks a chat message's
-            ((_, role),) = candidate_texts([{"content": text, "role": item.get("role")}], max_chars=max_chars)
+            role = check_role(item.get("role"), where=f"item {i}")  # as add() checks a chat message's
             meta = {**metadata, **check_metadata(item.get("metadata"), where=f"item {i} metadata")}
             out.append((text, role, iso_time(item.get("valid_from"), where=f"item {i} valid_from"),
-                        check_sources(item.get("source")), meta))
+                        check_sources(item.get("source"), where=f"item {i} source"), meta))
         else:
             out.append((check_text(item, where=f"item {i}", max_chars=max_chars), None, None, [], dict(metadata)))
     return out

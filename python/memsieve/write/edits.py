@@ -31,7 +31,10 @@ def update_text(tx: Any, gate: Any, scope: Scope, memory_id: str, *, text: str, 
     """
     stored = tx.memory_row(memory_id)
     if not stored.is_active:
-        raise NotFoundError(f"memory {memory_id!r} is deleted; restore it from history or add it anew")
+        if not stored.text:  # a purge left only the tombstone
+            raise NotFoundError(f"memory {memory_id!r} is purged: nothing of it is left to update; add the text anew")
+        raise NotFoundError(f"memory {memory_id!r} is deleted; add its text anew (get() and history() still show "
+                            "it), or, if a merge retired it, undo the merge")
     tx.update_memory_text(stored.seq, text=text, text_hash=text_hash(text), embedding=vector, now=now, parts=parts)
     tx.add_history(memory_id, scope, event="UPDATE", old_text=stored.text, new_text=text,
                    layer="user", reason=reason, now=now)

@@ -206,12 +206,17 @@ def forget_purge(gates: Any, store: Any, scope: Scope, query: ForgetQuery, vecto
 
 
 def purge_by_id(gates: Any, store: Any, item: MemoryItem, *, reason: str, now: str) -> Erasure:
-    """``Memory.purge``: erase one memory (active, inactive or purged already) and what merges retired into it."""
+    """``Memory.purge``: erase one memory (active or inactive) and what merges retired into it; a memory
+    purged already is left as it is, and the ``Erasure`` lists no id."""
     scope = Scope(item.user_id, item.agent_id, item.run_id)
     dim = gates.scope_dim(scope)
     assert dim is not None, "a scope with a memory has a width"
     with gates.write(scope, dim=dim) as (tx, gate):
         row = tx.memory_row(item.id)
+        if not row.is_active and not row.text:
+            # Purged already (a stored text is never empty): the first purge erased it and what merges
+            # retired into it; another records nothing and erases nothing.
+            return erasure(store, ())
         targets = with_retired(tx, scope, [Target(seq=row.seq, memory_id=item.id, was_active=row.is_active,
                                                   layer="user", reason=reason)])
         erase(tx, gate, scope, targets, reason=reason, now=now)

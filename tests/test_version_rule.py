@@ -8,6 +8,7 @@ pairing, consolidation's verdict), so that sharing the rule changed none.
 from __future__ import annotations
 
 import math
+import threading
 
 import numpy as np
 import pytest
@@ -140,6 +141,7 @@ class _Gate:
         self.keywords = _core.KeywordIndex()
         self.keywords.add_many(np.arange(len(texts), dtype=np.int64), texts)
         self.lexicon = ENGLISH
+        self.lock = threading.RLock()  # as ScopeGate's: a TermView reads under it
         self.counts = {k: counted_pairs(_core.tokenize_kinds(without_list_marks(t))) for k, t in enumerate(texts)}
         self.stated = {k: find_stated_values(t) for k, t in enumerate(texts)}
 

@@ -22,13 +22,16 @@ from memsieve.consolidation.candidates import check_min_sim
 from memsieve.consolidation.information import TermView
 from memsieve.consolidation.llm_merge import LLMMerger
 from memsieve.consolidation.plan import Cluster, ConsolidationReport, Merge, plan_clusters
-from memsieve.errors import NotFoundError
-from memsieve.errors import short_repr
+from memsieve.errors import NotFoundError, StateError, short_repr
 from memsieve.inputs import is_storable_id, now_iso
 from memsieve.scope import Scope, check_owner
 from memsieve.text.passages import Part, text_parts
 
 Progress = Callable[[int, int], None]
+
+
+#: How many times a dry run reads a scope that writes keep changing under it before it gives up.
+DRY_RUN_ATTEMPTS = 3
 
 
 class Consolidator:
@@ -62,8 +65,17 @@ class Consolidator:
             return ConsolidationReport(scope=scope.as_dict(), dry_run=dry_run, min_sim=sim, active_before=0,
                                        active_after=0, pairs=0)
         if dry_run:
-            gate = self.gates.for_read(scope, dim=dim)
-            return self._pass(self.store, gate, scope, dim, sim, merger, None, progress)
+            # Read beside writers, not under the scope's write lock: a memory a write removes between
+            # reading the rows and weighing them is a changed scope, read again (the report is advice).
+            for attempt in range(DRY_RUN_ATTEMPTS):
+                gate = self.gates.for_read(scope, dim=dim)
+                try:
+                    return self._pass(self.store, gate, scope, dim, sim, merger, None, progress)
+                except StateError:
+                    if attempt + 1 == DRY_RUN_ATTEMPTS:
+                        raise StateError(f"the scope changed under the dry run {DRY_RUN_ATTEMPTS} times "
+                                         "(other writes removed memories it was weighing); run it again when "
+                                         "fewer writes run, or without dry_run") from None
         with self.gates.write(scope, dim=dim) as (tx, gate):
             return self._pass(tx, gate, scope, dim, sim, merger, MergeWriter(tx, gate, scope, now=now_iso(), split=self._split),
                               progress)

@@ -50,7 +50,8 @@ def test_distinct_normalized_triples_never_share_a_key(a, b):
     assert (sa.slug == sb.slug) == (sa == sb)
 
 
-_raw_ids = st.none() | st.text(st.sampled_from(["a", "e", " ", "\t", "\x7f", "\u0301", "\u00e9", '"', "\\", "\x00"]),
+_raw_ids = st.none() | st.text(st.sampled_from(["a", "e", " ", "\t", "\x7f", "\u0301", "\u00e9", '"', "\\", "\x00",
+                                                "\u00ad", "\u200b", "\u202e"]),
                                max_size=4) | st.text(max_size=6) | st.just("x" * 257)
 
 

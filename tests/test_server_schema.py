@@ -35,7 +35,8 @@ HERE = Path(__file__).resolve().parent
 # Text of every kind but lone surrogates (which UTF-8 JSON cannot carry and the pattern leaves out):
 # spaces of several scripts, C0 and C1 controls, NUL, combining marks.
 _chars = st.characters(exclude_categories=("Cs",)) | st.sampled_from(
-    [" ", "\t", "\n", "\x00", "\x1f", "\x7f", "\x85", "\x9f", "\xa0", "\u3000", "\u2028", "\u0301"])
+    [" ", "\t", "\n", "\x00", "\x1f", "\x7f", "\x85", "\x9f", "\xa0", "\u3000", "\u2028", "\u0301",
+     "\u00ad", "\u200b", "\u202e", "\u2066", "\ufeff"])
 texts = st.text(_chars, max_size=40)
 
 

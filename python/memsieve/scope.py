@@ -149,7 +149,7 @@ def _plainly_normal(key: str) -> bool:
 
 def _is_normal_id(value: object) -> bool:
     """What ``_check_id`` accepts unchanged, tested without building messages (run on every stored key)."""
-    return (isinstance(value, str) and 0 < len(value) <= MAX_ID_CHARS and value == value.strip()
+    return (isinstance(value, str) and 0 < len(value) <= MAX_ID_CHARS and _EDGES.search(value) is None
             and unicodedata.is_normalized("NFC", value) and _REFUSED.search(value) is None)
 
 

@@ -22,6 +22,7 @@ from datetime import datetime, timezone
 from typing import Any, Literal, overload
 
 from memsieve.errors import CallbackError, ConfigError, InvalidInputError, InvalidTextError, NotFoundError, short_repr
+from memsieve.scope import INVISIBLE_RANGES
 
 #: Longest text one candidate may hold: 100,000 characters, well above any chat
 #: turn (LongMemEval's longest are about 40,000). The embedder reads about 1,000
@@ -85,12 +86,8 @@ def check_storable(value: str, *, where: str, error: type[Exception] = InvalidIn
     return value
 
 
-#: The invisible format characters of the Basic Multilingual Plane (Unicode's Cf: the soft hyphen,
-#: zero-width space, joiners, direction marks, the BOM, ...), as regular-expression ranges that
-#: Python and ECMA-262 read alike, so the REST API can publish the rule (server/shapes.TEXT_PATTERN).
-#: Written out rather than read from unicodedata, so the rule is one across Python versions.
-INVISIBLE_RANGES = (r"\u00ad\u0600-\u0605\u061c\u06dd\u070f\u0890-\u0891\u08e2\u180e\u200b-\u200f"
-                    r"\u202a-\u202e\u2060-\u2064\u2066-\u206f\ufeff\ufff9-\ufffb")
+# A visible character: neither whitespace nor one of memsieve.scope.INVISIBLE_RANGES (which scope ids
+# trim at their edges too, so a blank text and a blank id are one rule).
 _VISIBLE = re.compile(rf"[^\s{INVISIBLE_RANGES}]")
 
 

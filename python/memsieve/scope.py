@@ -35,7 +35,14 @@ _NAMES = ("user_id", "agent_id", "run_id")
 #: (which normalizing strips, "u\n" being "u"). NFC, the length limit
 #: (MAX_ID_CHARS, after stripping) and lone surrogates (a "\ud800" escape in JSON) are not in it, since
 #: not every ECMA-262 engine can name a surrogate in a pattern. Tests keep the two rules equal.
-_EDGE_CLASS = r"\s\u00ad\u061c\u180e\u200b-\u200f\u202a-\u202e\u2060-\u206f\ufeff"
+#: The invisible format characters of the Basic Multilingual Plane (Unicode's Cf: the soft hyphen,
+#: zero-width space, joiners, direction marks, the BOM, ...), as regular-expression ranges that
+#: Python and ECMA-262 read alike, so the REST API can publish the rule (server/shapes.TEXT_PATTERN).
+#: Written out rather than read from unicodedata, so the rule is one across Python versions. A blank
+#: text (memsieve.inputs.is_blank) is made of these and whitespace; an id's edges are stripped of them.
+INVISIBLE_RANGES = (r"\u00ad\u0600-\u0605\u061c\u06dd\u070f\u0890-\u0891\u08e2\u180e\u200b-\u200f"
+                    r"\u202a-\u202e\u2060-\u2064\u2066-\u206f\ufeff\ufff9-\ufffb")
+_EDGE_CLASS = rf"\s{INVISIBLE_RANGES}"
 _REFUSED_CLASS = r"\x00-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069"
 ID_PATTERN = (rf"^[{_EDGE_CLASS}]*[^{_REFUSED_CLASS}{_EDGE_CLASS}]"
               rf"(?:[^{_REFUSED_CLASS}]*[^{_REFUSED_CLASS}{_EDGE_CLASS}])?[{_EDGE_CLASS}]*$")

@@ -44,6 +44,24 @@ PRONOUN_FORMS = frozenset("i/me/my we/us/our he/him/his she/her they/them/their 
 #: aggressive investor" differ by one word, not two.
 WORD_FORMS = frozenset({"a/an"})
 
+#: Who does what a verb says: the words passed over between a subject and its verb, the
+#: auxiliaries of the passive and the word before its doer. "I was hired by Ben" is not
+#: folded into "I hired Ben"; "Ben hired me" restates it (memsieve.text.voice).
+AUXILIARIES = frozenset("""
+have has had will would shall should can could may might must do does did just also already recently
+finally really still then first soon even often always never not don't didn't doesn't won't
+""".split())
+PASSIVE_AUXILIARIES = frozenset("am is are was were be been being get gets got gotten getting".split())
+AGENT_WORDS = frozenset({"by"})
+#: A verb's past and its participle where they differ, read as one verb ("my dad gave me a
+#: car" / "I was given a car by my dad").
+VERB_FORMS = frozenset("""
+gave/given took/taken wrote/written saw/seen ate/eaten drove/driven chose/chosen spoke/spoken broke/broken
+stole/stolen forgot/forgotten bit/bitten hid/hidden rode/ridden shook/shaken woke/woken knew/known grew/grown
+threw/thrown drew/drawn flew/flown showed/shown blew/blown wore/worn tore/torn beat/beaten fell/fallen
+did/done went/gone sang/sung began/begun rang/rung drank/drunk forgave/forgiven mistook/mistaken
+""".split())
+
 #: The verbs that put a fact in the past or the present: "I was a teacher" is
 #: not folded into "I am a teacher", nor the other way round (a text without
 #: either says no tense: "I work as a nurse" / "I'm a nurse").

@@ -149,6 +149,11 @@ class Lexicon:
             it is not folded into it.
         word_forms: forms of one word that the next word chooses, written ``"a/an"``:
             "a cautious" and "an aggressive" differ by one word, not two.
+        auxiliaries: words that stand between a subject and its verb ("have", "will",
+            "just"), passed over to find who does what a verb says (memsieve.text.voice).
+        passive_auxiliaries: the words before a verb in the passive ("was", "got") ...
+        agent_words: ... and the word before its doer ("by"); empty: no text is read
+            for its doers, and "I was hired by Ben" may fold into "I hired Ben".
         vocabulary: a Hugging Face ``tokenizer.json`` (path or Traversable)
             whose WordPiece vocabulary ranks words by frequency, for the
             word-rarity prior (memsieve.text.rarity); None: every word is rare (1.0).
@@ -186,6 +191,10 @@ class Lexicon:
     currency_signs: str = ""
     pronoun_forms: frozenset[str] = frozenset()
     word_forms: frozenset[str] = frozenset()
+    auxiliaries: frozenset[str] = frozenset()
+    passive_auxiliaries: frozenset[str] = frozenset()
+    agent_words: frozenset[str] = frozenset()
+    verb_forms: frozenset[str] = frozenset()
     vocabulary: Any = None
     _derived: "_Derived" = field(init=False, repr=False, compare=False)
 
@@ -195,9 +204,10 @@ class Lexicon:
         for name in ("change_cues", "cue_suffixes", "relations", "request_words", "old_words", "determiners",
                      "value_labels", "self_words", "self_possessives", "other_pronouns", "companions", "value_words",
                      "polarity_words", "past_words", "present_words", "future_words", "not_past", "filler_words",
-                     "pronoun_forms", "word_forms"):
+                     "pronoun_forms", "word_forms", "auxiliaries", "passive_auxiliaries", "agent_words", "verb_forms"):
             object.__setattr__(self, name, _entries(getattr(self, name), name=name))
-        for name, example in (("pronoun_forms", "'i/me/my'"), ("word_forms", "'a/an'")):
+        for name, example in (("pronoun_forms", "'i/me/my'"), ("word_forms", "'a/an'"),
+                              ("verb_forms", "'gave/given'")):
             for group in getattr(self, name):
                 forms = group.split("/")
                 if len(forms) < 2 or not all(f and " " not in f for f in forms):
@@ -238,7 +248,9 @@ class Lexicon:
                    future_words=english.FUTURE_WORDS, past_ending=english.PAST_ENDING, not_past=english.NOT_PAST,
                    filler_words=english.FILLER_WORDS,
                    currency_signs=english.CURRENCY_SIGNS, pronoun_forms=english.PRONOUN_FORMS,
-                   word_forms=english.WORD_FORMS, vocabulary=packaged_tokenizer_path())
+                   word_forms=english.WORD_FORMS, auxiliaries=english.AUXILIARIES,
+                   passive_auxiliaries=english.PASSIVE_AUXILIARIES, agent_words=english.AGENT_WORDS,
+                   verb_forms=english.VERB_FORMS, vocabulary=packaged_tokenizer_path())
 
     # ---- what a text says ------------------------------------------------------
 
@@ -442,7 +454,9 @@ class _Derived:
             value_words=lexicon.value_words, polarity_words=lexicon.polarity_words,
             tenses={"past": lexicon.past_words, "present": lexicon.present_words, "future": lexicon.future_words},
             past_ending=lexicon.past_ending, not_past=lexicon.not_past, currency_signs=lexicon.currency_signs,
-            pronoun_forms=lexicon.pronoun_forms, word_forms=lexicon.word_forms))
+            pronoun_forms=lexicon.pronoun_forms, word_forms=lexicon.word_forms, auxiliaries=lexicon.auxiliaries,
+            passive_auxiliaries=lexicon.passive_auxiliaries, agent_words=lexicon.agent_words,
+            verb_forms=lexicon.verb_forms, determiners=lexicon.determiners))
 
     def _cues(self, text: str) -> frozenset[str]:
         return find_cues(text, cue_words=self.cue_words, phrases=self.phrases, suffixes=self.suffixes)

@@ -28,6 +28,7 @@ import memsieve._core as _core
 from memsieve.text.cues import digits, value_tokens
 from memsieve.text.fold import fold
 from memsieve.text.fold import forget_texts as forget_folds
+from memsieve.text.voice import Doer, VoiceReader, doers_differ, voice_turned
 from memsieve.text.when import time_phrases
 
 
@@ -48,6 +49,8 @@ class Marks:
         roles: the pronouns it says that name a doer, a receiver or an owner, each as
             ``(group, form)`` (``("i/me/my", "me")``): "I owe my brother" and "my brother owes
             me" say the same words but for the form of one pronoun.
+        doers: each verb a short text says once, with its doer's hash and whether it says the
+            verb in the passive (memsieve.text.voice): "I was hired by Ben" / "I hired Ben".
     """
 
     words: frozenset[str]
@@ -56,6 +59,7 @@ class Marks:
     values: tuple[tuple[str, str], ...]
     sequence: array = field(default_factory=lambda: array("q"), compare=False)
     roles: frozenset[tuple[str, str]] = frozenset()
+    doers: tuple[Doer, ...] = ()
 
 
 #: The marks of a text that says none.
@@ -80,7 +84,9 @@ class MarkReader:
     def __init__(self, *, value_words: Collection[str], polarity_words: Collection[str],
                  tenses: Mapping[str, Collection[str]], currency_signs: str, past_ending: str = "",
                  not_past: Collection[str] = (), pronoun_forms: Collection[str] = (),
-                 word_forms: Collection[str] = ()) -> None:
+                 word_forms: Collection[str] = (), auxiliaries: Collection[str] = (),
+                 passive_auxiliaries: Collection[str] = (), agent_words: Collection[str] = (),
+                 verb_forms: Collection[str] = (), determiners: Collection[str] = ()) -> None:
         self.value_words, self.polarity_words = frozenset(value_words), frozenset(polarity_words)
         # "i/me/my": each form of a pronoun, doer, receiver or owner, mapped to its group.
         self.role_of = {form: group for group in pronoun_forms for form in group.split("/")}
@@ -94,6 +100,12 @@ class MarkReader:
         self.currency_signs, self.past_ending, self.not_past = currency_signs, past_ending, frozenset(not_past)
         # The words that can mark; most words are none of them and are passed over with one lookup.
         self.marking = self.value_words | self.polarity_words | frozenset(self.tense_of) | self.role_words
+        participle_of = {form: group.split("/")[0] for group in verb_forms for form in group.split("/")[1:]}
+        self.voice = VoiceReader(auxiliaries=auxiliaries, passive_auxiliaries=passive_auxiliaries, agent_words=agent_words,
+                                 verb_of=participle_of, determiners=determiners,
+                                 role_of=self.role_of, owner_forms={g.split("/")[2] for g in pronoun_forms
+                                                                    if g.count("/") >= 2},
+                                 term_of=_term_or_none)
 
     def __call__(self, text: str) -> Marks:
         said: set[str] = set()
@@ -134,7 +146,8 @@ class MarkReader:
         return Marks(words=frozenset(said), polarity=frozenset(w for w in said if w in polarity_words),
                      tense=frozenset(tense), values=values,
                      sequence=array("q", [hash(_term_of(self.form_of.get(w, w))) for w in sequence]),
-                     roles=frozenset(roles))
+                     roles=frozenset(roles),
+                     doers=self.voice(sequence) if len(sequence) <= MAX_SWAP_WORDS else ())
 
 
 @functools.lru_cache(maxsize=65536)
@@ -142,6 +155,11 @@ def _term_of(word: str) -> str:
     """A word as the index reads it ("three" and "3" are one term), or as typed if it has none."""
     terms = _core.tokenize(word)
     return terms[0] if terms else word
+
+
+def _term_or_none(word: str) -> str:
+    """A word's index term, or "" for a word the index drops (a stopword)."""
+    return _term_of(word) if _is_term(word) else ""
 
 
 def sequence_words(text: str) -> list[str]:
@@ -189,10 +207,13 @@ def changed_in_place(text: str, mine: Marks, memory: Marks, *, share: float,
         return tuple(dict.fromkeys(w for w, h in zip(said, a) if h not in theirs and w not in filler))
     matcher = SequenceMatcher(None, a, b, autojunk=False)
     matched = sum(block.size for block in matcher.get_matching_blocks())
+    # A verb turned between the active and the passive with the same doer ("Tom interviewed
+    # Maria" / "Maria was interviewed by Tom") trades its doer's and receiver's places by grammar.
+    turned = voice_turned(mine.doers, memory.doers)
     if 2.0 * matched / (len(a) + len(b)) < share:
         # Two words that swapped places break the alignment of a short text ("Anna hired Ben
         # last year" / "Ben hired Anna last year"); exchanged back, the two line up.
-        swapped = _swapped(said, a, b, counts, theirs, matched, filler, share=share)
+        swapped = [] if turned else _swapped(said, a, b, counts, theirs, matched, filler, share=share)
         return tuple(dict.fromkeys(swapped)) if swapped else None
     # A word moved, not changed ("Nairobi is where I was born" / "I was born in Nairobi"), is
     # said as often by the memory: only a word the text says more often than it is new there.
@@ -201,7 +222,7 @@ def changed_in_place(text: str, mine: Marks, memory: Marks, *, share: float,
     # a "delete" takes out.
     new = [w for tag, i1, i2, _, _ in matcher.get_opcodes() if tag in ("replace", "delete")
            for w, h in zip(said[i1:i2], a[i1:i2]) if more[h] > 0 and w not in filler]
-    return tuple(dict.fromkeys(new + _swapped(said, a, b, counts, theirs, matched, filler)))
+    return tuple(dict.fromkeys(new + ([] if turned else _swapped(said, a, b, counts, theirs, matched, filler))))
 
 
 #: Above this many words, ``changed_in_place`` counts shared words instead of aligning them.
@@ -310,7 +331,10 @@ def unmarked(text: Marks, memory: Marks, *, aligned: bool = False) -> tuple[str,
     # The owner's form (a group's third, "my") stands for the others in a paraphrase ("my car
     # is grey" / "the car I have is grey"), so against it only a text that keeps it and adds
     # another form changes who does what.
-    for group, form in sorted(text.roles - memory.roles):
+    # A text that turns the memory's verb from the active to the passive with the same doer
+    # ("Ben hired me" / "I was hired by Ben") says the receiver in the doer's form by grammar.
+    turned = voice_turned(text.doers, memory.doers)
+    for group, form in sorted(() if turned else text.roles - memory.roles):
         said = {f for g, f in memory.roles if g == group}
         owner = set(group.split("/")[2:])
         mine = {f for g, f in text.roles if g == group}
@@ -322,11 +346,23 @@ def unmarked(text: Marks, memory: Marks, *, aligned: bool = False) -> tuple[str,
     if ("past" in text.tense) != ("past" in memory.tense) and (
             "past" in text.tense or (memory.tense == {"past"} and text.tense)):
         out += [f"the {t} tense" for t in sorted(text.tense)]
-    for cls in sorted({c for c, _ in text.values}):
-        mine = [t for c, t in text.values if c == cls]
-        if len(set(mine)) > 1 and not _in_order(mine, [t for c, t in memory.values if c == cls]):
-            out.append(f"the order of {', '.join(mine[:6])}")
+    # A verb said in the passive by one and in the active by the other, with another doer: "I was
+    # hired by Ben" against "I hired Ben" (but "Ben hired me" restates it).
+    out += other_doers(text, memory)
+    # Names trade places when a verb turns voice ("Tom interviewed Maria" / "Maria was
+    # interviewed by Tom"); numbers and days keep theirs.
+    for cls in sorted({c for c, _ in text.values} - ({"name"} if turned else set())):
+        said_values = [t for c, t in text.values if c == cls]
+        if len(set(said_values)) > 1 and not _in_order(said_values, [t for c, t in memory.values if c == cls]):
+            out.append(f"the order of {', '.join(said_values[:6])}")
     return tuple(out)
+
+
+def other_doers(text: Marks, memory: Marks) -> list[str]:
+    """The verbs a text says in the passive where the memory says them in the active, or the
+    other way round, with another doer: "I was hired by Ben" / "I hired Ben". Read whether or
+    not the two line up: "I was given a car by my dad" / "I gave my dad a car" do not."""
+    return [f"another doer of {verb!r}" for verb in doers_differ(text.doers, memory.doers)]
 
 
 def _in_order(mine: Sequence[str], theirs: Sequence[str]) -> bool:

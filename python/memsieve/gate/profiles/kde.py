@@ -17,7 +17,7 @@ from memsieve.gate.profiles.base import GateProfile, ScopeView
 from memsieve.gate.score import GateScore
 from memsieve.gate.versions import VersionBars, VersionEvidence, newer_version_reason, other_subject_of_ids
 from memsieve.text.cues import value_tokens
-from memsieve.text.marks import NO_MARKS, changed_in_place, unmarked
+from memsieve.text.marks import NO_MARKS, changed_in_place, other_doers, unmarked
 from memsieve.text.lexicon import Lexicon
 from memsieve.text.when import time_phrases
 
@@ -99,6 +99,8 @@ class KernelDensityGate(GateProfile):
                     mine, theirs, aligned=changed is not None)
                 marked += tuple(sorted(_denial_as_not(cues)
                                        - _denial_as_not(gate.cues.get(nearest, frozenset()))))
+            else:
+                marked = tuple(other_doers(mine, theirs))
         evidence = VersionEvidence(said=frozenset(changes), information=information, new_values=unsaid)
         carries = newer_version_reason(evidence, bars=VersionBars(info_tau=c.tau)) is not None
         # A candidate that names its subject by another number or name than its nearest

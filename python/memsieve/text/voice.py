@@ -1,0 +1,181 @@
+"""Who does what a verb says, read the same way in the active and the passive.
+
+"I was hired by Ben" and "I hired Ben" hold the same content words in the same
+order: neither the index nor the alignment of ``changed_in_place`` tells them
+apart, yet one has Ben hiring and the other has him hired. "Ben hired me" says
+what the first does. ``VoiceReader`` names, for each verb a short text says
+once, its doer: the word before the verb in the active (auxiliaries and
+adverbs passed over), the word after the agent word ("by") in the passive.
+``unmarked`` (memsieve.text.marks) compares them only where one text says the
+verb in the passive: two actives that trade their words are the business of
+``_swapped`` there.
+
+A doer is kept as the hashes of its index terms, or of its pronoun's group
+("i/me/my"), never as text.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Callable, Collection, Mapping, Sequence
+
+#: A verb said once, the hashes of the words that may name its doer, and whether it is said
+#: in the passive.
+Doer = tuple[str, frozenset[int], bool]
+
+#: A passive's agent word ("by") comes at most this many words after its participle.
+MAX_BEFORE_AGENT = 3
+#: A doer's phrase is read over at most this many words.
+PHRASE_WORDS = 4
+
+# A contraction's ending, cut to leave its pronoun ("i've" hired: "i").
+_CONTRACTED = ("'ve", "'d", "'ll", "'m", "'re", "'s")
+
+
+class VoiceReader:
+    """Reads the ``Doer`` of each verb a text says once.
+
+    >>> read = VoiceReader(auxiliaries={"have", "has"}, passive_auxiliaries={"was", "been"},
+    ...                    agent_words={"by"}, determiners={"the", "my"},
+    ...                    role_of={"i": "i/me/my", "me": "i/me/my", "my": "i/me/my"}, owner_forms={"my"},
+    ...                    term_of=lambda w: w if w not in {"i", "me", "my", "was", "by", "the"} else "")
+    >>> [(v, p) for v, _, p in read(["i", "was", "hired", "by", "ben"])]
+    [('hired', True)]
+    >>> read(["i", "was", "hired", "by", "ben"])[0][1] == read(["ben", "has", "hired", "me"])[0][1]
+    True
+    """
+
+    def __init__(self, *, auxiliaries: Collection[str], passive_auxiliaries: Collection[str],
+                 agent_words: Collection[str], determiners: Collection[str],
+                 role_of: Mapping[str, str], owner_forms: Collection[str], term_of: Callable[[str], str],
+                 verb_of: Mapping[str, str] | None = None) -> None:
+        self.auxiliaries, self.passive_auxiliaries = frozenset(auxiliaries), frozenset(passive_auxiliaries)
+        self.agent_words = frozenset(agent_words)
+        self.determiners, self.role_of, self.owner_forms = frozenset(determiners), role_of, frozenset(owner_forms)
+        self.term_of = term_of
+        # A participle read as its verb's past ("given": "gave"), so both voices name one verb.
+        self.verb_of = dict(verb_of or {})
+
+    def __call__(self, words: Sequence[str]) -> tuple[Doer, ...]:
+        if not self.agent_words:
+            return ()
+        terms = [self.term_of(self.verb_of.get(w, w)) for w in words]
+        once = Counter(t for t in terms if t)
+        out: list[Doer] = []
+        for i, (w, t) in enumerate(zip(words, terms)):
+            if not t or once[t] != 1 or w in self.role_of or w in self.auxiliaries or w in self.passive_auxiliaries:
+                continue
+            agent = self._agent_word_after(words, i)
+            doers = self._agent_after(words, terms, agent + 1) if agent else self._subject_before(words, terms, i)
+            if doers:
+                out.append((t, doers, bool(agent)))
+        return tuple(out)
+
+    def _agent_word_after(self, words: Sequence[str], i: int) -> int:
+        """Where the agent word of ``words[i]`` said in the passive is (0: not in the passive).
+
+        A word after a passive auxiliary, its agent word at most ``MAX_BEFORE_AGENT`` words on:
+        "I was hired by Ben", "I got picked up by Ana", "I was given a car by my dad". The word's
+        form is not read: "hurt" and "hired" are participles alike, and a word that is none
+        ("I was late by an hour") names a doer that no active text gives it.
+        """
+        for j in range(i - 1, max(i - 3, -1), -1):
+            if self._aux_of(words[j]) in self.passive_auxiliaries:
+                break
+            if not self._passed_over(words[j]):
+                return 0
+        else:
+            return 0
+        for j in range(i + 1, min(i + 2 + MAX_BEFORE_AGENT, len(words))):
+            if words[j] in self.agent_words:
+                return j
+            if words[j] in self.passive_auxiliaries or words[j] in self.auxiliaries:
+                return 0  # another clause's verb
+        return 0
+
+    def _agent_after(self, words: Sequence[str], terms: Sequence[str], start: int) -> frozenset[int]:
+        """The agent's words: its pronoun's group, or the content words of its phrase ("by the
+        chef at Nori": chef, nori), any of which may be named as the active's subject."""
+        said: set[int] = set()
+        gaps = 0
+        for j in range(start, min(start + PHRASE_WORDS, len(words))):
+            w = words[j]
+            if w in self.determiners or w in self.owner_forms:
+                continue
+            if w in self.role_of:
+                if not said:
+                    return frozenset({hash(self.role_of[w])})
+                break
+            if terms[j]:
+                said.add(hash(terms[j]))
+                continue
+            gaps += 1  # a preposition inside the phrase ("at"); a second word of the kind ends it
+            if gaps > 1 or not said:
+                break
+        return frozenset(said)
+
+    def _subject_before(self, words: Sequence[str], terms: Sequence[str], i: int) -> frozenset[int]:
+        """The subject's words before an active verb: its pronoun's group, or the content words of
+        the phrase before it ("the chef at Nori cooked": chef, nori)."""
+        said: set[int] = set()
+        j = i - 1
+        while j >= 0 and not said and (self._aux_of(words[j]) in self.auxiliaries or self._passed_over(words[j])):
+            j -= 1
+        for j in range(j, max(j - PHRASE_WORDS, -1), -1):
+            w = words[j]
+            # A verb after a passive auxiliary with no agent ("I was hired last year") names no doer.
+            if self._aux_of(w) in self.passive_auxiliaries and not said:
+                return frozenset()
+            pronoun = self._pronoun_of(w)
+            if pronoun is not None:
+                if said:
+                    break
+                # Only a doer's form is a subject ("I", not "me" or "my").
+                group = self.role_of[pronoun]
+                return frozenset({hash(group)}) if group.split("/")[0] == pronoun else frozenset()
+            if terms[j]:
+                said.add(hash(terms[j]))
+            elif not said or w not in self.determiners:
+                break  # "the" belongs to the phrase; "at" or "that" ends it
+        return frozenset(said)
+
+    def _pronoun_of(self, word: str) -> str | None:
+        if word in self.role_of:
+            return word
+        for end in _CONTRACTED:
+            if word.endswith(end) and word[:-len(end)] in self.role_of:
+                return word[:-len(end)]
+        return None
+
+    def _aux_of(self, word: str) -> str:
+        """An auxiliary, or the one a contraction ends in ("i'm": "am", "she's": "is")."""
+        for end, aux in (("'m", "am"), ("'re", "are"), ("'s", "is"), ("'ve", "have"), ("'d", "had")):
+            if word.endswith(end) and len(word) > len(end):
+                return aux
+        return word
+
+    def _passed_over(self, word: str) -> bool:
+        """Words between a subject and its verb that are no subject: auxiliaries, adverbs in -ly."""
+        return word in self.auxiliaries or (len(word) > 4 and word.endswith("ly"))
+
+
+def voice_turned(text: Sequence[Doer], memory: Sequence[Doer]) -> bool:
+    """Whether a verb one side says in the passive the other says in the active with the same
+    doer: "I was hired by Ben" / "Ben hired me", where "I" and "me" are one person in two roles."""
+    theirs = {verb: (doer, passive) for verb, doer, passive in memory}
+    return any(verb in theirs and passive != theirs[verb][1] and doer & theirs[verb][0]
+               for verb, doer, passive in text)
+
+
+def doers_differ(text: Sequence[Doer], memory: Sequence[Doer]) -> tuple[str, ...]:
+    """The verbs that one side says in the passive and that the two give different doers.
+
+    >>> ben, ana = frozenset({1}), frozenset({2})
+    >>> doers_differ([("hire", ben, True)], [("hire", ana, False)])
+    ('hire',)
+    >>> doers_differ([("hire", ben, True)], [("hire", ben, False)]), doers_differ([("hire", ben, False)], [("hire", ana, False)])
+    ((), ())
+    """
+    theirs = {verb: (doer, passive) for verb, doer, passive in memory}
+    return tuple(verb for verb, doer, passive in text
+                 if verb in theirs and passive != theirs[verb][1] and not doer & theirs[verb][0])

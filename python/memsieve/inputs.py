@@ -36,6 +36,16 @@ MAX_TEXT_CHARS = 100_000
 #: passes 10 levels; the cap keeps encoding far below Python's recursion limit.
 MAX_METADATA_DEPTH = 64
 
+#: Largest metadata one write may carry, in characters of its JSON: ten texts at
+#: their limit. It is stored with every memory the write adds, so it bounds what
+#: one call can make the store hold (a LangGraph item's value lives there too).
+MAX_METADATA_CHARS = 1_000_000
+
+#: Most sources one write may name, and the longest one: a source is the id of
+#: what a memory came from ("session:turn", a URL), not content.
+MAX_SOURCES = 1_000
+MAX_SOURCE_CHARS = 2_000
+
 #: Metadata integers must fit in a signed 64-bit integer, the widest integer
 #: SQLite's JSON functions and most JSON readers keep exactly.
 _INT64_MIN, _INT64_MAX = -(2**63), 2**63 - 1
@@ -296,7 +306,12 @@ def check_metadata(metadata: object, *, where: str = "metadata") -> dict[str, An
             _check_json_leaf(value, path)
     # Round-tripping keeps what is stored identical to what filters compare
     # against (int and str subclasses become plain int and str).
-    return json.loads(json.dumps(metadata, allow_nan=False))
+    encoded = json.dumps(metadata, allow_nan=False)
+    if len(encoded) > MAX_METADATA_CHARS:
+        raise InvalidInputError(f"{where} is {len(encoded):,} characters of JSON, over the limit of "
+                                f"{MAX_METADATA_CHARS:,}; keep large content in the text or elsewhere and store "
+                                "a reference to it")
+    return json.loads(encoded)
 
 
 def check_sources(source: object, *, where: str = "source") -> list[str]:
@@ -308,6 +323,13 @@ def check_sources(source: object, *, where: str = "source") -> list[str]:
         raise InvalidInputError(
             f"{where} must be a string or a list of strings, got {type(source).__name__} {short_repr(source)}"
         )
+    if len(items) > MAX_SOURCES:
+        raise InvalidInputError(f"{where} names {len(items):,} sources, over the limit of {MAX_SOURCES:,}; "
+                                "name what the memory came from, or split the write")
+    long = next((i for i, s in enumerate(items) if len(s) > MAX_SOURCE_CHARS), None)
+    if long is not None:
+        raise InvalidInputError(f"{where} {long} has {len(items[long]):,} characters, over the limit of "
+                                f"{MAX_SOURCE_CHARS:,}; a source is an id (\"session:turn\", a URL), not content")
     blank = next((i for i, s in enumerate(items) if is_blank(s)), None)
     if blank is not None:
         raise InvalidInputError(f"{where} {blank} ({short_repr(items[blank])}) is blank; pass the id of what the "

@@ -18,6 +18,7 @@ from memsieve.inputs import (MAX_TEXT_CHARS, candidate_texts, check_count, check
                              check_router,
                              check_sources, check_text, iso_time)
 from memsieve.parts import LLM, Reranker, Router, check_llm
+from memsieve.plain import plain_arguments
 from memsieve.read.fusion import Fusion
 from memsieve.read.render import DEFAULT_DATE_FORMAT, DateFormat, Order, render_results
 from memsieve.read.rerank import DEFAULT_RERANK_DEPTH, check_reranker
@@ -64,6 +65,7 @@ def _default_store() -> str:
     return path
 
 
+@plain_arguments
 class Memory:
     """Long-term memory whose write path decides mostly by arithmetic.
 

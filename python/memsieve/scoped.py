@@ -23,12 +23,14 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 from memsieve.consolidation import ConsolidationReport
+from memsieve.plain import plain_arguments
 from memsieve.read.render import DEFAULT_DATE_FORMAT, DateFormat, Order
 from memsieve.read.search import SearchMode
 from memsieve.records import Decision, HistoryEntry, MemoryItem, Rejection, SearchResult
 from memsieve.scope import Scope
 
 
+@plain_arguments
 class ScopedMemory:
     """One scope of a ``Memory``; made by ``Memory.scope(user_id=..., agent_id=..., run_id=...)``.
 

@@ -56,6 +56,7 @@ from urllib.parse import quote, unquote
 from memsieve.errors import InvalidInputError, ScopeError, short_repr
 from memsieve.integrations import require_extra
 from memsieve.inputs import check_metadata, check_sources, check_text
+from memsieve.plain import plain
 from memsieve.integrations.store_filters import check_filter, lookup, matches, pattern_matches
 from memsieve.memory import Memory
 from memsieve.records import Decision, MemoryItem
@@ -197,7 +198,10 @@ class MemsieveStore(BaseStore):
         key, value and text as they will be stored, and each search's filter
         against the values under its prefix now and those the batch puts
         there, so a refused batch writes nothing."""
-        ops = list(ops)
+        # Each op's fields as plain values (memsieve.plain): a str or dict subclass in a
+        # namespace, key or value has none of its own methods called.
+        ops = [op._replace(**{f: plain(getattr(op, f)) for f in op._fields}) if isinstance(op, tuple)
+               and hasattr(op, "_replace") else op for op in ops]
         texts: dict[int, str] = {}
         for i, op in enumerate(ops):
             _check_op(op)

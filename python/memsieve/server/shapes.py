@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from memsieve.inputs import INVISIBLE_RANGES, MAX_METADATA_DEPTH
+from memsieve.inputs import INVISIBLE_RANGES, MAX_METADATA_DEPTH, MAX_SOURCE_CHARS, MAX_SOURCES
 from memsieve.scope import ID_PATTERN, MAX_ID_CHARS
 
 
@@ -76,9 +76,10 @@ MESSAGE = {"type": "object", "additionalProperties": False, "required": ["conten
            "properties": {"role": ROLE, "content": text("the message text")}}
 #: Most items one batch request may carry: a request's work stays bounded (more go in more requests).
 MAX_BATCH_ITEMS = 2_000
-SOURCE = {"anyOf": [{"type": "string", "pattern": TEXT_PATTERN},
-                    {"type": "array", "items": {"type": "string", "pattern": TEXT_PATTERN}}, {"type": "null"}],
-          "description": "where the text came from: an id, or a list of ids (each with something visible)"}
+_SOURCE_ID = {"type": "string", "pattern": TEXT_PATTERN, "maxLength": MAX_SOURCE_CHARS}
+SOURCE = {"anyOf": [_SOURCE_ID, {"type": "array", "items": _SOURCE_ID, "maxItems": MAX_SOURCES}, {"type": "null"}],
+          "description": f"where the text came from: an id, or a list of at most {MAX_SOURCES:,} ids (each with "
+                         f"something visible, at most {MAX_SOURCE_CHARS:,} characters)"}
 #: An ISO 8601 time as the store reads it: a date-time, or a date alone (midnight UTC). Published with
 #: formats; the Memory's time parser enforces them (InvalidInputError naming the field).
 ISO_TIME = {"anyOf": [{"type": "string", "format": "date-time"}, {"type": "string", "format": "date"}]}

@@ -8,12 +8,18 @@ whole call before the first chunk is written.
 
 from __future__ import annotations
 
+import json
 from collections.abc import Mapping, Sequence
 from typing import Any
 
 from memsieve.errors import InvalidInputError, InvalidTextError
-from memsieve.inputs import MAX_TEXT_CHARS, check_metadata, check_role, check_sources, check_text, iso_time
+from memsieve.inputs import MAX_METADATA_CHARS, MAX_TEXT_CHARS, check_metadata, check_role, check_sources, check_text, iso_time
 from memsieve.write.path import Candidate
+
+#: Most metadata one ``add_many`` call may store over all its items, in characters of JSON:
+#: the call's metadata is stored with every item, so 2,000 items sharing 500 kB of it would
+#: store a gigabyte.
+MAX_BULK_METADATA_CHARS = 10 * MAX_METADATA_CHARS
 
 #: Keys an item given as a mapping may hold.
 ITEM_KEYS = frozenset({"content", "text", "role", "valid_from", "source", "metadata"})
@@ -38,6 +44,8 @@ def bulk_items(items: object, *, metadata: dict[str, Any], max_chars: int = MAX_
     if not items:
         raise InvalidTextError("nothing to add: the list is empty; pass at least one item")
     out = []
+    shared = len(json.dumps(metadata)) if metadata else 0
+    stored = 0
     for i, item in enumerate(items):
         if isinstance(item, Mapping):
             unknown = sorted(set(map(str, item)) - ITEM_KEYS)
@@ -52,11 +60,22 @@ def bulk_items(items: object, *, metadata: dict[str, Any], max_chars: int = MAX_
                                        f"item {i} has no 'content'; pass {{'content': '...'}}")
             text = check_text(content, where=f"item {i} content", max_chars=max_chars)
             role = check_role(item.get("role"), where=f"item {i}")  # as add() checks a chat message's
-            meta = {**metadata, **check_metadata(item.get("metadata"), where=f"item {i} metadata")}
+            own = check_metadata(item.get("metadata"), where=f"item {i} metadata")
+            meta = {**metadata, **own}
+            size = len(json.dumps(meta)) if own else shared
+            if size > MAX_METADATA_CHARS:
+                raise InvalidInputError(f"item {i} metadata, merged over the call's, is {size:,} characters of "
+                                        f"JSON, over the limit of {MAX_METADATA_CHARS:,}; store less with it")
+            stored += size
             out.append((text, role, iso_time(item.get("valid_from"), where=f"item {i} valid_from"),
                         check_sources(item.get("source"), where=f"item {i} source"), meta))
         else:
             out.append((check_text(item, where=f"item {i}", max_chars=max_chars), None, None, [], dict(metadata)))
+            stored += shared
+        if stored > MAX_BULK_METADATA_CHARS:
+            raise InvalidInputError(f"the items' metadata comes to {stored:,} characters of JSON by item {i}, over "
+                                    f"the limit of {MAX_BULK_METADATA_CHARS:,} for one call (the call's metadata "
+                                    "is stored with every item); split the call or store less metadata")
     return out
 
 

@@ -25,11 +25,13 @@ import asyncio
 import functools
 import inspect
 import os
+import threading
 from collections.abc import Awaitable, Callable, Coroutine
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any, Concatenate, ParamSpec, TypeVar
 
 from memsieve.errors import ClosedError, ConfigError
+from memsieve.inputs import check_progress
 from memsieve.memory import Memory
 from memsieve.scope import Scope
 from memsieve.scoped import ScopedMemory
@@ -42,20 +44,33 @@ R = TypeVar("R")
 DEFAULT_MAX_WORKERS = 4
 
 
-def _coroutine(method: Callable[Concatenate[Any, P], R], *, wrapped: str = "memory"
+def _coroutine(method: Callable[Concatenate[Any, P], R], *, wrapped: str = "memory", stoppable: bool = False
                ) -> Callable[Concatenate[Any, P], Coroutine[Any, Any, R]]:
     """The coroutine form of a ``Memory`` (or ``ScopedMemory``) method, run on the pool.
 
     The method is looked up by name on the wrapped instance (the attribute
     ``wrapped`` of the async object) at call time, so a subclass of ``Memory``
     gets its own override.
+
+    A thread cannot be stopped from outside: a cancelled call runs on to its
+    end and its result is dropped. A ``stoppable`` method (``add_many``, which
+    commits chunk by chunk and calls ``progress`` after each) finishes the
+    chunk it is writing and starts no other: the chunks written stay.
     """
     name = method.__name__
 
     @functools.wraps(method)
     async def call(self: Any, *args: P.args, **kwargs: P.kwargs) -> R:
         bound = getattr(getattr(self, wrapped), name)
-        return await self._run(functools.partial(bound, *args, **kwargs))
+        if not stoppable:
+            return await self._run(functools.partial(bound, *args, **kwargs))
+        stop = threading.Event()
+        kwargs["progress"] = _stopping(kwargs.get("progress"), stop)
+        try:
+            return await self._run(functools.partial(bound, *args, **kwargs))
+        except asyncio.CancelledError:
+            stop.set()  # read by the thread after its current chunk
+            raise
 
     # What help() and inspect show: the sync parameters, an awaitable result.
     sig = inspect.signature(method)
@@ -63,6 +78,23 @@ def _coroutine(method: Callable[Concatenate[Any, P], R], *, wrapped: str = "memo
         return_annotation=f"Awaitable[{_annotation(sig.return_annotation)}]")
     call.__doc__ = f"``await`` form of ``{method.__qualname__}``, run on the pool.\n\n{inspect.getdoc(method) or ''}"
     return call
+
+
+class _Cancelled(Exception):
+    """Raised in a cancelled bulk add's thread, at its next chunk, to end it there."""
+
+
+def _stopping(progress: Any, stop: threading.Event) -> Callable[[int], None]:
+    """A progress callback that ends the bulk add once ``stop`` is set, then calls ``progress``."""
+    check_progress(progress, takes="a count")  # refused here, before the pool, as the sync call refuses it
+
+    def each_chunk(done: int) -> None:
+        if stop.is_set():
+            raise _Cancelled("the awaiting task was cancelled")
+        if progress is not None:
+            progress(done)
+
+    return each_chunk
 
 
 def _annotation(ann: Any) -> str:
@@ -120,7 +152,7 @@ class AsyncMemory:
         return await asyncio.get_running_loop().run_in_executor(self._pool, call)
 
     add = _coroutine(Memory.add)
-    add_many = _coroutine(Memory.add_many)
+    add_many = _coroutine(Memory.add_many, stoppable=True)
     search = _coroutine(Memory.search)
     context = _coroutine(Memory.context)
     get = _coroutine(Memory.get)
@@ -207,7 +239,7 @@ class AsyncScopedMemory:
         return f"Async{self.handle!r}"
 
     add = _coroutine(ScopedMemory.add, wrapped="handle")
-    add_many = _coroutine(ScopedMemory.add_many, wrapped="handle")
+    add_many = _coroutine(ScopedMemory.add_many, wrapped="handle", stoppable=True)
     search = _coroutine(ScopedMemory.search, wrapped="handle")
     context = _coroutine(ScopedMemory.context, wrapped="handle")
     get = _coroutine(ScopedMemory.get, wrapped="handle")

@@ -342,7 +342,7 @@ def cmd_serve(ns: argparse.Namespace) -> int:
     return serve(target, keys_path=ns.keys, host=ns.host, port=ns.port, workers=ns.workers,
                  max_body_bytes=ns.max_body_bytes, create=ns.create, max_cache_mb=ns.max_cache_mb,
                  llm_base_url=ns.llm_base_url, llm_model=ns.llm_model, llm_api_key_env=ns.llm_api_key_env,
-                 router_path=ns.router)
+                 router_path=ns.router, read_timeout=ns.read_timeout)
 
 
 def cmd_ui(ns: argparse.Namespace) -> int:
@@ -365,6 +365,9 @@ def _serve_parser(sub: Any) -> None:
     p.add_argument("--keys", help="the keys file (JSON, SHA-256 digests; see memsieve serve keygen)")
     p.add_argument("--workers", type=int, default=1, help="worker processes sharing the port (default 1)")
     p.add_argument("--max-body-bytes", type=int, default=None, help="request body limit (default 1048576, 1 MiB)")
+    p.add_argument("--read-timeout", type=float, default=30.0,
+                   help="seconds a client has to send a request's head, and again its body; 408 past either "
+                        "(default 30)")
     p.add_argument("--max-cache-mb", type=float, default=None,
                    help="bound of each worker's cache of scopes' gate state, in MiB (default 512); scopes past it "
                         "are evicted and re-read from the store when next used")

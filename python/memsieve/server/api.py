@@ -441,7 +441,9 @@ _STATUS_TEXT = {400: "bad input: malformed JSON, a wrong type, an unknown field,
                 409: "a merge conflict (undone already, or a member changed since), or a request with this "
                      "Idempotency-Key is still running",
                 422: "this Idempotency-Key was used for another request; make a new key for a new request",
-                413: "the body is over the server's limit", 500: "the server failed (the log has the request id)",
+                413: "the body is over the server's limit",
+                408: "the request's head or body did not arrive within the server's --read-timeout",
+                500: "the server failed (the log has the request id)",
                 503: "the store does not answer, or the server is stopping"}
 
 
@@ -479,7 +481,7 @@ def _operation(ep: Endpoint, *, router: bool, llm: bool) -> dict[str, Any]:
     else:
         ok = {"description": "OK", "content": {"application/json": {"schema": {
             "type": "object", "required": list(ep.returns), "properties": ep.returns}}}}
-    statuses = list(ep.errors) + ([] if ep.public else [401]) + ([413] if ep.body is not None else []) + [500] \
+    statuses = list(ep.errors) + ([] if ep.public else [401]) + ([408, 413] if ep.body is not None else []) + [500] \
         + ([409, 422] if ep.writes else [])
     op["responses"] = {"200": ok, **{str(s): {"description": _STATUS_TEXT[s], "content": {
         "application/json": {"schema": ref("Error")}}} for s in sorted(set(statuses))}}

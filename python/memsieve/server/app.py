@@ -16,6 +16,7 @@ the page asks for a key and sends it on every API call.
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import json
 import re
@@ -40,13 +41,16 @@ from memsieve.server import api, replies, ui
 from memsieve.server.errors import (
     BodyTooLargeError,
     ForbiddenError,
+    IncompleteBodyError,
     MethodNotAllowedError,
+    RequestTimeoutError,
     RouteNotFoundError,
     error_body,
     internal_error_body,
     one_line,
     status_of,
 )
+from memsieve.server.deadlines import DEFAULT_READ_TIMEOUT, body_deadline
 from memsieve.server.keys import KeyRing
 from memsieve.server.metrics import CONTENT_TYPE, Metrics
 from memsieve.server.schema import finite, parse_body, parse_query
@@ -83,6 +87,8 @@ class ServeConfig:
         db: SQLite path or postgresql:// URL.
         keys_path: the keys file (memsieve.server.keys).
         max_body_bytes: the request body limit (413 past it).
+        read_timeout: seconds a client has for a request's head, and again for its body (408
+            past either; memsieve.server.deadlines).
         create: create the SQLite file if it does not exist.
         max_cache_bytes: bound of the worker's cache of scopes' gate state (None: Memory's default).
         llm_base_url: an OpenAI-compatible endpoint for ``infer`` (fact extraction) and the band's
@@ -98,6 +104,7 @@ class ServeConfig:
     db: str
     keys_path: str
     max_body_bytes: int = api.DEFAULT_MAX_BODY_BYTES
+    read_timeout: float = DEFAULT_READ_TIMEOUT
     create: bool = False
     max_cache_bytes: int | None = None
     llm_base_url: str | None = None
@@ -225,7 +232,8 @@ class FrontDoor:
                 idem = replies.check_key(headers.get("idempotency-key"))
             except MemsieveError as exc:
                 extra = [(b"www-authenticate", b"Bearer")] if status_of(exc) == 401 else []
-                if isinstance(exc, BodyTooLargeError):
+                # A body left unread, or cut short, leaves the connection's stream at no request's start.
+                if isinstance(exc, (BodyTooLargeError, RequestTimeoutError, IncompleteBodyError)):
                     extra.append((b"connection", b"close"))
                 await _send_json(send_with_id, status_of(exc), error_body(exc), extra)
                 return
@@ -256,10 +264,13 @@ class FrontDoor:
         if declared is not None and declared.isdigit() and int(declared) > limit:
             raise too_large
         chunks, size = [], 0
+        wait = self.state.config.read_timeout
+        deadline = asyncio.get_running_loop().time() + wait
         while True:
-            message = await receive()
+            message = await body_deadline(receive, deadline, read_timeout=wait)
             if message["type"] == "http.disconnect":
-                break
+                # A body cut short is not the request the client meant: nothing of it is done.
+                raise IncompleteBodyError(f"the client went away after {size} bytes of the body; nothing was done")
             chunk = message.get("body", b"")
             size += len(chunk)
             if size > limit:

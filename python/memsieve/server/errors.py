@@ -38,6 +38,18 @@ class BodyTooLargeError(InvalidInputError):
     """The request body is over the server's limit (413)."""
 
 
+class RequestTimeoutError(InvalidInputError):
+    """The request's head or body did not arrive within the server's --read-timeout (408)."""
+
+
+class MalformedRequestError(InvalidInputError):
+    """The bytes received are not an HTTP/1.1 request (400, from the protocol; the connection closes)."""
+
+
+class IncompleteBodyError(InvalidInputError):
+    """The client went away before its request's body was whole: nothing of it is done (400)."""
+
+
 class RouteNotFoundError(MemsieveError, LookupError):
     """No route has this path (404)."""
 
@@ -57,6 +69,7 @@ class ReplyMismatchError(InvalidInputError):
 #: (class, status), most specific first: the first class an error is an instance of decides.
 STATUSES: tuple[tuple[type[BaseException], int], ...] = (
     (BodyTooLargeError, 413),
+    (RequestTimeoutError, 408),
     (ReplyMismatchError, 422),
     (ReplyPendingError, 409),
     (UnauthorizedError, 401),

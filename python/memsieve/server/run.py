@@ -35,6 +35,7 @@ from typing import Any
 
 from memsieve.errors import ConfigError, MemsieveError
 from memsieve.server.app import ServeConfig, build_app, log
+from memsieve.server.deadlines import DEFAULT_READ_TIMEOUT, head_deadline_protocol
 from memsieve.server.keys import KeyRing
 
 #: Exit code of a process that reported a MemsieveError (as the CLI's).
@@ -42,7 +43,8 @@ REPORTED = 2
 MAX_WORKERS = 64
 
 
-def check_options(*, host: Any, port: Any, workers: Any, max_body_bytes: Any) -> None:
+def check_options(*, host: Any, port: Any, workers: Any, max_body_bytes: Any,
+                  read_timeout: Any = DEFAULT_READ_TIMEOUT) -> None:
     """Refuse malformed serve options before anything is opened.
 
     Raises:
@@ -56,6 +58,9 @@ def check_options(*, host: Any, port: Any, workers: Any, max_body_bytes: Any) ->
         raise ConfigError(f"--workers takes a number of processes in 1..{MAX_WORKERS}, got {workers!r}")
     if isinstance(max_body_bytes, bool) or not isinstance(max_body_bytes, int) or max_body_bytes < 1024:
         raise ConfigError(f"--max-body-bytes takes a number of bytes >= 1024, got {max_body_bytes!r}")
+    if (isinstance(read_timeout, bool) or not isinstance(read_timeout, (int, float))
+            or not 0.1 <= read_timeout <= 3600):
+        raise ConfigError(f"--read-timeout takes seconds in 0.1..3600, got {read_timeout!r}")
 
 
 def check_llm_options(*, base_url: Any, model: Any, api_key_env: Any) -> None:
@@ -175,8 +180,10 @@ def run_worker(config: ServeConfig, sock: socket.socket, *, keyring: KeyRing | N
         raise
     holder["app"] = front
     front.state.metrics.start_sharing()
+    # The head of every request has a deadline (memsieve.server.deadlines); the app bounds the body's.
     server = uvicorn.Server(uvicorn.Config(front, lifespan="on", log_level="warning", access_log=False,
                                            server_header=False, proxy_headers=False,
+                                           http=head_deadline_protocol(config.read_timeout),
                                            timeout_graceful_shutdown=None))
 
     # uvicorn stops gracefully on SIGTERM/SIGINT, then raises the signal again through the handler it found
@@ -259,7 +266,7 @@ class Supervisor:
 def serve(db: str, *, keys_path: str, host: str = "127.0.0.1", port: int = 8420, workers: int = 1,
           max_body_bytes: int | None = None, create: bool = False, max_cache_mb: float | None = None,
           llm_base_url: str | None = None, llm_model: str = "local", llm_api_key_env: str = "OPENAI_API_KEY",
-          router_path: str | None = None) -> int:
+          router_path: str | None = None, read_timeout: float = DEFAULT_READ_TIMEOUT) -> int:
     """Run ``memsieve serve`` until SIGTERM or SIGINT; returns the exit code.
 
     Raises:
@@ -269,13 +276,14 @@ def serve(db: str, *, keys_path: str, host: str = "127.0.0.1", port: int = 8420,
     from memsieve.server.api import DEFAULT_MAX_BODY_BYTES
 
     limit = DEFAULT_MAX_BODY_BYTES if max_body_bytes is None else max_body_bytes
-    check_options(host=host, port=port, workers=workers, max_body_bytes=limit)
+    check_options(host=host, port=port, workers=workers, max_body_bytes=limit, read_timeout=read_timeout)
     cache = check_cache_mb(max_cache_mb)
     check_llm_options(base_url=llm_base_url, model=llm_model, api_key_env=llm_api_key_env)
     if router_path is not None:
         load_router(router_path)  # a missing or malformed file stops the start here, before any socket
     keys = KeyRing(keys_path)  # a bad keys file stops the start here, before any socket
     config = ServeConfig(db=str(db), keys_path=str(keys_path), max_body_bytes=limit, create=create,
+                         read_timeout=float(read_timeout),
                          max_cache_bytes=cache, llm_base_url=llm_base_url, llm_model=llm_model,
                          llm_api_key_env=llm_api_key_env, router_path=router_path)
     sock = bind(host, port)

@@ -1,0 +1,114 @@
+"""How long a client may take to send a request: its head, then its body; and the answer to bytes
+that are not HTTP.
+
+A connection costs the service a file descriptor and a little memory for as
+long as it stays open. uvicorn closes a kept-alive connection that idles
+between requests, but waits without end for a connection that sends nothing,
+or sends a request's head or body a byte at a time: a few hundred such clients
+("slowloris") hold the service's descriptors. Two deadlines bound them:
+
+- the **head** of every request (method, path, headers) must arrive within
+  ``read_timeout`` seconds of the connection opening, or of the request's first
+  byte on a kept-alive connection. Past it the service answers 408 and closes.
+  The app never sees such a request, so this is the protocol's work:
+  ``HeadDeadlineProtocol`` is uvicorn's httptools protocol (the ``[server]``
+  extra installs httptools) with a timer armed and cleared by its own parser
+  callbacks;
+- the **body** must arrive within ``read_timeout`` seconds of its head
+  (``body_deadline``, used by the app while it reads): else a 408, and nothing
+  of the request is done.
+
+Bytes the parser cannot read as HTTP get a 400 in the service's JSON error
+format (``MalformedRequestError``), not uvicorn's plain text.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from typing import Any
+
+from uvicorn.protocols.http.httptools_impl import HttpToolsProtocol
+
+from memsieve.server.errors import MalformedRequestError, RequestTimeoutError, error_body
+
+#: Default seconds a client has for a request's head, and again for its body (1 MiB, the default
+#: body limit, at 35 kB/s).
+DEFAULT_READ_TIMEOUT = 30.0
+
+
+def _closing_response(status: bytes, error: Exception) -> bytes:
+    """A whole HTTP response carrying ``error`` as the service's JSON error, closing the connection."""
+    body = json.dumps(error_body(error)).encode()
+    return (b"HTTP/1.1 " + status + b"\r\ncontent-type: application/json\r\nconnection: close\r\n"
+            b"content-length: " + str(len(body)).encode() + b"\r\n\r\n" + body)
+
+
+#: What a request that is not HTTP gets: the service's JSON error, not uvicorn's plain text.
+NOT_HTTP = _closing_response(b"400 Bad Request", MalformedRequestError(
+    "the request is not valid HTTP/1.1 (a malformed request line, header or chunk); send a well-formed request"))
+
+
+def head_deadline_protocol(read_timeout: float) -> type[HttpToolsProtocol]:
+    """uvicorn's httptools protocol that answers 408 and closes when a request's head is late."""
+    late = _closing_response(b"408 Request Timeout", RequestTimeoutError(
+        f"the request's head did not arrive within {read_timeout:g} s; send it whole and promptly, or ask the "
+        "operator for a larger --read-timeout"))
+
+    class HeadDeadlineProtocol(HttpToolsProtocol):
+        _head_timer: asyncio.TimerHandle | None = None
+
+        def connection_made(self, transport: Any) -> None:  # type: ignore[override]
+            super().connection_made(transport)
+            self._arm()
+
+        def on_message_begin(self) -> None:
+            super().on_message_begin()
+            if self._head_timer is None:  # the next request on a kept-alive connection
+                self._arm()
+
+        def on_headers_complete(self) -> None:
+            self._disarm()
+            super().on_headers_complete()
+
+        def connection_lost(self, exc: Exception | None) -> None:
+            self._disarm()
+            super().connection_lost(exc)
+
+        def _arm(self) -> None:
+            self._disarm()
+            self._head_timer = self.loop.call_later(read_timeout, self._head_is_late)
+
+        def _disarm(self) -> None:
+            if self._head_timer is not None:
+                self._head_timer.cancel()
+                self._head_timer = None
+
+        def send_400_response(self, msg: str) -> None:
+            # uvicorn's own answer to bytes that are not HTTP is plain text; every answer here is JSON.
+            self._disarm()
+            if not self.transport.is_closing():
+                self.transport.write(NOT_HTTP)
+                self.transport.close()
+
+        def _head_is_late(self) -> None:
+            self._head_timer = None
+            if not self.transport.is_closing():
+                self.transport.write(late)
+                self.transport.close()
+
+    return HeadDeadlineProtocol
+
+
+async def body_deadline(receive: Any, deadline: float, *, read_timeout: float) -> Any:
+    """The next ASGI message of a request whose body must be read by the loop time ``deadline``.
+
+    Raises:
+        RequestTimeoutError: the deadline passed first.
+    """
+    left = deadline - asyncio.get_running_loop().time()
+    try:
+        return await asyncio.wait_for(receive(), timeout=max(left, 0.0))
+    except asyncio.TimeoutError:
+        raise RequestTimeoutError(f"the request's body did not arrive within {read_timeout:g} s; send it whole "
+                                  "and promptly, or ask the operator for a larger --read-timeout") from None

@@ -137,3 +137,80 @@ def test_bytes_that_are_not_http_get_the_json_error_and_a_closed_connection(serv
     status, body = _error(reply)
     assert status == 400 and body["error"]["type"] == "MalformedRequestError", reply
     assert b"content-type: application/json" in reply.lower()
+
+
+def test_a_bare_line_break_between_requests_starts_the_clock(served):
+    srv, _ = served
+    with _connect(srv) as s:
+        s.sendall(b"GET /healthz HTTP/1.1\r\nHost: x\r\n\r\n")
+        assert s.recv(65536).startswith(b"HTTP/1.1 200")
+        s.sendall(b"\r\n")  # begins no request, but stops uvicorn's keep-alive timer
+        status, _ = _error(_until_closed(s))
+    assert status == 408
+
+
+def test_an_answer_given_before_the_body_is_read_closes_the_connection(served):
+    srv, _ = served
+    with _connect(srv) as s:
+        s.sendall(b"POST /v1/memories HTTP/1.1\r\nHost: x\r\nContent-Length: 1000\r\n\r\n")  # no key
+        s.sendall(b"x")  # a byte of the body the 401 did not wait for
+        reply = _until_closed(s)
+    status, body = _error(reply)
+    assert status == 401 and b"connection: close" in reply.lower(), reply
+
+
+def test_a_pipelined_request_waits_for_the_answer_before_it_and_both_are_answered(served):
+    srv, key = served
+    items = [f"Pipelined fact {i}: the kiln fires at {i} degrees." for i in range(300)]
+    body = json.dumps({"user_id": "ana", "items": items, "batch_size": 1}).encode()
+    head = (b"POST /v1/memories/batch HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nAuthorization: "
+            b"Bearer " + key.encode() + b"\r\nContent-Length: " + str(len(body)).encode() + b"\r\n\r\n")
+    with _connect(srv) as s:
+        s.sendall(head + body + b"GET /healthz HTTP/1.1\r\nHost: x\r\n\r\n")
+        reply = b""
+        while reply.count(b"HTTP/1.1 ") < 2:
+            chunk = s.recv(65536)
+            assert chunk, reply[-300:]
+            reply += chunk
+    first, second = reply.split(b"HTTP/1.1 ")[1:3]
+    assert first.startswith(b"200") and second.startswith(b"200"), reply[:300]
+
+
+def test_a_client_that_half_closes_after_its_request_gets_the_answer(served):
+    srv, _ = served
+    with _connect(srv) as s:
+        s.sendall(b"GET /healthz HTTP/1.1\r\nHost: x\r\n\r\n")
+        s.shutdown(socket.SHUT_WR)
+        reply = _until_closed(s)
+    assert reply.startswith(b"HTTP/1.1 200"), reply
+
+
+def test_a_head_over_its_bound_is_431_and_closed(served):
+    srv, _ = served
+    refused = False
+    with _connect(srv) as s:
+        s.sendall(b"GET /healthz HTTP/1.1\r\nHost: x\r\nX-Big: ")
+        try:
+            for _ in range(2000):  # 8 MB, sent at once: far past the 64 kB bound, which closes it
+                s.sendall(b"a" * 4096)
+        except OSError:
+            refused = True  # the server closed the connection while the head was still coming
+        try:
+            reply = _until_closed(s)
+        except ConnectionResetError:
+            reply = b""  # the close reset the connection: the answer may be lost with it
+    # Unbounded, the whole 8 MB would be read and the head, never finished, answered 408 only later.
+    assert refused or reply.startswith(b"HTTP/1.1 431"), reply[:200]
+    if reply:
+        status, body = _error(reply)
+        assert status == 431 and body["error"]["type"] == "HeadTooLargeError"
+    assert httpx.get(srv.url + "/healthz").status_code == 200
+
+
+def test_a_websocket_upgrade_is_answered_as_http_in_json(served):
+    srv, _ = served
+    with _connect(srv) as s:
+        s.sendall(b"GET /v1/memories HTTP/1.1\r\nHost: x\r\nConnection: Upgrade\r\nUpgrade: websocket\r\n"
+                  b"Sec-WebSocket-Version: 13\r\nSec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\n\r\n")
+        head = s.recv(65536)
+    assert head.startswith(b"HTTP/1.1 401") and b"application/json" in head.lower(), head

@@ -232,6 +232,8 @@ def test_ambiguous_requests_are_refused_not_read_one_way(served):
         assert not texts & {"dup key probe", "a role probe", "an invisible scope probe", "a blank source probe"}
     with srv.client(ops) as c:
         assert c.get("/metrics", params={"bogus": "1"}).status_code == 400
-        too_many = c.post("/v1/memories/batch", json={"user_id": "ana", "items": ["x"] * 2001})
-        assert too_many.status_code == 400 and "at most 2000 items" in too_many.json()["error"]["message"]
+        too_many = c.post("/v1/memories/batch", json={"user_id": "ana", "items": ["x"] * 501})
+        assert too_many.status_code == 400 and "at most 500 items" in too_many.json()["error"]["message"]
+        too_many = c.post("/v1/memories", json={"user_id": "ana", "messages": [{"content": "x"}] * 501})
+        assert too_many.status_code == 400 and "at most 500 items" in too_many.json()["error"]["message"]
     assert "Traceback" not in srv.log()

@@ -151,7 +151,7 @@ def test_schemathesis_finds_the_service_as_its_document_says(served):
            "-H", f"Authorization: Bearer {key}", "--checks", "all",
            "--exclude-checks", "use_after_free,missing_required_header",
            "--max-examples", "15", "--seed", "20261204", "--workers", "1", "--no-color",
-           # the coverage phase sends a batch at its item cap (2,000): slow on a loaded machine, not wrong
+           # the coverage phase sends a batch at its item cap (500) in one-item transactions: slow on a loaded machine
            "--request-timeout", "180"]
     done = subprocess.run(cmd, capture_output=True, text=True, timeout=900, env=env, cwd=tmp)
     assert done.returncode == 0, done.stdout[-6000:] + done.stderr[-2000:]

@@ -300,8 +300,9 @@ ENDPOINTS: tuple[Endpoint, ...] = (
              "Remember text or chat messages; the write gate decides each candidate (ADD, UPDATE, DELETE or NOOP) "
              "and says why.", _DECISIONS,
              {**body(text=text("what to remember (or send messages)"),
-                  messages={"type": "array", "items": MESSAGE, "minItems": 1,
-                            "description": "chat messages, one candidate each (or send text)"},
+                  messages={"type": "array", "items": MESSAGE, "minItems": 1, "maxItems": MAX_BATCH_ITEMS,
+                            "description": f"chat messages, one candidate each, at most {MAX_BATCH_ITEMS:,} (or "
+                                           "send text)"},
                   infer=boolean("extract facts with the server's LLM first"), metadata=METADATA,
                   valid_from=iso_time("ISO time the fact began to hold (default: now)"), source=SOURCE, scoped=True),
               "oneOf": [{"required": ["text"]}, {"required": ["messages"]}]}),

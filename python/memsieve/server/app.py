@@ -215,6 +215,7 @@ class FrontDoor:
                 message = dict(message, headers=[*message.get("headers", []), rid_header])
             await send(message)
 
+        body_read = False
         try:
             try:
                 if self.state.ui_key is not None and not ui.host_is_loopback(headers.get("host")):
@@ -229,11 +230,14 @@ class FrontDoor:
                     key = self.state.keyring.authenticate(headers.get("authorization"))
                     seen["key"] = key.name
                 raw = await self._read_body(receive, headers) if method in _BODY_METHODS else b""
+                body_read = True
                 idem = replies.check_key(headers.get("idempotency-key"))
             except MemsieveError as exc:
                 extra = [(b"www-authenticate", b"Bearer")] if status_of(exc) == 401 else []
-                # A body left unread, or cut short, leaves the connection's stream at no request's start.
-                if isinstance(exc, (BodyTooLargeError, RequestTimeoutError, IncompleteBodyError)):
+                # A body left unread (a 401 before it is read), or cut short, leaves the
+                # connection's stream at no request's start: the answer closes it.
+                if (isinstance(exc, (BodyTooLargeError, RequestTimeoutError, IncompleteBodyError))
+                        or (not body_read and _declares_body(headers))):
                     extra.append((b"connection", b"close"))
                 await _send_json(send_with_id, status_of(exc), error_body(exc), extra)
                 return
@@ -279,6 +283,12 @@ class FrontDoor:
             if not message.get("more_body", False):
                 break
         return b"".join(chunks)
+
+
+def _declares_body(headers: dict[str, str]) -> bool:
+    """Whether a request's head says a body follows (a length above 0, or chunks)."""
+    length = headers.get("content-length", "0").strip()
+    return "transfer-encoding" in headers or not (length.isdigit() and int(length) == 0)
 
 
 def _replay(raw: bytes) -> Any:

@@ -19,7 +19,11 @@ or sends a request's head or body a byte at a time: a few hundred such clients
   of the request is done.
 
 Bytes the parser cannot read as HTTP get a 400 in the service's JSON error
-format (``MalformedRequestError``), not uvicorn's plain text.
+format (``MalformedRequestError``), not uvicorn's plain text; a head over
+``MAX_HEAD_BYTES`` a 431. Bytes that arrive while no request is served and
+that begin none (a bare CRLF, the rest of a body answered unread) start the
+head's clock too, and a pipelined request's clock waits until the answer
+before it is sent. A client that half-closes after its request gets its answer.
 """
 
 from __future__ import annotations
@@ -30,7 +34,7 @@ from typing import Any
 
 from uvicorn.protocols.http.httptools_impl import HttpToolsProtocol
 
-from memsieve.server.errors import MalformedRequestError, RequestTimeoutError, error_body
+from memsieve.server.errors import HeadTooLargeError, MalformedRequestError, RequestTimeoutError, error_body
 
 #: Default seconds a client has for a request's head, and again for its body (1 MiB, the default
 #: body limit, at 35 kB/s).
@@ -43,6 +47,14 @@ def _closing_response(status: bytes, error: Exception) -> bytes:
     return (b"HTTP/1.1 " + status + b"\r\ncontent-type: application/json\r\nconnection: close\r\n"
             b"content-length: " + str(len(body)).encode() + b"\r\n\r\n" + body)
 
+
+#: Most bytes a request's head (request line and headers) may take: more is a 431 and the
+#: connection closes (httptools itself sets no bound; a 42 MB header was read whole).
+MAX_HEAD_BYTES = 64 * 1024
+
+#: What a head over MAX_HEAD_BYTES gets.
+TOO_LARGE_HEAD = _closing_response(b"431 Request Header Fields Too Large", HeadTooLargeError(
+    f"the request's head is over {MAX_HEAD_BYTES:,} bytes; send fewer or shorter headers"))
 
 #: What a request that is not HTTP gets: the service's JSON error, not uvicorn's plain text.
 NOT_HTTP = _closing_response(b"400 Bad Request", MalformedRequestError(
@@ -57,10 +69,26 @@ def head_deadline_protocol(read_timeout: float) -> type[HttpToolsProtocol]:
 
     class HeadDeadlineProtocol(HttpToolsProtocol):
         _head_timer: asyncio.TimerHandle | None = None
+        _head_bytes = 0
+        _eof = False
 
         def connection_made(self, transport: Any) -> None:  # type: ignore[override]
             super().connection_made(transport)
             self._arm()
+
+        def data_received(self, data: bytes) -> None:
+            super().data_received(data)
+            if self.transport.is_closing():
+                return
+            if self._head_timer is None and not self._serving():
+                # Bytes that arrive while no request is served and that began none: a bare CRLF
+                # between requests, or the rest of a body that was answered unread (a 401).
+                # uvicorn's keep-alive timer stopped at them; this deadline takes its place.
+                self._arm()
+            if self._head_timer is not None:  # still waiting for a head: count what it costs
+                self._head_bytes += len(data)
+                if self._head_bytes > MAX_HEAD_BYTES:
+                    self._close_with(TOO_LARGE_HEAD)
 
         def on_message_begin(self) -> None:
             super().on_message_begin()
@@ -71,30 +99,52 @@ def head_deadline_protocol(read_timeout: float) -> type[HttpToolsProtocol]:
             self._disarm()
             super().on_headers_complete()
 
+        def eof_received(self) -> bool | None:
+            # A client that half-closes after its whole request still reads the answer: keep the
+            # transport open until it is sent (on_response_complete closes it). One that stops
+            # inside its body sends no more: closing tells the app, which then does nothing.
+            self._eof = True
+            return True if self._serving() and not self.cycle.more_body else None
+
+        def on_response_complete(self) -> None:
+            super().on_response_complete()
+            if self._eof and not self.transport.is_closing():
+                self.transport.close()
+
         def connection_lost(self, exc: Exception | None) -> None:
             self._disarm()
             super().connection_lost(exc)
+
+        def send_400_response(self, msg: str) -> None:
+            # uvicorn's own answer to bytes that are not HTTP is plain text; every answer here is JSON.
+            self._close_with(NOT_HTTP)
+
+        def _serving(self) -> bool:
+            return self.cycle is not None and not self.cycle.response_complete
 
         def _arm(self) -> None:
             self._disarm()
             self._head_timer = self.loop.call_later(read_timeout, self._head_is_late)
 
         def _disarm(self) -> None:
+            self._head_bytes = 0
             if self._head_timer is not None:
                 self._head_timer.cancel()
                 self._head_timer = None
 
-        def send_400_response(self, msg: str) -> None:
-            # uvicorn's own answer to bytes that are not HTTP is plain text; every answer here is JSON.
-            self._disarm()
-            if not self.transport.is_closing():
-                self.transport.write(NOT_HTTP)
-                self.transport.close()
-
         def _head_is_late(self) -> None:
             self._head_timer = None
+            if self._serving():
+                # A pipelined request's head waits behind the answer to the one before it: the
+                # clock runs from when the server is free to read it.
+                self._arm()
+                return
+            self._close_with(late)
+
+        def _close_with(self, response: bytes) -> None:
+            self._disarm()
             if not self.transport.is_closing():
-                self.transport.write(late)
+                self.transport.write(response)
                 self.transport.close()
 
     return HeadDeadlineProtocol

@@ -46,6 +46,10 @@ class MalformedRequestError(InvalidInputError):
     """The bytes received are not an HTTP/1.1 request (400, from the protocol; the connection closes)."""
 
 
+class HeadTooLargeError(InvalidInputError):
+    """The request's head (request line and headers) is over the server's bound (431)."""
+
+
 class IncompleteBodyError(InvalidInputError):
     """The client went away before its request's body was whole: nothing of it is done (400)."""
 

@@ -184,6 +184,9 @@ def run_worker(config: ServeConfig, sock: socket.socket, *, keyring: KeyRing | N
     server = uvicorn.Server(uvicorn.Config(front, lifespan="on", log_level="warning", access_log=False,
                                            server_header=False, proxy_headers=False,
                                            http=head_deadline_protocol(config.read_timeout),
+                                           # no WebSocket route: an upgrade request is an HTTP request
+                                           # like any other (JSON answers), not uvicorn's plain text
+                                           ws="none",
                                            timeout_graceful_shutdown=None))
 
     # uvicorn stops gracefully on SIGTERM/SIGINT, then raises the signal again through the handler it found

@@ -160,3 +160,84 @@ def test_the_langgraph_store_reads_hostile_op_fields_as_plain_values(tmp_path, e
         (found,) = store.batch([SearchOp((Unhashable("notes"),), filter=HostileDict(floor=HostileInt(3)),
                                          query=Unhashable("Lisbon"), limit=HostileInt(2))])
         assert [item.key for item in found] == ["home"]
+
+
+class _Liar:
+    """Says it is a str (its ``__class__``) but is none."""
+
+    @property  # type: ignore[misc]
+    def __class__(self):
+        return str
+
+
+class _SameById(str):
+    """Two of these holding "a" are two dict keys, but one str."""
+
+    __hash__ = object.__hash__
+
+    def __eq__(self, other):
+        return self is other
+
+
+def test_what_plain_cannot_read_is_an_input_error_not_a_leak(m):
+    import collections
+    from collections.abc import Mapping
+
+    class Unreadable(collections.UserList):
+        def __iter__(self):
+            raise RuntimeError("a caller's method ran")
+
+        def __getitem__(self, i):
+            raise RuntimeError("a caller's method ran")
+
+    class Items(Mapping):
+        def __init__(self, d):
+            self.d = d
+
+        def __getitem__(self, k):
+            return Hostile(self.d[k])
+
+        def __iter__(self):
+            return iter(self.d)
+
+        def __len__(self):
+            return len(self.d)
+
+    pair = collections.namedtuple("pair", "a b")
+    before = len(m.get_all(user_id="ana"))
+    for call, match in [
+        (lambda: m.add(Unreadable(["I walk."]), user_id="ana"), "reading the messages raised RuntimeError"),
+        (lambda: m.add_many(Unreadable(["I walk."]), user_id="ana"), "reading add_many's items raised"),
+        (lambda: m.add(_Liar(), user_id="ana"), "says it is a str"),
+        (lambda: m.add("I walk.", user_id="ana", metadata={_SameById("a"): 1, _SameById("a"): 2}), "same string"),
+    ]:
+        with pytest.raises(InvalidInputError, match=match):
+            call()
+    assert len(m.get_all(user_id="ana")) == before
+    # a named tuple of hostile strings as sources, a mapping item of one's own: read as plain values
+    (d,) = m.add("I swim on Mondays.", user_id="ana", source=pair(Unhashable("chat:1"), Unhashable("chat:2")))
+    assert m.get(d.memory_id).sources == ["chat:1", "chat:2"]
+    ((e,),) = m.add_many([Items({"content": "I swim on Fridays."})], user_id="ana")
+    assert m.get(e.memory_id).text == "I swim on Fridays."
+
+
+def test_a_list_of_messages_shares_the_bulk_metadata_bound(m):
+    with pytest.raises(InvalidInputError, match="stored with each of its 30 texts"):
+        m.add([f"Fact {i} about the tram." for i in range(30)], user_id="ana", metadata={"b": "x" * 400_000})
+
+
+def test_a_langgraph_put_refused_at_the_limit_keeps_the_item_it_would_replace(tmp_path, embedder):
+    from langgraph.store.base import GetOp, PutOp
+
+    from memsieve.integrations.langgraph import MemsieveStore
+
+    with MemsieveStore(Memory(tmp_path / "s.db", embedder=embedder)) as store:
+        ns = ("notes", "ana")
+        assert store.batch([PutOp(ns, "k", {"text": "Ana lives in Lisbon."})]) == [None]
+        # a value that fits on a first put but not once the replaced item's creation time is kept
+        big = {"text": "Ana lives in Porto.", "pad": "x" * (MAX_METADATA_CHARS - 120)}
+        with pytest.raises(InvalidInputError):
+            for _ in range(2):
+                store.batch([PutOp(ns, "k", big)])
+        (item,) = store.batch([GetOp(ns, "k")])
+        assert item is not None and item.value["text"] in ("Ana lives in Lisbon.", "Ana lives in Porto.")

@@ -21,7 +21,9 @@ from collections.abc import Mapping, Sequence
 from datetime import datetime, timezone
 from typing import Any, Literal, overload
 
-from memsieve.errors import CallbackError, ConfigError, InvalidInputError, InvalidTextError, NotFoundError, short_repr
+from memsieve.errors import (CallbackError, ConfigError, InvalidInputError, InvalidTextError, MemsieveError,
+                             NotFoundError, short_repr)
+from memsieve.plain import plain
 from memsieve.scope import INVISIBLE_RANGES
 
 #: Longest text one candidate may hold: 100,000 characters, well above any chat
@@ -143,6 +145,37 @@ def check_role(role: object, *, where: str) -> str | None:
     return _check_role(role, where=where)
 
 
+def read_sequence(items: Sequence[Any], *, what: str) -> list[Any]:
+    """A caller's sequence that is no list (a ``UserList``, a ``Sequence`` of its own) read into
+    one, its items as plain values (memsieve.plain), through its own methods, which may raise.
+
+    Raises:
+        InvalidInputError: reading it raised; the caller's exception is chained.
+    """
+    if type(items) in (list, tuple):
+        return list(items)
+    try:
+        return [plain(item) for item in items]
+    except MemsieveError:
+        raise
+    except Exception as exc:
+        raise InvalidInputError(f"reading {what} raised {type(exc).__name__}: {short_repr(str(exc), 80)}; "
+                                "pass a list") from exc
+
+
+def read_mapping(item: Mapping[Any, Any], *, what: str) -> dict[Any, Any]:
+    """A caller's mapping that is no dict read into one (as ``read_sequence`` reads a sequence)."""
+    if type(item) is dict:
+        return item
+    try:
+        return plain({key: item[key] for key in list(item)})
+    except MemsieveError:
+        raise
+    except Exception as exc:
+        raise InvalidInputError(f"reading {what} raised {type(exc).__name__}: {short_repr(str(exc), 80)}; "
+                                "pass a dict") from exc
+
+
 def candidate_texts(messages_or_text: object, *, max_chars: int = MAX_TEXT_CHARS) -> list[tuple[str, str | None]]:
     """Validate the input of ``add`` and return (text, role) pairs.
 
@@ -158,11 +191,13 @@ def candidate_texts(messages_or_text: object, *, max_chars: int = MAX_TEXT_CHARS
         raise InvalidTextError(
             f"expected a string, a list of strings or a list of messages, got {type(messages_or_text).__name__}"
         )
+    messages_or_text = read_sequence(messages_or_text, what="the messages")
     if len(messages_or_text) == 0:
         raise InvalidTextError("nothing to add: the list is empty; pass at least one text")
     out: list[tuple[str, str | None]] = []
     for i, item in enumerate(messages_or_text):
         if isinstance(item, Mapping):
+            item = read_mapping(item, what=f"message {i}")
             if "content" not in item:
                 raise InvalidTextError(f"message {i} has no 'content' key; pass {{'role': ..., 'content': ...}}")
             out.append((check_text(item["content"], where=f"message {i} content", max_chars=max_chars),

@@ -244,7 +244,8 @@ class Memory:
         scope = Scope.of(user_id, agent_id, run_id)
         infer = check_flag(infer, where="infer")
         pairs = candidate_texts(messages_or_text, max_chars=self.max_text_chars)
-        return self._writer.add(scope, pairs, metadata=check_metadata(metadata), sources=check_sources(source),
+        meta = bulk.check_shared_metadata(check_metadata(metadata), count=len(pairs))
+        return self._writer.add(scope, pairs, metadata=meta, sources=check_sources(source),
                                 valid_from=iso_time(valid_from, where="valid_from"), infer=infer,
                                 max_chars=self.max_text_chars)
 

@@ -22,20 +22,26 @@ import inspect
 from collections.abc import Callable
 from typing import Any, TypeVar
 
+from memsieve.errors import InvalidInputError
+
 #: Containers nested deeper than this are passed on unread: the validators refuse
 #: metadata nested past memsieve.inputs.MAX_METADATA_DEPTH, and a list holding
 #: itself must not recurse without end here.
 MAX_PLAIN_DEPTH = 100
 
 _EXACT = (str, int, float, bool, type(None))
+_CLAIMED = (str, int, float, dict, list, tuple)
 
 T = TypeVar("T")
 
 
 def plain(value: Any, _depth: int = 0) -> Any:
     """``value`` with every ``str``, ``int``, ``float``, ``dict``, ``list`` and ``tuple`` subclass in
-    it copied into the built-in type (a named tuple is kept as it is); the value itself when it
-    holds none.
+    it (a named tuple too) copied into the built-in type; the value itself when it holds none.
+
+    Raises:
+        InvalidInputError: an object that says it is one of those types (its ``__class__``) but
+            is none, or a dict two of whose keys are one string once read as ``str``.
 
     >>> class Shouty(str):
     ...     def strip(self):
@@ -58,9 +64,12 @@ def plain(value: Any, _depth: int = 0) -> Any:
             pairs = [(plain(k, _depth + 1), plain(v, _depth + 1)) for k, v in dict.items(value)]
             if kind is dict and all(k is k0 and v is v0 for (k, v), (k0, v0) in zip(pairs, dict.items(value))):
                 return value
-            return dict(pairs)
-        # A named tuple is a record of the caller's API (langgraph's ops), not a sequence: kept whole.
-        if issubclass(kind, list) or (issubclass(kind, tuple) and not hasattr(kind, "_fields")):
+            out = dict(pairs)
+            if len(out) < len(pairs):  # two keys the caller's own hashing kept apart are one string
+                raise InvalidInputError(f"a dict holds two keys that are the same string once read as str "
+                                        f"({len(pairs) - len(out)} repeated); pass each key once")
+            return out
+        if issubclass(kind, (list, tuple)):
             base = list.copy(value) if issubclass(kind, list) else tuple.__getitem__(value, slice(None))
             items = [plain(v, _depth + 1) for v in base]
             if kind in (list, tuple) and all(a is b for a, b in zip(items, base)):
@@ -68,6 +77,15 @@ def plain(value: Any, _depth: int = 0) -> Any:
             return items if issubclass(kind, list) else tuple(items)
     except RecursionError:
         return value
+    # Not a subclass of a built-in, yet it may say it is one (a ``__class__`` that answers ``str``):
+    # the validators' isinstance checks would take it for one and call methods it lacks.
+    try:
+        claims = isinstance(value, _CLAIMED)
+    except Exception:  # noqa: BLE001 - a __class__ that raises is a claim nobody can check
+        claims = True
+    if claims:
+        raise InvalidInputError(f"a value of type {kind.__name__} says it is a "
+                                f"{'/'.join(t.__name__ for t in _CLAIMED)} but is none; pass the built-in value")
     return value
 
 

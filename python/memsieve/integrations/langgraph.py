@@ -200,8 +200,9 @@ class MemsieveStore(BaseStore):
         there, so a refused batch writes nothing."""
         # Each op's fields as plain values (memsieve.plain): a str or dict subclass in a
         # namespace, key or value has none of its own methods called.
-        ops = [op._replace(**{f: plain(getattr(op, f)) for f in op._fields}) if isinstance(op, tuple)
-               and hasattr(op, "_replace") else op for op in ops]
+        # (A list-namespaces op's match conditions are named tuples of langgraph's own: kept.)
+        ops = [op._replace(**{f: plain(getattr(op, f)) for f in op._fields if f != "match_conditions"})
+               if isinstance(op, tuple) and hasattr(op, "_replace") else op for op in ops]
         texts: dict[int, str] = {}
         for i, op in enumerate(ops):
             _check_op(op)
@@ -360,6 +361,9 @@ class MemsieveStore(BaseStore):
             value = dict(op.value)
             created = min((_meta(m).get("created_at", m.created_at) for m in held), default=None)
             meta = _stored_meta(op.key, value, indexed=op.index is not False, created=created)
+            # Checked as it will be stored (the kept creation time included) before the item it
+            # replaces is deleted: a refused put leaves the old item in place.
+            check_metadata(meta, where=f"the value put to key {op.key!r}")
             reason = f"replaced by a put to key {op.key!r} of the LangGraph store"
             for m in held:
                 self.memory.delete(m.id, reason=reason)

@@ -13,7 +13,8 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from memsieve.errors import InvalidInputError, InvalidTextError
-from memsieve.inputs import MAX_METADATA_CHARS, MAX_TEXT_CHARS, check_metadata, check_role, check_sources, check_text, iso_time
+from memsieve.inputs import (MAX_METADATA_CHARS, MAX_TEXT_CHARS, check_metadata, check_role, check_sources,
+                              check_text, iso_time, read_mapping, read_sequence)
 from memsieve.write.path import Candidate
 
 #: Most metadata one ``add_many`` call may store over all its items, in characters of JSON:
@@ -23,6 +24,21 @@ MAX_BULK_METADATA_CHARS = 10 * MAX_METADATA_CHARS
 
 #: Keys an item given as a mapping may hold.
 ITEM_KEYS = frozenset({"content", "text", "role", "valid_from", "source", "metadata"})
+
+
+def check_shared_metadata(metadata: dict[str, Any], *, count: int) -> dict[str, Any]:
+    """``metadata`` (checked) that ``count`` candidates of one call each store: refused when that
+    comes to more than MAX_BULK_METADATA_CHARS in all (``add`` with a list of messages).
+
+    Raises:
+        InvalidInputError: naming the total and the limit.
+    """
+    stored = len(json.dumps(metadata)) * count if metadata else 0
+    if stored > MAX_BULK_METADATA_CHARS:
+        raise InvalidInputError(f"the call's metadata is stored with each of its {count:,} texts, "
+                                f"{stored:,} characters of JSON in all, over the limit of "
+                                f"{MAX_BULK_METADATA_CHARS:,}; split the call or store less metadata")
+    return metadata
 
 
 def bulk_items(items: object, *, metadata: dict[str, Any], max_chars: int = MAX_TEXT_CHARS
@@ -41,6 +57,7 @@ def bulk_items(items: object, *, metadata: dict[str, Any], max_chars: int = MAX_
     if isinstance(items, (str, bytes, bytearray, Mapping)) or not isinstance(items, Sequence):
         raise InvalidTextError(f"add_many expects a list of texts or of items, got {type(items).__name__}; "
                                "pass e.g. ['first text', {'content': 'second', 'valid_from': '2024-05-01'}]")
+    items = read_sequence(items, what="add_many's items")
     if not items:
         raise InvalidTextError("nothing to add: the list is empty; pass at least one item")
     out = []
@@ -48,6 +65,7 @@ def bulk_items(items: object, *, metadata: dict[str, Any], max_chars: int = MAX_
     stored = 0
     for i, item in enumerate(items):
         if isinstance(item, Mapping):
+            item = read_mapping(item, what=f"item {i}")
             unknown = sorted(set(map(str, item)) - ITEM_KEYS)
             if unknown:
                 raise InvalidInputError(f"item {i} has unknown key(s) {unknown}; use {sorted(ITEM_KEYS)}")

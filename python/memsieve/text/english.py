@@ -84,6 +84,17 @@ hundred indeed need speed seed feed bleed breed sacred naked wicked kindred rugg
 wed shed sled fled bred ted ned fred
 """.split())
 
+#: Words that say a fact is only planned, wished, tried, nearly done or owed, not done or
+#: held: "I'm planning to quit my job" is not "I quit my job", nor "I almost missed my
+#: flight" "I missed my flight". A text that says none of them is not folded into a memory
+#: that says one, nor the other way round (memsieve.text.marks). Two-word entries are read
+#: as phrases ("going to"; "going" alone is a way to go).
+MODAL_WORDS = frozenset("""
+plan plans planning planned want wants wanted wanna hope hopes hoping hoped wish wishes wishing intend intends
+intending intended considering thinking try tries trying tried attempt attempting attempted expecting aiming
+might should must ought almost nearly barely gonna
+""".split()) | {"going to", "would like", "about to", "supposed to", "meant to"}
+
 #: Words a restatement adds without saying more: "as I said", "honestly", "lol". A text
 #: that lines up with a memory and adds only these is a repeat (memsieve.text.marks).
 FILLER_WORDS = frozenset("""

@@ -154,6 +154,11 @@ class Lexicon:
         passive_auxiliaries: the words before a verb in the passive ("was", "got") ...
         agent_words: ... and the word before its doer ("by"); empty: no text is read
             for its doers, and "I was hired by Ben" may fold into "I hired Ben".
+        verb_forms: a verb's past and participle where they differ, written
+            ``"gave/given"``: read as one verb when who does it is compared.
+        modal_words: words (or two-word phrases) that say a fact is only planned, wished,
+            tried or nearly done ("planning", "almost", "going to"): a text that says none is
+            not folded into a memory that says one, nor the other way round.
         vocabulary: a Hugging Face ``tokenizer.json`` (path or Traversable)
             whose WordPiece vocabulary ranks words by frequency, for the
             word-rarity prior (memsieve.text.rarity); None: every word is rare (1.0).
@@ -195,6 +200,7 @@ class Lexicon:
     passive_auxiliaries: frozenset[str] = frozenset()
     agent_words: frozenset[str] = frozenset()
     verb_forms: frozenset[str] = frozenset()
+    modal_words: frozenset[str] = frozenset()
     vocabulary: Any = None
     _derived: "_Derived" = field(init=False, repr=False, compare=False)
 
@@ -204,7 +210,8 @@ class Lexicon:
         for name in ("change_cues", "cue_suffixes", "relations", "request_words", "old_words", "determiners",
                      "value_labels", "self_words", "self_possessives", "other_pronouns", "companions", "value_words",
                      "polarity_words", "past_words", "present_words", "future_words", "not_past", "filler_words",
-                     "pronoun_forms", "word_forms", "auxiliaries", "passive_auxiliaries", "agent_words", "verb_forms"):
+                     "pronoun_forms", "word_forms", "auxiliaries", "passive_auxiliaries", "agent_words", "verb_forms",
+                     "modal_words"):
             object.__setattr__(self, name, _entries(getattr(self, name), name=name))
         for name, example in (("pronoun_forms", "'i/me/my'"), ("word_forms", "'a/an'"),
                               ("verb_forms", "'gave/given'")):
@@ -250,7 +257,7 @@ class Lexicon:
                    currency_signs=english.CURRENCY_SIGNS, pronoun_forms=english.PRONOUN_FORMS,
                    word_forms=english.WORD_FORMS, auxiliaries=english.AUXILIARIES,
                    passive_auxiliaries=english.PASSIVE_AUXILIARIES, agent_words=english.AGENT_WORDS,
-                   verb_forms=english.VERB_FORMS, vocabulary=packaged_tokenizer_path())
+                   verb_forms=english.VERB_FORMS, modal_words=english.MODAL_WORDS, vocabulary=packaged_tokenizer_path())
 
     # ---- what a text says ------------------------------------------------------
 
@@ -269,6 +276,11 @@ class Lexicon:
         for memo in (d.cues, d.identifying, d.marks):
             memo.cache_clear()  # type: ignore[attr-defined]
         forget_read_texts()
+
+    @property
+    def modal_terms(self) -> frozenset[str]:
+        """The index terms of ``modal_words`` ("planning": "plan"): the content words a modal says."""
+        return self._derived.modal_terms
 
     def marks(self, text: str) -> Marks:
         """The value words, denials, currency signs and ordered values of a text
@@ -450,13 +462,14 @@ class _Derived:
         self._request_words = lexicon.request_words
         self.request_terms = functools.cache(self._request_terms)
         self.ranks = functools.cache(self._ranks)
+        self.modal_terms = frozenset(t for w in lexicon.modal_words for t in _core.tokenize(w))
         self.marks: Callable[[str], Marks] = functools.lru_cache(maxsize=_CUE_MEMO_SIZE)(MarkReader(
             value_words=lexicon.value_words, polarity_words=lexicon.polarity_words,
             tenses={"past": lexicon.past_words, "present": lexicon.present_words, "future": lexicon.future_words},
             past_ending=lexicon.past_ending, not_past=lexicon.not_past, currency_signs=lexicon.currency_signs,
             pronoun_forms=lexicon.pronoun_forms, word_forms=lexicon.word_forms, auxiliaries=lexicon.auxiliaries,
             passive_auxiliaries=lexicon.passive_auxiliaries, agent_words=lexicon.agent_words,
-            verb_forms=lexicon.verb_forms, determiners=lexicon.determiners))
+            verb_forms=lexicon.verb_forms, determiners=lexicon.determiners, modal_words=lexicon.modal_words))
 
     def _cues(self, text: str) -> frozenset[str]:
         return find_cues(text, cue_words=self.cue_words, phrases=self.phrases, suffixes=self.suffixes)

@@ -51,6 +51,8 @@ class Marks:
             me" say the same words but for the form of one pronoun.
         doers: each verb a short text says once, with its doer's hash and whether it says the
             verb in the passive (memsieve.text.voice): "I was hired by Ben" / "I hired Ben".
+        modal: the lexicon's modal words and phrases it says ("planning", "going to"): it
+            tells of a plan, a wish, a try or a near miss, not of a thing done.
     """
 
     words: frozenset[str]
@@ -60,6 +62,7 @@ class Marks:
     sequence: array = field(default_factory=lambda: array("q"), compare=False)
     roles: frozenset[tuple[str, str]] = frozenset()
     doers: tuple[Doer, ...] = ()
+    modal: frozenset[str] = frozenset()
 
 
 #: The marks of a text that says none.
@@ -86,7 +89,8 @@ class MarkReader:
                  not_past: Collection[str] = (), pronoun_forms: Collection[str] = (),
                  word_forms: Collection[str] = (), auxiliaries: Collection[str] = (),
                  passive_auxiliaries: Collection[str] = (), agent_words: Collection[str] = (),
-                 verb_forms: Collection[str] = (), determiners: Collection[str] = ()) -> None:
+                 verb_forms: Collection[str] = (), determiners: Collection[str] = (),
+                 modal_words: Collection[str] = ()) -> None:
         self.value_words, self.polarity_words = frozenset(value_words), frozenset(polarity_words)
         # "i/me/my": each form of a pronoun, doer, receiver or owner, mapped to its group.
         self.role_of = {form: group for group in pronoun_forms for form in group.split("/")}
@@ -98,8 +102,12 @@ class MarkReader:
             for verb in verbs:
                 self.tense_of[verb] = (*self.tense_of.get(verb, ()), name)
         self.currency_signs, self.past_ending, self.not_past = currency_signs, past_ending, frozenset(not_past)
+        # A modal phrase ("going to") is found at its second word.
+        self.modal_words = frozenset(w for w in modal_words if " " not in w)
+        self.modal_phrases = frozenset(w for w in modal_words if " " in w)
         # The words that can mark; most words are none of them and are passed over with one lookup.
-        self.marking = self.value_words | self.polarity_words | frozenset(self.tense_of) | self.role_words
+        self.marking = (self.value_words | self.polarity_words | frozenset(self.tense_of) | self.role_words
+                        | self.modal_words | frozenset(p.split()[-1] for p in self.modal_phrases))
         participle_of = {form: group.split("/")[0] for group in verb_forms for form in group.split("/")[1:]}
         self.voice = VoiceReader(auxiliaries=auxiliaries, passive_auxiliaries=passive_auxiliaries, agent_words=agent_words,
                                  verb_of=participle_of, determiners=determiners,
@@ -111,6 +119,7 @@ class MarkReader:
         said: set[str] = set()
         tense: set[str] = set()
         roles: set[tuple[str, str]] = set()
+        modal: set[str] = set()
         value_words, polarity_words, tense_of = self.value_words, self.polarity_words, self.tense_of
         ending = self.past_ending
         sequence = sequence_words(text)
@@ -119,6 +128,10 @@ class MarkReader:
             last, previous = previous, w
             if w not in self.marking and "'" not in w and not (ending and w.endswith(ending)):
                 continue
+            if w in self.modal_words:
+                modal.add(w)
+            elif f"{_last_part(last)} {w}" in self.modal_phrases:  # "i'd like": "would like"
+                modal.add(f"{_last_part(last)} {w}")
             # A word that is both a value and a verb ("9 am" / "I am") is the value after a number only.
             if w in value_words and w in tense_of and not digits(last):
                 tense.update(tense_of[w])
@@ -147,7 +160,13 @@ class MarkReader:
                      tense=frozenset(tense), values=values,
                      sequence=array("q", [hash(_term_of(self.form_of.get(w, w))) for w in sequence]),
                      roles=frozenset(roles),
-                     doers=self.voice(sequence) if len(sequence) <= MAX_SWAP_WORDS else ())
+                     doers=self.voice(sequence) if len(sequence) <= MAX_SWAP_WORDS else (),
+                     modal=frozenset(modal))
+
+
+def _last_part(word: str) -> str:
+    """A word, or the word its contraction ends in ("i'd": "would")."""
+    return next((full for end, full in _ENDINGS if word.endswith(end) and len(word) > len(end)), word)
 
 
 @functools.lru_cache(maxsize=65536)
@@ -348,7 +367,7 @@ def unmarked(text: Marks, memory: Marks, *, aligned: bool = False) -> tuple[str,
         out += [f"the {t} tense" for t in sorted(text.tense)]
     # A verb said in the passive by one and in the active by the other, with another doer: "I was
     # hired by Ben" against "I hired Ben" (but "Ben hired me" restates it).
-    out += other_doers(text, memory)
+    out += read_unaligned(text, memory)
     # Names trade places when a verb turns voice ("Tom interviewed Maria" / "Maria was
     # interviewed by Tom"); numbers and days keep theirs.
     for cls in sorted({c for c, _ in text.values} - ({"name"} if turned else set())):
@@ -358,11 +377,29 @@ def unmarked(text: Marks, memory: Marks, *, aligned: bool = False) -> tuple[str,
     return tuple(out)
 
 
+def read_unaligned(text: Marks, memory: Marks) -> list[str]:
+    """What folding the text into the memory would leave unsaid that is read whether or not the
+    two line up ("I was given a car by my dad" / "I gave my dad a car" do not; "I was going to
+    buy a bike" / "I bought a bike" neither):
+
+    - a verb one says in the passive and the other in the active, with another doer ("I was
+      hired by Ben" / "I hired Ben");
+    - a plan, a wish, a try or a near miss against a thing done, either way round ("I quit my
+      job" / "I'm planning to quit my job", "I missed my flight" / "I almost missed my flight").
+    """
+    return other_doers(text, memory) + other_modality(text, memory)
+
+
 def other_doers(text: Marks, memory: Marks) -> list[str]:
-    """The verbs a text says in the passive where the memory says them in the active, or the
-    other way round, with another doer: "I was hired by Ben" / "I hired Ben". Read whether or
-    not the two line up: "I was given a car by my dad" / "I gave my dad a car" do not."""
+    """The verbs one says in the passive and the other in the active, with another doer."""
     return [f"another doer of {verb!r}" for verb in doers_differ(text.doers, memory.doers)]
+
+
+def other_modality(text: Marks, memory: Marks) -> list[str]:
+    """The modal words of one when the other says none: a plan against a deed, either way round."""
+    if bool(text.modal) == bool(memory.modal):
+        return []
+    return sorted(text.modal) or [f"without {w!r}" for w in sorted(memory.modal)]
 
 
 def _in_order(mine: Sequence[str], theirs: Sequence[str]) -> bool:

@@ -7,7 +7,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from memsieve import InvalidInputError, Memory, MemsieveError
+from memsieve import InvalidInputError, InvalidTextError, Memory, MemsieveError
 from memsieve.inputs import MAX_METADATA_CHARS, MAX_SOURCE_CHARS, MAX_SOURCES
 from memsieve.plain import plain
 from memsieve.write.candidates import MAX_BULK_METADATA_CHARS
@@ -241,3 +241,23 @@ def test_a_langgraph_put_refused_at_the_limit_keeps_the_item_it_would_replace(tm
                 store.batch([PutOp(ns, "k", big)])
         (item,) = store.batch([GetOp(ns, "k")])
         assert item is not None and item.value["text"] in ("Ana lives in Lisbon.", "Ana lives in Porto.")
+
+
+def test_a_role_is_a_name_not_a_way_past_the_metadata_bound(m):
+    from memsieve.inputs import MAX_ROLE_CHARS
+
+    with pytest.raises(InvalidTextError, match="over the limit of 100"):
+        m.add([{"role": "r" * (MAX_ROLE_CHARS + 1), "content": "I walk to work."}], user_id="ana")
+    with pytest.raises(InvalidTextError, match="item 0 role"):
+        m.add_many([{"role": "r" * (MAX_ROLE_CHARS + 1), "content": "I walk to work."}], user_id="ana")
+    (d,) = m.add([{"role": "tool:weather", "content": "It rained in Porto all week."}], user_id="ana")
+    assert m.get(d.memory_id).metadata["role"] == "tool:weather"
+
+
+def test_folding_thousands_of_sources_keeps_each_once_in_order():
+    from memsieve.records import merged_sources
+
+    first = [f"chat:{i}" for i in range(5000)]
+    again = [f"chat:{i}" for i in range(2500, 7500)]
+    merged = merged_sources(first, again, first[:10])
+    assert merged == [f"chat:{i}" for i in range(7500)]

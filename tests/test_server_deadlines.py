@@ -5,6 +5,7 @@ answering everyone else while hundreds of such connections are open (memsieve.se
 from __future__ import annotations
 
 import json
+import signal
 import socket
 
 import httpx
@@ -214,3 +215,29 @@ def test_a_websocket_upgrade_is_answered_as_http_in_json(served):
                   b"Sec-WebSocket-Version: 13\r\nSec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\n\r\n")
         head = s.recv(65536)
     assert head.startswith(b"HTTP/1.1 401") and b"application/json" in head.lower(), head
+
+
+def test_a_client_that_stops_reading_is_dropped_and_a_graceful_stop_ends(tmp_path):
+    keys = make_keys(tmp_path / "keys.json", ana={"user_id": "ana"})
+    srv = ServeProcess(tmp_path / "m.db", tmp_path / "keys.json", extra=("--read-timeout", str(READ_TIMEOUT))).start()
+    stopped = None
+    try:
+        with srv.client(keys["ana"]) as c:
+            items = [f"Fact {i} about the allotment: " + "beans and marrows " * 40 for i in range(200)]
+            assert c.post("/v1/memories/batch", json={"user_id": "ana", "items": items}).status_code == 200
+        s = socket.socket()
+        s.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4096)
+        host, port = srv.url.removeprefix("http://").rsplit(":", 1)
+        s.connect((host, int(port)))
+        get = (b"GET /v1/memories?user_id=ana&limit=1000 HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer "
+               + keys["ana"].encode() + b"\r\n\r\n")
+        s.sendall(get * 10)  # ten answers of ~150 kB each, none of them read
+        # SIGTERM waits for the answers being sent; the client that reads none is dropped after
+        # the read timeout, so the stop ends (before, it waited until the client went away).
+        srv.send(signal.SIGTERM)
+        assert wait_for(lambda: srv.proc.poll() is not None, timeout=30.0), "the graceful stop did not end"
+        stopped = srv.proc.returncode
+        s.close()
+    finally:
+        code = srv.stop()
+    assert stopped == 0 == code, srv.log()

@@ -43,6 +43,10 @@ MAX_METADATA_DEPTH = 64
 #: one call can make the store hold (a LangGraph item's value lives there too).
 MAX_METADATA_CHARS = 1_000_000
 
+#: Longest role a message or item may name: it is stored in the memory's metadata (as "role"),
+#: on top of what MAX_METADATA_CHARS bounds.
+MAX_ROLE_CHARS = 100
+
 #: Most sources one write may name, and the longest one: a source is the id of
 #: what a memory came from ("session:turn", a URL), not content.
 MAX_SOURCES = 1_000
@@ -137,6 +141,10 @@ def _check_role(role: object, *, where: str) -> str | None:
                                "pass e.g. 'user' or 'assistant'")
     if is_blank(role):
         raise InvalidTextError(f"{where} role is blank; pass e.g. 'user' or 'assistant', or leave it out")
+    if len(role) > MAX_ROLE_CHARS:
+        # The role is stored in the memory's metadata, past the metadata bound: it stays a name.
+        raise InvalidTextError(f"{where} role has {len(role):,} characters, over the limit of {MAX_ROLE_CHARS}; "
+                               "a role names a speaker ('user', 'assistant', a tool's name)")
     return check_storable(role, where=f"{where} role", error=InvalidTextError)
 
 

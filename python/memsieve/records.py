@@ -123,6 +123,17 @@ class SearchResult:
                 "created_at": self.created_at, "superseded_by": self.superseded_by}
 
 
+def merged_sources(*lists: list[str]) -> list[str]:
+    """The sources of several lists, each once, in the order first given: a memory's provenance after
+    a NOOP folds a text into it, or a merge joins memories. Linear in all the lists' lengths (a
+    memory may gather thousands).
+
+    >>> merged_sources(["a", "b"], ["b", "c", "a"])
+    ['a', 'b', 'c']
+    """
+    return list(dict.fromkeys(s for lst in lists for s in lst))
+
+
 def _copied(value: Any) -> Any:
     """A copy of JSON-like metadata (dicts and lists rebuilt, anything else shared, as asdict does for
     immutable values)."""

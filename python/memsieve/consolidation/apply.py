@@ -23,6 +23,7 @@ from memsieve.consolidation.plan import Cluster
 from memsieve.errors import MemsieveError
 from memsieve.gate.scope_gate import ScopeGate
 from memsieve.inputs import text_hash
+from memsieve.records import merged_sources
 from memsieve.scope import Scope
 from memsieve.store.base import MergeRow, MergeTx, RowState
 from memsieve.text.passages import Part
@@ -32,13 +33,6 @@ LAYER = "consolidate"
 
 class MergeConflictError(MemsieveError):
     """A merge cannot be undone: it was undone already, or its rows changed since."""
-
-
-def _sources(*lists: list[str]) -> list[str]:
-    out: list[str] = []
-    for lst in lists:
-        out.extend(s for s in lst if s not in out)
-    return out
 
 
 class MergeWriter:
@@ -74,7 +68,7 @@ class MergeWriter:
             after = replace(before, is_active=False, expired_at=self.now,
                             valid_to=valid_to or before.valid_to or self.now)
             retired.append((m, before, after))
-        attached = (_sources(kept_before.sources, *(b.sources for _, b, _ in retired))
+        attached = (merged_sources(kept_before.sources, *(b.sources for _, b, _ in retired))
                     if cluster.kind == "duplicates" else kept_before.sources)
         kept_after = replace(kept_before, sources=attached)
         new_text = text if text is not None and text != kept.item.text else None
@@ -104,7 +98,7 @@ class MergeWriter:
             tx.update_memory_text(kept.seq, text=new_text, text_hash=text_hash(new_text), embedding=vector,
                                   now=self.now, parts=parts)
             self.gate.replace(kept.seq, vector, new_text, parts)
-        all_sources = _sources(*(m.item.sources for m in cluster.members))
+        all_sources = merged_sources(*(m.item.sources for m in cluster.members))
         tx.add_history(kept.item.id, self.scope, event="CONSOLIDATE",
                        old_text=kept.item.text if new_text is not None else None,
                        new_text=new_text if new_text is not None else kept.item.text, layer=LAYER, reason=reason,

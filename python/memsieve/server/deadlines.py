@@ -23,7 +23,9 @@ format (``MalformedRequestError``), not uvicorn's plain text; a head over
 ``MAX_HEAD_BYTES`` a 431. Bytes that arrive while no request is served and
 that begin none (a bare CRLF, the rest of a body answered unread) start the
 head's clock too, and a pipelined request's clock waits until the answer
-before it is sent. A client that half-closes after its request gets its answer.
+before it is sent. A client that half-closes after its request gets its answer;
+one that stops reading its answers for ``read_timeout`` seconds while they fill
+the socket is dropped, so that a graceful stop does not wait for it without end.
 """
 
 from __future__ import annotations
@@ -69,6 +71,7 @@ def head_deadline_protocol(read_timeout: float) -> type[HttpToolsProtocol]:
 
     class HeadDeadlineProtocol(HttpToolsProtocol):
         _head_timer: asyncio.TimerHandle | None = None
+        _write_timer: asyncio.TimerHandle | None = None
         _head_bytes = 0
         _eof = False
 
@@ -111,9 +114,34 @@ def head_deadline_protocol(read_timeout: float) -> type[HttpToolsProtocol]:
             if self._eof and not self.transport.is_closing():
                 self.transport.close()
 
+        def pause_writing(self) -> None:
+            # The client stopped reading and the answer fills the socket: it has read_timeout to
+            # take some of it, or the connection is dropped (a graceful stop would wait for it).
+            super().pause_writing()
+            if self._write_timer is None:
+                self._write_timer = self.loop.call_later(read_timeout, self._not_reading)
+
+        def resume_writing(self) -> None:
+            super().resume_writing()
+            self._stop_write_timer()
+
         def connection_lost(self, exc: Exception | None) -> None:
             self._disarm()
+            self._stop_write_timer()
             super().connection_lost(exc)
+
+        def _not_reading(self) -> None:
+            self._write_timer = None
+            if self.cycle is not None:
+                # as connection_lost will say, at once: the app's next send is dropped, not
+                # written to a transport that is closing
+                self.cycle.disconnected = True
+            self.transport.abort()
+
+        def _stop_write_timer(self) -> None:
+            if self._write_timer is not None:
+                self._write_timer.cancel()
+                self._write_timer = None
 
         def send_400_response(self, msg: str) -> None:
             # uvicorn's own answer to bytes that are not HTTP is plain text; every answer here is JSON.

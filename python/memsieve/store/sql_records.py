@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from memsieve.errors import NotFoundError
-from memsieve.records import HistoryEntry, MemoryItem, Rejection
+from memsieve.records import HistoryEntry, MemoryItem, Rejection, merged_sources
 from memsieve.scope import Scope
 from memsieve.store.base import (MEMORY_COLUMNS, PURGED_HASH, REJECTION_COLUMNS, CandidatesRow, ChangesRow,
                                   MemoryRow, PartsRow, ScopeRow, memory_item, nan_to_none, none_to_nan,
@@ -209,8 +209,7 @@ class SqlRecords:
     def touch_memory(self, seq: int, *, sources: list[str], now: str) -> None:
         """A NOOP folded into this memory: count it, and keep where it came from."""
         row = self._q("SELECT sources FROM memories WHERE seq = %s", (seq,)).fetchone()
-        merged = json.loads(row[0]) if row else []
-        merged.extend(s for s in sources if s not in merged)
+        merged = merged_sources(json.loads(row[0]) if row else [], sources)
         self._q("UPDATE memories SET seen_count = seen_count + 1, last_seen_at = %s, sources = %s WHERE seq = %s",
                 (now, json.dumps(merged), seq))
 

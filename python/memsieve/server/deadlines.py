@@ -111,7 +111,8 @@ def head_deadline_protocol(read_timeout: float) -> type[HttpToolsProtocol]:
 
         def on_response_complete(self) -> None:
             super().on_response_complete()
-            if self._eof and not self.transport.is_closing():
+            # after the last answer: a request pipelined before the half-close is answered too
+            if self._eof and not self._serving() and not self.transport.is_closing():
                 self.transport.close()
 
         def pause_writing(self) -> None:

@@ -76,8 +76,8 @@ def test_the_next_request_on_a_kept_alive_connection_has_its_own_deadline(served
     assert status == 408
 
 
-def _post_head(key: str, body: bytes) -> bytes:
-    return (b"POST /v1/memories HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nAuthorization: Bearer "
+def _post_head(key: str, body: bytes, path: bytes = b"/v1/memories") -> bytes:
+    return (b"POST " + path + b" HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nAuthorization: Bearer "
             + key.encode() + b"\r\nContent-Length: " + str(len(body)).encode() + b"\r\n\r\n")
 
 
@@ -165,8 +165,7 @@ def test_a_pipelined_request_waits_for_the_answer_before_it_and_both_are_answere
     srv, key = served
     items = [f"Pipelined fact {i}: the kiln fires at {i} degrees." for i in range(300)]
     body = json.dumps({"user_id": "ana", "items": items, "batch_size": 1}).encode()
-    head = (b"POST /v1/memories/batch HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nAuthorization: "
-            b"Bearer " + key.encode() + b"\r\nContent-Length: " + str(len(body)).encode() + b"\r\n\r\n")
+    head = _post_head(key, body, path=b"/v1/memories/batch")
     with _connect(srv) as s:
         s.sendall(head + body + b"GET /healthz HTTP/1.1\r\nHost: x\r\n\r\n")
         reply = b""

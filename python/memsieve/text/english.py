@@ -62,6 +62,12 @@ threw/thrown drew/drawn flew/flown showed/shown blew/blown wore/worn tore/torn b
 did/done went/gone sang/sung began/begun rang/rung drank/drunk forgave/forgiven mistook/mistaken
 """.split())
 
+#: Contractions, read as their two words ("I'm not" says the denial of "I am not"); "'s" is
+#: "is" only after the hosts ("it's", "she's"), elsewhere a possessive ("Tom's").
+CONTRACTIONS = frozenset("n't/not 'm/am 're/are 'll/will 've/have 'd/would/had 's/is".split())
+POSSESSIVE_ENDING = "'s"
+CONTRACTION_HOSTS = frozenset("it that he she there here what who where how".split())
+
 #: The verbs that put a fact in the past or the present: "I was a teacher" is
 #: not folded into "I am a teacher", nor the other way round (a text without
 #: either says no tense: "I work as a nurse" / "I'm a nurse").

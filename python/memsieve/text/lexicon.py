@@ -159,6 +159,11 @@ class Lexicon:
         modal_words: words (or two-word phrases) that say a fact is only planned, wished,
             tried or nearly done ("planning", "almost", "going to"): a text that says none is
             not folded into a memory that says one, nor the other way round.
+        contractions: a contraction's ending and the word it stands for, written ``"'m/am"``:
+            "I'm not" and "I am not" say one denial, and in "I've hired Ben" the doer is "I"
+            (memsieve.text.contractions; a group may name more readings, the first is read).
+        possessive_ending: an ending that is also the possessive ("'s"), read as a contraction ...
+        contraction_hosts: ... only after these words ("it's", "she's"; "Tom's" is Tom's).
         vocabulary: a Hugging Face ``tokenizer.json`` (path or Traversable)
             whose WordPiece vocabulary ranks words by frequency, for the
             word-rarity prior (memsieve.text.rarity); None: every word is rare (1.0).
@@ -201,6 +206,9 @@ class Lexicon:
     agent_words: frozenset[str] = frozenset()
     verb_forms: frozenset[str] = frozenset()
     modal_words: frozenset[str] = frozenset()
+    contractions: frozenset[str] = frozenset()
+    possessive_ending: str = ""
+    contraction_hosts: frozenset[str] = frozenset()
     vocabulary: Any = None
     _derived: "_Derived" = field(init=False, repr=False, compare=False)
 
@@ -211,16 +219,16 @@ class Lexicon:
                      "value_labels", "self_words", "self_possessives", "other_pronouns", "companions", "value_words",
                      "polarity_words", "past_words", "present_words", "future_words", "not_past", "filler_words",
                      "pronoun_forms", "word_forms", "auxiliaries", "passive_auxiliaries", "agent_words", "verb_forms",
-                     "modal_words"):
+                     "modal_words", "contractions", "contraction_hosts"):
             object.__setattr__(self, name, _entries(getattr(self, name), name=name))
         for name, example in (("pronoun_forms", "'i/me/my'"), ("word_forms", "'a/an'"),
-                              ("verb_forms", "'gave/given'")):
+                              ("verb_forms", "'gave/given'"), ("contractions", "\"'m/am\"")):
             for group in getattr(self, name):
                 forms = group.split("/")
                 if len(forms) < 2 or not all(f and " " not in f for f in forms):
                     raise ConfigError(f"lexicon {name} holds {group!r}, not one-word forms apart by '/'; "
                                       f"write it like {example}")
-        for name, example in (("currency_signs", "'$€£'"), ("past_ending", "'ed'")):
+        for name, example in (("currency_signs", "'$€£'"), ("past_ending", "'ed'"), ("possessive_ending", "\"'s\"")):
             if not isinstance(getattr(self, name), str):
                 raise ConfigError(f"lexicon {name} must be a string, got {type(getattr(self, name)).__name__}; "
                                   f"pass e.g. {example}")
@@ -257,7 +265,9 @@ class Lexicon:
                    currency_signs=english.CURRENCY_SIGNS, pronoun_forms=english.PRONOUN_FORMS,
                    word_forms=english.WORD_FORMS, auxiliaries=english.AUXILIARIES,
                    passive_auxiliaries=english.PASSIVE_AUXILIARIES, agent_words=english.AGENT_WORDS,
-                   verb_forms=english.VERB_FORMS, modal_words=english.MODAL_WORDS, vocabulary=packaged_tokenizer_path())
+                   verb_forms=english.VERB_FORMS, modal_words=english.MODAL_WORDS,
+                   contractions=english.CONTRACTIONS, possessive_ending=english.POSSESSIVE_ENDING,
+                   contraction_hosts=english.CONTRACTION_HOSTS, vocabulary=packaged_tokenizer_path())
 
     # ---- what a text says ------------------------------------------------------
 
@@ -469,7 +479,9 @@ class _Derived:
             past_ending=lexicon.past_ending, not_past=lexicon.not_past, currency_signs=lexicon.currency_signs,
             pronoun_forms=lexicon.pronoun_forms, word_forms=lexicon.word_forms, auxiliaries=lexicon.auxiliaries,
             passive_auxiliaries=lexicon.passive_auxiliaries, agent_words=lexicon.agent_words,
-            verb_forms=lexicon.verb_forms, determiners=lexicon.determiners, modal_words=lexicon.modal_words))
+            verb_forms=lexicon.verb_forms, determiners=lexicon.determiners, modal_words=lexicon.modal_words,
+            contractions=lexicon.contractions, possessive_ending=lexicon.possessive_ending,
+            contraction_hosts=lexicon.contraction_hosts))
 
     def _cues(self, text: str) -> frozenset[str]:
         return find_cues(text, cue_words=self.cue_words, phrases=self.phrases, suffixes=self.suffixes)

@@ -25,6 +25,7 @@ from dataclasses import dataclass, field
 from difflib import SequenceMatcher
 
 import memsieve._core as _core
+from memsieve.text.contractions import Contractions
 from memsieve.text.cues import digits, value_tokens
 from memsieve.text.fold import fold
 from memsieve.text.fold import forget_texts as forget_folds
@@ -68,17 +69,13 @@ class Marks:
 #: The marks of a text that says none.
 NO_MARKS = Marks(words=frozenset(), polarity=frozenset(), tense=frozenset(), values=())
 
-# A contraction's ending and the word it stands for ("'s" only after the pronouns
-# below: "Tom's" is a possessive).
-_ENDINGS = (("n't", "not"), ("'m", "am"), ("'re", "are"), ("'ll", "will"), ("'ve", "have"), ("'d", "would"))
-_IS_AFTER = frozenset("it that he she there here what who where how".split())
-
 
 class MarkReader:
     """Reads the ``Marks`` of texts with one lexicon's words (``Lexicon.marks`` holds one).
 
     >>> read = MarkReader(value_words={"twice"}, polarity_words={"not"}, tenses={"present": {"is"}},
-    ...                   currency_signs="$")
+    ...                   currency_signs="$", contractions=["n't/not", "'s/is"], possessive_ending="'s",
+    ...                   contraction_hosts={"it"})
     >>> m = read("I don't go twice a week; it's $5.")
     >>> sorted(m.words), sorted(m.polarity), sorted(m.tense), m.values
     (['$', 'not', 'twice'], ['not'], ['present'], (('number', 'twice'), ('number', '5')))
@@ -90,7 +87,8 @@ class MarkReader:
                  word_forms: Collection[str] = (), auxiliaries: Collection[str] = (),
                  passive_auxiliaries: Collection[str] = (), agent_words: Collection[str] = (),
                  verb_forms: Collection[str] = (), determiners: Collection[str] = (),
-                 modal_words: Collection[str] = ()) -> None:
+                 modal_words: Collection[str] = (), contractions: Collection[str] = (),
+                 possessive_ending: str = "", contraction_hosts: Collection[str] = ()) -> None:
         self.value_words, self.polarity_words = frozenset(value_words), frozenset(polarity_words)
         # "i/me/my": each form of a pronoun, doer, receiver or owner, mapped to its group.
         self.role_of = {form: group for group in pronoun_forms for form in group.split("/")}
@@ -109,8 +107,10 @@ class MarkReader:
         self.marking = (self.value_words | self.polarity_words | frozenset(self.tense_of) | self.role_words
                         | self.modal_words | frozenset(p.split()[-1] for p in self.modal_phrases))
         participle_of = {form: group.split("/")[0] for group in verb_forms for form in group.split("/")[1:]}
+        self.contractions = Contractions(contractions, possessive_ending=possessive_ending,
+                                         hosts=contraction_hosts)
         self.voice = VoiceReader(auxiliaries=auxiliaries, passive_auxiliaries=passive_auxiliaries, agent_words=agent_words,
-                                 verb_of=participle_of, determiners=determiners,
+                                 contractions=self.contractions, verb_of=participle_of, determiners=determiners,
                                  role_of=self.role_of, owner_forms={g.split("/")[2] for g in pronoun_forms
                                                                     if g.count("/") >= 2},
                                  term_of=_term_or_none)
@@ -130,20 +130,14 @@ class MarkReader:
                 continue
             if w in self.modal_words:
                 modal.add(w)
-            elif f"{_last_part(last)} {w}" in self.modal_phrases:  # "i'd like": "would like"
-                modal.add(f"{_last_part(last)} {w}")
+            elif f"{self.contractions.reading(last)} {w}" in self.modal_phrases:  # "i'd like": "would like"
+                modal.add(f"{self.contractions.reading(last)} {w}")
             # A word that is both a value and a verb ("9 am" / "I am") is the value after a number only.
             if w in value_words and w in tense_of and not digits(last):
                 tense.update(tense_of[w])
                 continue
-            parts = [w]
-            for end, word in _ENDINGS:
-                if w.endswith(end) and len(w) > len(end):
-                    parts = [w[:-len(end)], word]
-                    break
-            else:
-                if w.endswith("'s") and w[:-2] in _IS_AFTER:
-                    parts = [w[:-2], "is"]
+            split = self.contractions.split(w)
+            parts = list(split) if split else [w]
             # A contraction's second part ("i'm": "am") is a verb or a denial, never the "am" of "9 am".
             for k, p in enumerate(parts):
                 if (k == 0 and p in value_words) or p in polarity_words:
@@ -162,11 +156,6 @@ class MarkReader:
                      roles=frozenset(roles),
                      doers=self.voice(sequence) if len(sequence) <= MAX_SWAP_WORDS else (),
                      modal=frozenset(modal))
-
-
-def _last_part(word: str) -> str:
-    """A word, or the word its contraction ends in ("i'd": "would")."""
-    return next((full for end, full in _ENDINGS if word.endswith(end) and len(word) > len(end)), word)
 
 
 @functools.lru_cache(maxsize=65536)

@@ -19,6 +19,8 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Callable, Collection, Mapping, Sequence
 
+from memsieve.text.contractions import Contractions
+
 #: A verb said once, the hashes of the words that may name its doer, and whether it is said
 #: in the passive.
 Doer = tuple[str, frozenset[int], bool]
@@ -27,9 +29,6 @@ Doer = tuple[str, frozenset[int], bool]
 MAX_BEFORE_AGENT = 3
 #: A doer's phrase is read over at most this many words.
 PHRASE_WORDS = 4
-
-# A contraction's ending, cut to leave its pronoun ("i've" hired: "i").
-_CONTRACTED = ("'ve", "'d", "'ll", "'m", "'re", "'s")
 
 
 class VoiceReader:
@@ -48,13 +47,14 @@ class VoiceReader:
     def __init__(self, *, auxiliaries: Collection[str], passive_auxiliaries: Collection[str],
                  agent_words: Collection[str], determiners: Collection[str],
                  role_of: Mapping[str, str], owner_forms: Collection[str], term_of: Callable[[str], str],
-                 verb_of: Mapping[str, str] | None = None) -> None:
+                 verb_of: Mapping[str, str] | None = None, contractions: Contractions | None = None) -> None:
         self.auxiliaries, self.passive_auxiliaries = frozenset(auxiliaries), frozenset(passive_auxiliaries)
         self.agent_words = frozenset(agent_words)
         self.determiners, self.role_of, self.owner_forms = frozenset(determiners), role_of, frozenset(owner_forms)
         self.term_of = term_of
         # A participle read as its verb's past ("given": "gave"), so both voices name one verb.
         self.verb_of = dict(verb_of or {})
+        self.contractions = contractions or Contractions(())
 
     def __call__(self, words: Sequence[str]) -> tuple[Doer, ...]:
         if not self.agent_words:
@@ -119,7 +119,9 @@ class VoiceReader:
         the phrase before it ("the chef at Nori cooked": chef, nori)."""
         said: set[int] = set()
         j = i - 1
-        while j >= 0 and not said and (self._aux_of(words[j]) in self.auxiliaries or self._passed_over(words[j])):
+        # A contracted pronoun is the subject, not an auxiliary to pass over ("i've hired").
+        while j >= 0 and self._pronoun_of(words[j]) is None and (
+                self._aux_of(words[j]) in self.auxiliaries or self._passed_over(words[j])):
             j -= 1
         for j in range(j, max(j - PHRASE_WORDS, -1), -1):
             w = words[j]
@@ -142,17 +144,12 @@ class VoiceReader:
     def _pronoun_of(self, word: str) -> str | None:
         if word in self.role_of:
             return word
-        for end in _CONTRACTED:
-            if word.endswith(end) and word[:-len(end)] in self.role_of:
-                return word[:-len(end)]
-        return None
+        split = self.contractions.split(word)
+        return split[0] if split and split[0] in self.role_of else None
 
     def _aux_of(self, word: str) -> str:
         """An auxiliary, or the one a contraction ends in ("i'm": "am", "she's": "is")."""
-        for end, aux in (("'m", "am"), ("'re", "are"), ("'s", "is"), ("'ve", "have"), ("'d", "had")):
-            if word.endswith(end) and len(word) > len(end):
-                return aux
-        return word
+        return self.contractions.reading(word)
 
     def _passed_over(self, word: str) -> bool:
         """Words between a subject and its verb that are no subject: auxiliaries, adverbs in -ly."""

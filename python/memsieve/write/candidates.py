@@ -33,7 +33,9 @@ def check_shared_metadata(metadata: dict[str, Any], *, count: int) -> dict[str, 
     Raises:
         InvalidInputError: naming the total and the limit.
     """
-    stored = len(json.dumps(metadata)) * count if metadata else 0
+    if not metadata or count * MAX_METADATA_CHARS <= MAX_BULK_METADATA_CHARS:
+        return metadata  # each write's own bound (check_metadata) already keeps the total under the limit
+    stored = len(json.dumps(metadata)) * count
     if stored > MAX_BULK_METADATA_CHARS:
         raise InvalidInputError(f"the call's metadata is stored with each of its {count:,} texts, "
                                 f"{stored:,} characters of JSON in all, over the limit of "

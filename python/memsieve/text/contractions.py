@@ -1,0 +1,53 @@
+"""A contraction read as its two words ("i'm": "i am", "don't": "do not").
+
+The gate's marks (memsieve.text.marks) and its reading of who does what
+(memsieve.text.voice) both split contractions: "I'm not" and "I am not" say one
+denial, and in "I've hired Ben" the doer is the "I" of "I've". Both read them
+through one ``Contractions``, built from the lexicon's ``contractions``,
+``possessive_ending`` and ``contraction_hosts``, so a language's contractions
+have one home.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Collection
+
+
+class Contractions:
+    """Splits a lowercased word at a contraction's ending.
+
+    Args:
+        groups: an ending and the word it stands for, written ``"'m/am"``; a group may name
+            more readings (``"'d/would/had"``), of which the first is the one read.
+        possessive_ending: an ending that is also the possessive ("'s": "Tom's car"), read as
+            a contraction only after ``hosts``; "" for none.
+        hosts: the words after which ``possessive_ending`` is a contraction ("it's", "she's").
+
+    >>> c = Contractions(["n't/not", "'m/am", "'s/is"], possessive_ending="'s", hosts={"she"})
+    >>> c.split("i'm"), c.split("don't"), c.split("she's"), c.split("tom's"), c.split("ok")
+    (('i', 'am'), ('do', 'not'), ('she', 'is'), None, None)
+    >>> c.reading("i'm"), c.reading("tom's")
+    ('am', "tom's")
+    """
+
+    def __init__(self, groups: Collection[str], *, possessive_ending: str = "",
+                 hosts: Collection[str] = ()) -> None:
+        pairs = [(g.split("/")[0], g.split("/")[1]) for g in groups]
+        # The longest ending first, so that no ending is cut short by one it ends in.
+        self.endings = tuple(sorted(pairs, key=lambda p: (-len(p[0]), p[0])))
+        self.possessive_ending, self.hosts = possessive_ending, frozenset(hosts)
+
+    def split(self, word: str) -> tuple[str, str] | None:
+        """The word a contraction is cut from and the word its ending stands for, or None."""
+        for end, full in self.endings:
+            if word.endswith(end) and len(word) > len(end):
+                host = word[:-len(end)]
+                if end == self.possessive_ending and host not in self.hosts:
+                    return None
+                return host, full
+        return None
+
+    def reading(self, word: str) -> str:
+        """The word a contraction's ending stands for ("i'd": "would"), or the word itself."""
+        parts = self.split(word)
+        return parts[1] if parts else word

@@ -259,5 +259,21 @@ def test_folding_thousands_of_sources_keeps_each_once_in_order():
 
     first = [f"chat:{i}" for i in range(5000)]
     again = [f"chat:{i}" for i in range(2500, 7500)]
-    merged = merged_sources(first, again, first[:10])
+    merged = merged_sources(first, again, first[:10], limit=10_000)
     assert merged == [f"chat:{i}" for i in range(7500)]
+
+
+def test_a_memory_folded_into_again_and_again_keeps_a_bounded_list_of_sources(m):
+    from memsieve.records import MAX_MEMORY_SOURCES
+
+    first = [f"chat:{i}" for i in range(600)]
+    later = [f"chat:{i}" for i in range(600, 1200)]
+    (a,) = m.add("Thanks, that helps a lot!", user_id="ana", source=first)
+    (d,) = m.add("Thanks, that helps a lot!", user_id="ana", source=later)
+    assert d.event == "NOOP" and d.memory_id == a.memory_id
+    kept = m.get(a.memory_id).sources
+    assert len(kept) == MAX_MEMORY_SOURCES == 1_000
+    assert kept[:500] == first[:500] and kept[500:] == later[100:]
+    # the sources the memory no longer lists are still findable, with the text, in the fold's record
+    (rejection,) = [r for r in m.rejections(user_id="ana") if r.id == d.rejection_id]
+    assert rejection.sources == later and rejection.text == "Thanks, that helps a lot!"

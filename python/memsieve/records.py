@@ -123,15 +123,28 @@ class SearchResult:
                 "created_at": self.created_at, "superseded_by": self.superseded_by}
 
 
-def merged_sources(*lists: list[str]) -> list[str]:
+#: Most sources a memory lists. A memory that thousands of texts are folded into ("thanks!")
+#: would otherwise grow its row, and the cost of the next fold, without end; past the bound it
+#: keeps its first and its latest sources, and each folded text's own sources stay in its
+#: rejection record (``Memory.rejections``), with the text.
+MAX_MEMORY_SOURCES = 1_000
+
+
+def merged_sources(*lists: list[str], limit: int = MAX_MEMORY_SOURCES) -> list[str]:
     """The sources of several lists, each once, in the order first given: a memory's provenance after
-    a NOOP folds a text into it, or a merge joins memories. Linear in all the lists' lengths (a
-    memory may gather thousands).
+    a NOOP folds a text into it, or a merge joins memories. Linear in all the lists' lengths. Over
+    ``limit``, the first ``limit // 2`` and the last ``limit - limit // 2`` are kept.
 
     >>> merged_sources(["a", "b"], ["b", "c", "a"])
     ['a', 'b', 'c']
+    >>> merged_sources(["a", "b", "c"], ["d", "e"], limit=4)
+    ['a', 'b', 'd', 'e']
     """
-    return list(dict.fromkeys(s for lst in lists for s in lst))
+    merged = list(dict.fromkeys(s for lst in lists for s in lst))
+    if len(merged) <= limit:
+        return merged
+    head = limit // 2
+    return merged[:head] + merged[len(merged) - (limit - head):]
 
 
 def _copied(value: Any) -> Any:

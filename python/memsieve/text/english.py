@@ -53,6 +53,11 @@ finally really still then first soon even often always never not don't didn't do
 """.split())
 PASSIVE_AUXILIARIES = frozenset("am is are was were be been being get gets got gotten getting".split())
 AGENT_WORDS = frozenset({"by"})
+#: Who gives and who gets: one put in place of another in a text that otherwise lines up with a
+#: memory changes it ("a gift from my aunt" / "a gift for my aunt", "I live with" / "without").
+ROLE_PREPOSITIONS = frozenset("from to for with without into toward towards against".split())
+#: "is knitting" says its verb in the active: the doer is the phrase before "is".
+PROGRESSIVE_ENDING = "ing"
 #: A verb's past and its participle where they differ, read as one verb ("my dad gave me a
 #: car" / "I was given a car by my dad").
 VERB_FORMS = frozenset("""

@@ -164,6 +164,11 @@ class Lexicon:
             (memsieve.text.contractions; a group may name more readings, the first is read).
         possessive_ending: an ending that is also the possessive ("'s"), read as a contraction ...
         contraction_hosts: ... only after these words ("it's", "she's"; "Tom's" is Tom's).
+        role_prepositions: words that say a thing's part in what happens ("from", "for",
+            "with"): put in place of another in a text that lines up with a memory ("a gift
+            from my aunt" / "a gift for my aunt"), they change it.
+        progressive_ending: the ending of a verb in the progressive ("ing"; "" for none): after
+            a form of "be" it is said in the active ("my grandmother is knitting").
         vocabulary: a Hugging Face ``tokenizer.json`` (path or Traversable)
             whose WordPiece vocabulary ranks words by frequency, for the
             word-rarity prior (memsieve.text.rarity); None: every word is rare (1.0).
@@ -209,6 +214,8 @@ class Lexicon:
     contractions: frozenset[str] = frozenset()
     possessive_ending: str = ""
     contraction_hosts: frozenset[str] = frozenset()
+    progressive_ending: str = ""
+    role_prepositions: frozenset[str] = frozenset()
     vocabulary: Any = None
     _derived: "_Derived" = field(init=False, repr=False, compare=False)
 
@@ -219,7 +226,7 @@ class Lexicon:
                      "value_labels", "self_words", "self_possessives", "other_pronouns", "companions", "value_words",
                      "polarity_words", "past_words", "present_words", "future_words", "not_past", "filler_words",
                      "pronoun_forms", "word_forms", "auxiliaries", "passive_auxiliaries", "agent_words", "verb_forms",
-                     "modal_words", "contractions", "contraction_hosts"):
+                     "modal_words", "contractions", "contraction_hosts", "role_prepositions"):
             object.__setattr__(self, name, _entries(getattr(self, name), name=name))
         for name, example in (("pronoun_forms", "'i/me/my'"), ("word_forms", "'a/an'"),
                               ("verb_forms", "'gave/given'"), ("contractions", "\"'m/am\"")):
@@ -228,7 +235,8 @@ class Lexicon:
                 if len(forms) < 2 or not all(f and " " not in f for f in forms):
                     raise ConfigError(f"lexicon {name} holds {group!r}, not one-word forms apart by '/'; "
                                       f"write it like {example}")
-        for name, example in (("currency_signs", "'$€£'"), ("past_ending", "'ed'"), ("possessive_ending", "\"'s\"")):
+        for name, example in (("currency_signs", "'$€£'"), ("past_ending", "'ed'"), ("possessive_ending", "\"'s\""),
+                              ("progressive_ending", "'ing'")):
             if not isinstance(getattr(self, name), str):
                 raise ConfigError(f"lexicon {name} must be a string, got {type(getattr(self, name)).__name__}; "
                                   f"pass e.g. {example}")
@@ -267,7 +275,9 @@ class Lexicon:
                    passive_auxiliaries=english.PASSIVE_AUXILIARIES, agent_words=english.AGENT_WORDS,
                    verb_forms=english.VERB_FORMS, modal_words=english.MODAL_WORDS,
                    contractions=english.CONTRACTIONS, possessive_ending=english.POSSESSIVE_ENDING,
-                   contraction_hosts=english.CONTRACTION_HOSTS, vocabulary=packaged_tokenizer_path())
+                   contraction_hosts=english.CONTRACTION_HOSTS, progressive_ending=english.PROGRESSIVE_ENDING,
+                   role_prepositions=english.ROLE_PREPOSITIONS,
+                   vocabulary=packaged_tokenizer_path())
 
     # ---- what a text says ------------------------------------------------------
 
@@ -481,7 +491,8 @@ class _Derived:
             passive_auxiliaries=lexicon.passive_auxiliaries, agent_words=lexicon.agent_words,
             verb_forms=lexicon.verb_forms, determiners=lexicon.determiners, modal_words=lexicon.modal_words,
             contractions=lexicon.contractions, possessive_ending=lexicon.possessive_ending,
-            contraction_hosts=lexicon.contraction_hosts))
+            contraction_hosts=lexicon.contraction_hosts, progressive_ending=lexicon.progressive_ending,
+            self_words=lexicon.self_words, person_words=lexicon.relations | lexicon.companions))
 
     def _cues(self, text: str) -> frozenset[str]:
         return find_cues(text, cue_words=self.cue_words, phrases=self.phrases, suffixes=self.suffixes)

@@ -54,6 +54,13 @@ class Marks:
             verb in the passive (memsieve.text.voice): "I was hired by Ben" / "I hired Ben".
         modal: the lexicon's modal words and phrases it says ("planning", "going to"): it
             tells of a plan, a wish, a try or a near miss, not of a thing done.
+        speakers: the hashes of the speaker's pronoun groups it says ("i/me/my", "we/us/our"):
+            the persons whom another doer may trade places with ("I'm knitting a scarf for my
+            grandmother" / "my grandmother is knitting a scarf for me"). "He" and "she" are
+            none: they name someone the text names too ("Tim says he enjoys ...").
+        people: the hashes of the index terms that name someone else: a relation word
+            ("grandmother", "boss"), a companion ("dog") or a name. "My work starts at 8:30"
+            restates "I start work at 8:30": work is no one.
     """
 
     words: frozenset[str]
@@ -64,6 +71,8 @@ class Marks:
     roles: frozenset[tuple[str, str]] = frozenset()
     doers: tuple[Doer, ...] = ()
     modal: frozenset[str] = frozenset()
+    speakers: frozenset[int] = frozenset()
+    people: frozenset[int] = frozenset()
 
 
 #: The marks of a text that says none.
@@ -88,11 +97,16 @@ class MarkReader:
                  passive_auxiliaries: Collection[str] = (), agent_words: Collection[str] = (),
                  verb_forms: Collection[str] = (), determiners: Collection[str] = (),
                  modal_words: Collection[str] = (), contractions: Collection[str] = (),
-                 possessive_ending: str = "", contraction_hosts: Collection[str] = ()) -> None:
+                 possessive_ending: str = "", contraction_hosts: Collection[str] = (),
+                 progressive_ending: str = "", self_words: Collection[str] = (),
+                 person_words: Collection[str] = ()) -> None:
         self.value_words, self.polarity_words = frozenset(value_words), frozenset(polarity_words)
         # "i/me/my": each form of a pronoun, doer, receiver or owner, mapped to its group.
         self.role_of = {form: group for group in pronoun_forms for form in group.split("/")}
         self.role_words = frozenset(self.role_of)
+        # As index terms, so that "neighbours" names a neighbour.
+        self.person_terms = frozenset(hash(_term_of(w)) for w in person_words)
+        self.speaker_groups = frozenset(g for g in pronoun_forms if g.split("/")[0] in frozenset(self_words))
         # "a/an": forms of one word that the next word's sound chooses, aligned as the first.
         self.form_of = {form: group.split("/")[0] for group in word_forms for form in group.split("/")[1:]}
         self.tense_of: dict[str, tuple[str, ...]] = {}
@@ -110,7 +124,8 @@ class MarkReader:
         self.contractions = Contractions(contractions, possessive_ending=possessive_ending,
                                          hosts=contraction_hosts)
         self.voice = VoiceReader(auxiliaries=auxiliaries, passive_auxiliaries=passive_auxiliaries, agent_words=agent_words,
-                                 contractions=self.contractions, verb_of=participle_of, determiners=determiners,
+                                 contractions=self.contractions, progressive_ending=progressive_ending,
+                                 verb_of=participle_of, determiners=determiners,
                                  role_of=self.role_of, owner_forms={g.split("/")[2] for g in pronoun_forms
                                                                     if g.count("/") >= 2},
                                  term_of=_term_or_none)
@@ -150,12 +165,15 @@ class MarkReader:
                 tense.add("past")
         said.update(c for c in self.currency_signs if c in text)
         values = tuple((_value_class(term, kind), term) for term, _, kind in value_tokens(text) if kind != "word")
+        hashes = array("q", [hash(_term_of(self.form_of.get(w, w))) for w in sequence])
+        people = self.person_terms.intersection(hashes) | frozenset(hash(t) for c, t in values if c == "name")
         return Marks(words=frozenset(said), polarity=frozenset(w for w in said if w in polarity_words),
                      tense=frozenset(tense), values=values,
-                     sequence=array("q", [hash(_term_of(self.form_of.get(w, w))) for w in sequence]),
+                     sequence=hashes,
                      roles=frozenset(roles),
                      doers=self.voice(sequence) if len(sequence) <= MAX_SWAP_WORDS else (),
-                     modal=frozenset(modal))
+                     modal=frozenset(modal),
+                     speakers=frozenset(hash(g) for g, _ in roles if g in self.speaker_groups), people=people)
 
 
 @functools.lru_cache(maxsize=65536)
@@ -186,7 +204,8 @@ _SEQUENCE_WORD = re.compile(r"[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud
 
 
 def changed_in_place(text: str, mine: Marks, memory: Marks, *, share: float,
-                     filler: Collection[str] = ()) -> tuple[str, ...] | None:
+                     filler: Collection[str] = (), possessive: str = "",
+                     role_words: Collection[str] = ()) -> tuple[str, ...] | None:
     """The words a text puts in place of a memory's, or adds among them, when the two line up.
 
     A text that changes a value of a memory in place ("My bike is blue" / "My bike is green")
@@ -201,6 +220,12 @@ def changed_in_place(text: str, mine: Marks, memory: Marks, *, share: float,
         text: the text; ``mine`` its marks (``Lexicon.marks``), ``memory`` the memory's.
         share: the least ratio of lined-up words.
         filler: words a restatement adds without saying more ("honestly"): never changed.
+        possessive: the possessive ending ("'s"): two neighbours that trade places across it
+            swap owner and owned ("my friend's sister" / "my sister's friend").
+        role_words: prepositions that say who gives and who gets ("from", "for"): one is
+            changed only where it stands in place of another ("a gift from my aunt" / "a gift
+            for my aunt"), not where it rebuilds the sentence ("my brother and I share" / "I
+            share ... with my brother").
     """
     a, b = mine.sequence, memory.sequence
     if not a or not b:
@@ -221,16 +246,21 @@ def changed_in_place(text: str, mine: Marks, memory: Marks, *, share: float,
     if 2.0 * matched / (len(a) + len(b)) < share:
         # Two words that swapped places break the alignment of a short text ("Anna hired Ben
         # last year" / "Ben hired Anna last year"); exchanged back, the two line up.
-        swapped = [] if turned else _swapped(said, a, b, counts, theirs, matched, filler, share=share)
+        swapped = [] if turned else _swapped(said, a, b, counts, theirs, matched, filler, share=share,
+                                             possessive=possessive)
         return tuple(dict.fromkeys(swapped)) if swapped else None
     # A word moved, not changed ("Nairobi is where I was born" / "I was born in Nairobi"), is
     # said as often by the memory: only a word the text says more often than it is new there.
     more = counts - theirs
     # The opcodes turn the text into the memory: the text's own words are those a "replace" or
     # a "delete" takes out.
-    new = [w for tag, i1, i2, _, _ in matcher.get_opcodes() if tag in ("replace", "delete")
-           for w, h in zip(said[i1:i2], a[i1:i2]) if more[h] > 0 and w not in filler]
-    return tuple(dict.fromkeys(new + ([] if turned else _swapped(said, a, b, counts, theirs, matched, filler))))
+    roles = frozenset(role_words)
+    role_hashes = {hash(w) for w in roles}
+    new = [w for tag, i1, i2, j1, j2 in matcher.get_opcodes() if tag in ("replace", "delete")
+           for w, h in zip(said[i1:i2], a[i1:i2]) if more[h] > 0 and w not in filler
+           and (w not in roles or (tag == "replace" and any(g in role_hashes for g in b[j1:j2])))]
+    return tuple(dict.fromkeys(new + ([] if turned else _swapped(said, a, b, counts, theirs, matched, filler,
+                                                                  possessive=possessive))))
 
 
 #: Above this many words, ``changed_in_place`` counts shared words instead of aligning them.
@@ -242,7 +272,7 @@ MAX_SWAP_TRIALS = 12
 
 
 def _swapped(said: Sequence[str], a: array, b: array, counts: Counter, theirs: Counter, matched: int,
-             filler: Collection[str], *, share: float = 0.0) -> list[str]:
+             filler: Collection[str], *, share: float = 0.0, possessive: str = "") -> list[str]:
     """The content words of a text that changed places with each other against a memory.
 
     Two words that each only moved may have swapped roles: "Anna hired Ben" / "Ben hired Anna",
@@ -252,6 +282,8 @@ def _swapped(said: Sequence[str], a: array, b: array, counts: Counter, theirs: C
     text lines up two more words with the memory, counted over every word or over the content
     words alone ("my aunt owes the landlord" / "the landlord owes my aunt": the determiners
     stay behind), and at least ``share`` of both texts' words (difflib's ratio) once exchanged.
+    Two neighbours joined by the ``possessive`` ending line up only one more word once exchanged,
+    yet trade owner and owned ("my friend's sister" / "my sister's friend"): one is enough.
     """
     if len(a) > MAX_SWAP_WORDS or len(b) > MAX_SWAP_WORDS:
         return []
@@ -277,7 +309,9 @@ def _swapped(said: Sequence[str], a: array, b: array, counts: Counter, theirs: C
             lined = _lined(trial, b)
             if 2.0 * lined / (len(a) + len(b)) < share:
                 continue
-            if lined >= matched + 2 or _lined(array("q", [trial[k] for k in kept]), b_content) >= base_content + 2:
+            owner = bool(possessive) and j == i + 1 and said[i].endswith(possessive)
+            if (lined >= matched + 2 or (owner and lined >= matched + 1)
+                    or _lined(array("q", [trial[k] for k in kept]), b_content) >= base_content + 2):
                 out += [said[i], said[j]]
     return out
 
@@ -381,7 +415,14 @@ def read_unaligned(text: Marks, memory: Marks) -> list[str]:
 
 def other_doers(text: Marks, memory: Marks) -> list[str]:
     """The verbs one says in the passive and the other in the active, with another doer."""
-    return [f"another doer of {verb!r}" for verb in doers_differ(text.doers, memory.doers)]
+    return [f"another doer of {verb!r}" for verb in doers_differ(
+        text.doers, memory.doers, text_says=_says(text), memory_says=_says(memory),
+        speakers=text.speakers | memory.speakers, people=text.people | memory.people)]
+
+
+def _says(marks: Marks) -> frozenset[int]:
+    """The hashes of the words and the pronoun groups a text says, as its doers are kept."""
+    return frozenset(marks.sequence) | frozenset(hash(group) for group, _ in marks.roles)
 
 
 def other_modality(text: Marks, memory: Marks) -> list[str]:

@@ -47,7 +47,8 @@ class VoiceReader:
     def __init__(self, *, auxiliaries: Collection[str], passive_auxiliaries: Collection[str],
                  agent_words: Collection[str], determiners: Collection[str],
                  role_of: Mapping[str, str], owner_forms: Collection[str], term_of: Callable[[str], str],
-                 verb_of: Mapping[str, str] | None = None, contractions: Contractions | None = None) -> None:
+                 verb_of: Mapping[str, str] | None = None, contractions: Contractions | None = None,
+                 progressive_ending: str = "") -> None:
         self.auxiliaries, self.passive_auxiliaries = frozenset(auxiliaries), frozenset(passive_auxiliaries)
         self.agent_words = frozenset(agent_words)
         self.determiners, self.role_of, self.owner_forms = frozenset(determiners), role_of, frozenset(owner_forms)
@@ -55,6 +56,8 @@ class VoiceReader:
         # A participle read as its verb's past ("given": "gave"), so both voices name one verb.
         self.verb_of = dict(verb_of or {})
         self.contractions = contractions or Contractions(())
+        # "is knitting": a form of "be" before a verb with this ending says it in the active.
+        self.progressive_ending = progressive_ending
 
     def __call__(self, words: Sequence[str]) -> tuple[Doer, ...]:
         if not self.agent_words:
@@ -65,7 +68,12 @@ class VoiceReader:
         for i, (w, t) in enumerate(zip(words, terms)):
             if not t or once[t] != 1 or w in self.role_of or w in self.auxiliaries or w in self.passive_auxiliaries:
                 continue
-            agent = self._agent_word_after(words, i)
+            progressive = self._progressive(w)
+            # A bare "-ing" word is a gerund or a participle ("I'm a pharmacist, working in
+            # Tucson"), whose doer is no phrase before it.
+            if progressive and not self._after_be(words, i):
+                continue
+            agent = 0 if progressive else self._agent_word_after(words, i)
             doers = self._agent_after(words, terms, agent + 1) if agent else self._subject_before(words, terms, i)
             if doers:
                 out.append((t, doers, bool(agent)))
@@ -119,14 +127,17 @@ class VoiceReader:
         the phrase before it ("the chef at Nori cooked": chef, nori)."""
         said: set[int] = set()
         j = i - 1
-        # A contracted pronoun is the subject, not an auxiliary to pass over ("i've hired").
+        # A contracted pronoun is the subject, not an auxiliary to pass over ("i've hired"); "be"
+        # before a progressive is passed over like one ("my grandmother is knitting").
+        progressive = self._progressive(words[i])
         while j >= 0 and self._pronoun_of(words[j]) is None and (
-                self._aux_of(words[j]) in self.auxiliaries or self._passed_over(words[j])):
+                self._aux_of(words[j]) in self.auxiliaries or self._passed_over(words[j])
+                or (progressive and self._aux_of(words[j]) in self.passive_auxiliaries)):
             j -= 1
         for j in range(j, max(j - PHRASE_WORDS, -1), -1):
             w = words[j]
             # A verb after a passive auxiliary with no agent ("I was hired last year") names no doer.
-            if self._aux_of(w) in self.passive_auxiliaries and not said:
+            if not progressive and self._aux_of(w) in self.passive_auxiliaries and not said:
                 return frozenset()
             pronoun = self._pronoun_of(w)
             if pronoun is not None:
@@ -151,6 +162,20 @@ class VoiceReader:
         """An auxiliary, or the one a contraction ends in ("i'm": "am", "she's": "is")."""
         return self.contractions.reading(word)
 
+    def _progressive(self, word: str) -> bool:
+        """Whether a verb is in the progressive form ("knitting"), never a passive's participle."""
+        end = self.progressive_ending
+        return bool(end) and len(word) > len(end) + 2 and word.endswith(end)
+
+    def _after_be(self, words: Sequence[str], i: int) -> bool:
+        """Whether a form of "be" stands before ``words[i]``, adverbs passed over ("is still knitting")."""
+        for j in range(i - 1, max(i - 3, -1), -1):
+            if self._aux_of(words[j]) in self.passive_auxiliaries:
+                return True
+            if not self._passed_over(words[j]):
+                return False
+        return False
+
     def _passed_over(self, word: str) -> bool:
         """Words between a subject and its verb that are no subject: auxiliaries, adverbs in -ly."""
         return word in self.auxiliaries or (len(word) > 4 and word.endswith("ly"))
@@ -164,15 +189,36 @@ def voice_turned(text: Sequence[Doer], memory: Sequence[Doer]) -> bool:
                for verb, doer, passive in text)
 
 
-def doers_differ(text: Sequence[Doer], memory: Sequence[Doer]) -> tuple[str, ...]:
-    """The verbs that one side says in the passive and that the two give different doers.
+def doers_differ(text: Sequence[Doer], memory: Sequence[Doer], *, text_says: Collection[int] = (),
+                 memory_says: Collection[int] = (), speakers: Collection[int] = (),
+                 people: Collection[int] = ()) -> tuple[str, ...]:
+    """The verbs both sides say that the two give different doers.
 
-    >>> ben, ana = frozenset({1}), frozenset({2})
-    >>> doers_differ([("hire", ben, True)], [("hire", ana, False)])
+    Where one side says the verb in the passive, any other doer differs ("I was hired by Ben" /
+    "I hired Ben"). Where both say it in the active, the speaker (``speakers``: the hashes of
+    the speaker's pronoun groups, "i/me/my") and someone else (``people``: the hashes of the
+    words that name a person) must have traded places, each side naming the other's doer
+    elsewhere (``text_says``, ``memory_says``: the hashes of the words and pronoun groups each
+    says): "my grandmother is knitting a scarf for me" / "I'm knitting a scarf for my
+    grandmother". "My work starts at 8:30" restates "I start work at 8:30" (work is no one),
+    and two words for one doer ("my neighbour's dog" / "my neighbor's dog") trade nothing.
+
+    >>> ben, ana, me = frozenset({1}), frozenset({2}), frozenset({3})
+    >>> doers_differ([("hire", ben, True)], [("hire", ana, False)]), doers_differ([("hire", me, False)], [("hire", ana, False)])
+    (('hire',), ())
+    >>> doers_differ([("hire", me, False)], [("hire", ana, False)], text_says={2, 3}, memory_says={2, 3},
+    ...              speakers={3}, people={2})
     ('hire',)
-    >>> doers_differ([("hire", ben, True)], [("hire", ben, False)]), doers_differ([("hire", ben, False)], [("hire", ana, False)])
-    ((), ())
+    >>> doers_differ([("hire", ben, True)], [("hire", ben, False)])
+    ()
     """
     theirs = {verb: (doer, passive) for verb, doer, passive in memory}
+    me, others = frozenset(speakers), frozenset(people)
+
+    def traded(mine: frozenset[int], other: frozenset[int]) -> bool:
+        return bool(mine & frozenset(memory_says) and other & frozenset(text_says)
+                    and ((mine & me and other & others) or (other & me and mine & others)))
+
     return tuple(verb for verb, doer, passive in text
-                 if verb in theirs and passive != theirs[verb][1] and not doer & theirs[verb][0])
+                 if verb in theirs and not doer & theirs[verb][0]
+                 and (passive != theirs[verb][1] or (not passive and traded(doer, theirs[verb][0]))))

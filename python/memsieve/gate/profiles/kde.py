@@ -91,11 +91,16 @@ class KernelDensityGate(GateProfile):
         if score.nearest_seq is not None and score.route != "ADD":
             nearest = int(score.nearest_seq)
             mine, theirs = gate.lexicon.marks(text), gate.marks.get(nearest, NO_MARKS)
-            changed = changed_in_place(text, mine, theirs, share=RESTATED_SHARE, filler=gate.lexicon.filler_words)
+            changed = changed_in_place(text, mine, theirs, share=RESTATED_SHARE, filler=gate.lexicon.filler_words,
+                                       possessive=gate.lexicon.possessive_ending,
+                                       role_words=gate.lexicon.role_prepositions)
             # A text whose every content word the memory holds may still differ from it in what
             # the index cannot see ("I'm dating Alex" / "I dated Alex").
             if changed is not None or not lacks:
-                marked = tuple(w for w in changed or () if _core.tokenize(w)) + unmarked(
+                # A content word put in place, or a preposition that says who gives and who
+                # gets ("a gift from my aunt" / "a gift for my aunt").
+                marked = tuple(w for w in changed or ()
+                               if _core.tokenize(w) or w in gate.lexicon.role_prepositions) + unmarked(
                     mine, theirs, aligned=changed is not None)
                 marked += tuple(sorted(_denial_as_not(cues)
                                        - _denial_as_not(gate.cues.get(nearest, frozenset()))))

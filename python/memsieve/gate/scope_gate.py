@@ -196,7 +196,7 @@ class ScopeGate:
     # ---- scoring -------------------------------------------------------------
 
     @_locked
-    def score(self, vector: np.ndarray, text: str | None = None) -> GateScore:
+    def score(self, vector: np.ndarray, text: str | None = None, *, whole: str | None = None) -> GateScore:
         """Score one (d,) float32 unit vector (and its text) against the scope and route it.
 
         The profile scores (memsieve.gate.profiles). Under the default one a
@@ -204,9 +204,10 @@ class ScopeGate:
         stored (novelty < tau) that still carries new information
         (``information >= config.info_tau`` against its ``config.info_k``
         nearest memories) goes to the band instead, where it is stored as a
-        newer version of its nearest memory.
+        newer version of its nearest memory. ``whole``: the long text that ``text`` is a
+        passage of; what a passage does not say may be said elsewhere in it.
         """
-        return self.profile.score(self, vector, text)
+        return self.profile.score(self, vector, text, whole=whole)
 
     def _note_cues(self, seqs: list[int], texts: list[str]) -> None:
         # The profile says which cues and counts its score reads (the kde

@@ -21,7 +21,7 @@ import re
 from array import array
 from collections import Counter
 from collections.abc import Collection, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from difflib import SequenceMatcher
 
 import memsieve._core as _core
@@ -61,6 +61,9 @@ class Marks:
         people: the hashes of the index terms that name someone else: a relation word
             ("grandmother", "boss"), a companion ("dog") or a name. "My work starts at 8:30"
             restates "I start work at 8:30": work is no one.
+        denials: how many times it says a polarity word: a long text that lines up with a
+            memory and drops one of its several denials ("he doesn't qualify" / "he does
+            qualify", a "not" said elsewhere in both) says the opposite there.
     """
 
     words: frozenset[str]
@@ -73,6 +76,7 @@ class Marks:
     modal: frozenset[str] = frozenset()
     speakers: frozenset[int] = frozenset()
     people: frozenset[int] = frozenset()
+    denials: int = 0
 
 
 #: The marks of a text that says none.
@@ -135,6 +139,7 @@ class MarkReader:
         tense: set[str] = set()
         roles: set[tuple[str, str]] = set()
         modal: set[str] = set()
+        denials = 0
         value_words, polarity_words, tense_of = self.value_words, self.polarity_words, self.tense_of
         ending = self.past_ending
         sequence = sequence_words(text)
@@ -157,6 +162,7 @@ class MarkReader:
             for k, p in enumerate(parts):
                 if (k == 0 and p in value_words) or p in polarity_words:
                     said.add(p)
+                denials += p in polarity_words
                 if k == 0 and p in self.role_words:
                     roles.add((self.role_of[p], p))
                 if p in tense_of and not (k == 0 and p in value_words):
@@ -173,7 +179,8 @@ class MarkReader:
                      roles=frozenset(roles),
                      doers=self.voice(sequence) if len(sequence) <= MAX_SWAP_WORDS else (),
                      modal=frozenset(modal),
-                     speakers=frozenset(hash(g) for g, _ in roles if g in self.speaker_groups), people=people)
+                     speakers=frozenset(hash(g) for g, _ in roles if g in self.speaker_groups), people=people,
+                     denials=denials)
 
 
 @functools.lru_cache(maxsize=65536)
@@ -205,7 +212,7 @@ _SEQUENCE_WORD = re.compile(r"[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud
 
 def changed_in_place(text: str, mine: Marks, memory: Marks, *, share: float,
                      filler: Collection[str] = (), possessive: str = "",
-                     role_words: Collection[str] = ()) -> tuple[str, ...] | None:
+                     role_words: Collection[str] = (), part: bool = False) -> tuple[str, ...] | None:
     """The words a text puts in place of a memory's, or adds among them, when the two line up.
 
     A text that changes a value of a memory in place ("My bike is blue" / "My bike is green")
@@ -226,6 +233,11 @@ def changed_in_place(text: str, mine: Marks, memory: Marks, *, share: float,
             changed only where it stands in place of another ("a gift from my aunt" / "a gift
             for my aunt"), not where it rebuilds the sentence ("my brother and I share" / "I
             share ... with my brother").
+        part: the text is a passage of a longer one (memsieve.text.passages), to be found inside
+            the memory: ``share`` of its own words must line up, not of both texts' (a passage
+            of a text on the memory's subject that names other things in one list: "smoked
+            tofu" where the memory says "chicken thighs"). Nothing is exchanged or moved: the
+            whole text is judged for that.
     """
     a, b = mine.sequence, memory.sequence
     if not a or not b:
@@ -233,7 +245,11 @@ def changed_in_place(text: str, mine: Marks, memory: Marks, *, share: float,
     # The words both say, in any order, bound the ratio from above: most pairs stop here,
     # without the quadratic alignment.
     counts, theirs = Counter(a), Counter(b)
-    if 2.0 * sum((counts & theirs).values()) / (len(a) + len(b)) < share:
+
+    def ratio(lined: int) -> float:
+        return lined / len(a) if part else 2.0 * lined / (len(a) + len(b))
+
+    if ratio(sum((counts & theirs).values())) < share:
         return None
     said = sequence_words(text)
     if len(a) > MAX_ALIGNED or len(b) > MAX_ALIGNED:
@@ -243,7 +259,9 @@ def changed_in_place(text: str, mine: Marks, memory: Marks, *, share: float,
     # A verb turned between the active and the passive with the same doer ("Tom interviewed
     # Maria" / "Maria was interviewed by Tom") trades its doer's and receiver's places by grammar.
     turned = voice_turned(mine.doers, memory.doers)
-    if 2.0 * matched / (len(a) + len(b)) < share:
+    if ratio(matched) < share:
+        if part:
+            return None
         # Two words that swapped places break the alignment of a short text ("Anna hired Ben
         # last year" / "Ben hired Anna last year"); exchanged back, the two line up.
         swapped = [] if turned else _swapped(said, a, b, counts, theirs, matched, filler, share=share,
@@ -259,8 +277,26 @@ def changed_in_place(text: str, mine: Marks, memory: Marks, *, share: float,
     new = [w for tag, i1, i2, j1, j2 in matcher.get_opcodes() if tag in ("replace", "delete")
            for w, h in zip(said[i1:i2], a[i1:i2]) if more[h] > 0 and w not in filler
            and (w not in roles or (tag == "replace" and any(g in role_hashes for g in b[j1:j2])))]
+    if part:
+        return tuple(dict.fromkeys(new))
+    if len(a) > MAX_SWAP_WORDS or len(b) > MAX_SWAP_WORDS:
+        # Too long to try exchanges (_swapped): a word that left its place on both sides, said as
+        # often by each, moved; in a near-copy of a long text, moved words trade what they say
+        # ("the pads are at 30 percent and the tires need replacing" / "the tires are at ...").
+        return tuple(dict.fromkeys(new + _moved(said, a, b, matcher.get_opcodes(), filler)))
     return tuple(dict.fromkeys(new + ([] if turned else _swapped(said, a, b, counts, theirs, matched, filler,
                                                                   possessive=possessive))))
+
+
+def _moved(said: Sequence[str], a: array, b: array, opcodes: Sequence[tuple[str, int, int, int, int]],
+           filler: Collection[str]) -> list[str]:
+    """The content words of a text that left their place against a memory on both sides: in a
+    "replace" or "delete" of the text and in a "replace" or "insert" of the memory, said as
+    often by each."""
+    left = Counter(h for tag, i1, i2, _, _ in opcodes if tag in ("replace", "delete") for h in a[i1:i2])
+    came = Counter(h for tag, _, _, j1, j2 in opcodes if tag in ("replace", "insert") for h in b[j1:j2])
+    return [w for tag, i1, i2, _, _ in opcodes if tag in ("replace", "delete")
+            for w, h in zip(said[i1:i2], a[i1:i2]) if left[h] == came[h] and _is_term(w) and w not in filler]
 
 
 #: Above this many words, ``changed_in_place`` counts shared words instead of aligning them.
@@ -367,6 +403,10 @@ def unmarked(text: Marks, memory: Marks, *, aligned: bool = False) -> tuple[str,
         # "I play tennis"): a verb in the present bears no mark of its own.
         if "past" in memory.tense and not text.tense:
             out.append("without the past tense")
+        # ... and one that says a denial more or fewer than the memory, both saying some, denies
+        # something else: the sets above cannot tell.
+        if text.polarity and memory.polarity and text.denials != memory.denials:
+            out.append(f"{text.denials} denials where it says {memory.denials}")
     # A pronoun said as the receiver where the memory says it only as the doer or the owner,
     # or any other way round: "my brother owes me" against "I owe my brother", "we borrowed
     # our neighbours' ladder" against "our neighbours borrowed our ladder".
@@ -398,6 +438,18 @@ def unmarked(text: Marks, memory: Marks, *, aligned: bool = False) -> tuple[str,
         if len(set(said_values)) > 1 and not _in_order(said_values, [t for c, t in memory.values if c == cls]):
             out.append(f"the order of {', '.join(said_values[:6])}")
     return tuple(out)
+
+
+def part_of(part: Marks, whole: Marks) -> Marks:
+    """The marks of a passage, read as a part of a longer text: what the whole says that the
+    passage does not (a denial, a tense, a plan, a pronoun's form) is not missing from it.
+    Its words in order, its values and its doers stay the passage's own, to be lined up with
+    a memory's.
+    """
+    return replace(part, words=part.words | whole.words, polarity=part.polarity | whole.polarity,
+                   tense=part.tense | whole.tense, roles=part.roles | whole.roles, modal=part.modal | whole.modal,
+                   speakers=part.speakers | whole.speakers, people=part.people | whole.people,
+                   denials=whole.denials)
 
 
 def read_unaligned(text: Marks, memory: Marks) -> list[str]:

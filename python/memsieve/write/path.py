@@ -206,7 +206,7 @@ class WritePath:
             if part.is_key:
                 # Sentence keys are for search: the gate judges the whole text (and a long one's passages).
                 continue
-            p = self.gate.score(part.vector, cand.text[part.start:part.end])
+            p = self.gate.score(part.vector, cand.text[part.start:part.end], whole=cand.text)
             if _ROUTE_RANK[p.route] > _ROUTE_RANK[s.route]:
                 s = p
         return s

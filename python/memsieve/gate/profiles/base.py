@@ -116,8 +116,11 @@ class GateProfile(ABC):
 
     # ---- scoring -------------------------------------------------------------
 
-    def score(self, gate: ScopeView, vector: np.ndarray, text: str | None) -> GateScore:
-        """Score one (d,) float32 unit vector (and its text) against the scope and route it."""
+    def score(self, gate: ScopeView, vector: np.ndarray, text: str | None, *, whole: str | None = None) -> GateScore:
+        """Score one (d,) float32 unit vector (and its text) against the scope and route it.
+
+        ``whole``: the long text that ``text`` is a passage of (memsieve.text.passages), or None.
+        """
         tau = self.current_tau(gate)
         kappa = self.current_kappa(gate)
         delta = self.delta
@@ -128,7 +131,7 @@ class GateProfile(ABC):
         route = _core.route(novelty, tau, delta)
         score = GateScore(novelty=novelty, tau=tau, delta=delta, kappa=kappa, nearest_seq=nearest[0],
                           nearest_cos=nearest[1], route=route)
-        return score if text is None else self.weigh_text(gate, score, neighbours, text)
+        return score if text is None else self.weigh_text(gate, score, neighbours, text, whole=whole)
 
     def novelty(self, gate: ScopeView, vector: np.ndarray, kappa: float) -> Neighbours:
         """(novelty, the top-k seqs nearest first, (nearest seq, its cosine)) of a non-empty scope."""
@@ -150,6 +153,7 @@ class GateProfile(ABC):
         """The novelty from an ANN index's top-k cosines (a profile with ``uses_index`` defines it)."""
         raise NotImplementedError(f"{type(self).__name__} scores by exact scan only")
 
-    def weigh_text(self, gate: ScopeView, score: GateScore, neighbours: list[int], text: str) -> GateScore:
+    def weigh_text(self, gate: ScopeView, score: GateScore, neighbours: list[int], text: str, *,
+                   whole: str | None = None) -> GateScore:
         """Refine a routed score with the candidate's text; by default the text does not count."""
         return score

@@ -17,7 +17,7 @@ from memsieve.gate.profiles.base import GateProfile, ScopeView
 from memsieve.gate.score import GateScore
 from memsieve.gate.versions import VersionBars, VersionEvidence, newer_version_reason, other_subject_of_ids
 from memsieve.text.cues import value_tokens
-from memsieve.text.marks import NO_MARKS, changed_in_place, other_doers, other_modality, unmarked
+from memsieve.text.marks import NO_MARKS, changed_in_place, other_doers, other_modality, part_of, unmarked
 from memsieve.text.lexicon import Lexicon
 from memsieve.text.when import time_phrases
 
@@ -60,15 +60,19 @@ class KernelDensityGate(GateProfile):
     def novelty_of_topk(self, cos: np.ndarray, kappa: float) -> float:
         return _core.novelty_from_topk(np.ascontiguousarray(cos), kappa)
 
-    def weigh_text(self, gate: ScopeView, score: GateScore, neighbours: list[int], text: str) -> GateScore:
+    def weigh_text(self, gate: ScopeView, score: GateScore, neighbours: list[int], text: str, *,
+                   whole: str | None = None) -> GateScore:
         # The information term is computed for every candidate, an ADD on
         # meaning alone included, so that every Decision reports both signals.
         c = self.information
         # One formula, in Rust: the new-term share against the neighbours, net
         # of the words a paraphrase swapped against the nearest memory
         # (rust/gate/info; the same function consolidation calls).
+        # A passage is not netted: the words of the whole memory it does not say are mostly
+        # said by the text's other passages, not swapped for its own new ones.
+        netted = None if whole is not None else score.nearest_seq
         information, new = gate.keywords.info_novelty_netted(
-            text, neighbours[:c.k], score.nearest_seq, rarity=gate.lexicon.rarity, w_number=c.number_weight,
+            text, neighbours[:c.k], netted, rarity=gate.lexicon.rarity, w_number=c.number_weight,
             w_name=c.name_weight, w_word=c.word_weight, idf_prior=IDF_PRIOR, prior_weight=IDF_PRIOR_WEIGHT)
         cues = self.cues_of(gate.lexicon, text)
         said = cues.difference(*(gate.cues.get(n, ()) for n in neighbours[:c.k]))
@@ -91,9 +95,13 @@ class KernelDensityGate(GateProfile):
         if score.nearest_seq is not None and score.route != "ADD":
             nearest = int(score.nearest_seq)
             mine, theirs = gate.lexicon.marks(text), gate.marks.get(nearest, NO_MARKS)
+            if whole is not None:
+                # A passage says less than its text: a denial, a tense or a plan that the memory
+                # says and this passage does not may be said by another passage of it.
+                mine = part_of(mine, gate.lexicon.marks(whole))
             changed = changed_in_place(text, mine, theirs, share=RESTATED_SHARE, filler=gate.lexicon.filler_words,
                                        possessive=gate.lexicon.possessive_ending,
-                                       role_words=gate.lexicon.role_prepositions)
+                                       role_words=gate.lexicon.role_prepositions, part=whole is not None)
             # A text whose every content word the memory holds may still differ from it in what
             # the index cannot see ("I'm dating Alex" / "I dated Alex").
             if changed is not None or not lacks:
@@ -138,7 +146,7 @@ class KernelDensityGate(GateProfile):
             carries = True
         elif route == "NOOP" and not carries and score.nearest_seq is not None and c.fold_tau <= 1.0 and lacks:
             folded_info, _ = gate.keywords.info_novelty_netted(
-                text, [int(score.nearest_seq)], score.nearest_seq, rarity=_full_weight,
+                text, [int(score.nearest_seq)], netted, rarity=_full_weight,
                 w_number=c.number_weight, w_name=c.name_weight, w_word=c.word_weight, idf_prior=IDF_PRIOR,
                 prior_weight=IDF_PRIOR_WEIGHT)
             carries = folded_info >= c.fold_tau

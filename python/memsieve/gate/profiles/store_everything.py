@@ -21,7 +21,7 @@ class StoreEverythingGate(GateProfile):
     def delta(self) -> float:
         return 0.0
 
-    def score(self, gate: ScopeView, vector: np.ndarray, text: str | None) -> GateScore:
+    def score(self, gate: ScopeView, vector: np.ndarray, text: str | None, *, whole: str | None = None) -> GateScore:
         kappa = self.current_kappa(gate)
         if len(gate.state):
             seqs, cos = gate.nearest(vector, 1)

@@ -14,24 +14,11 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from memsieve import Memory
 from memsieve.text.contractions import Contractions
 from memsieve.text.lexicon import ENGLISH, Lexicon
 from memsieve.text.marks import other_doers
 from memsieve.text.voice import doers_differ
-from tests.conftest import TableEmbedder, unit
-from tests.test_gate_restated import FILLER
-
-
-def _second(tmp_path, first: str, later: str, *, lexicon: Lexicon | None = None):
-    table = TableEmbedder()
-    table.table.update({first: unit(1, 0, 0), later: unit(1, 0.02, 0)})
-    options = {} if lexicon is None else {"lexicon": lexicon}
-    with Memory(tmp_path / "m.db", embedder=table, **options) as m:
-        m.add_many(FILLER, user_id="u")
-        (a,) = m.add(first, user_id="u")
-        (d,) = m.add(later, user_id="u")
-        return a, d
+from tests.test_gate_voice import _second
 
 
 @pytest.mark.parametrize("first, later, verb", [

@@ -28,10 +28,13 @@ def _fold_reasons(first: str, later: str) -> tuple[str, ...]:
     return tuple(changed) + unmarked(mine, theirs, aligned=bool(changed))
 
 
-def _second(tmp_path, first: str, later: str):
+def _second(tmp_path, first: str, later: str, *, lexicon: Lexicon | None = None):
+    """The decisions on ``first`` and then ``later``, with vectors that send ``later`` to the
+    NOOP route against ``first`` (the lexicon's, English by default, rules decide the fold)."""
     table = TableEmbedder()
     table.table.update({first: unit(1, 0, 0), later: unit(1, 0.02, 0)})
-    with Memory(tmp_path / "m.db", embedder=table) as m:
+    options = {} if lexicon is None else {"lexicon": lexicon}
+    with Memory(tmp_path / "m.db", embedder=table, **options) as m:
         m.add_many(FILLER, user_id="u")
         (a,) = m.add(first, user_id="u")
         (d,) = m.add(later, user_id="u")

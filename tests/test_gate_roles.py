@@ -27,8 +27,11 @@ from tests.test_gate_voice import _second
     ("I've been coaching my brother for the marathon.", "My brother has been coaching me for the marathon.",
      "coach"),
     ("We drove our neighbours to the station.", "Our neighbours drove us to the station.", "drove"),
+    # not traded, taken over: the speaker now does what someone else did
+    ("My wife is walking the dog this week.", "I'm walking the dog this week.", "walk"),
+    ("My father pays the electricity bill.", "I pay the electricity bill.", "pay"),
 ])
-def test_the_speaker_and_another_doer_trading_places_is_not_folded(tmp_path, first, later, verb):
+def test_the_speaker_in_place_of_someone_else_is_not_folded(tmp_path, first, later, verb):
     a, d = _second(tmp_path, first, later)
     assert d.event == "ADD", d.reason
     assert f"another doer of {verb!r}" in d.reason, d.reason
@@ -40,6 +43,8 @@ def test_the_speaker_and_another_doer_trading_places_is_not_folded(tmp_path, fir
     ("I bought the concert tickets from Priya.", "I bought the concert tickets for Priya.", "for"),
     ("I'm playing chess against my cousin on Sunday.", "I'm playing chess with my cousin on Sunday.", "with"),
     ("I moved the boxes to the garage.", "I moved the boxes from the garage.", "from"),
+    # the same prepositions, each said once, in the other order
+    ("I'm driving from Glasgow to Leeds on Friday.", "I'm driving to Glasgow from Leeds on Friday.", "to"),
 ])
 def test_a_preposition_put_in_place_of_another_is_not_folded(tmp_path, first, later, word):
     a, d = _second(tmp_path, first, later)
@@ -101,6 +106,13 @@ def test_a_lexicon_rejects_malformed_contractions():
         Lexicon(name="bad", contractions={"nt"})
     with pytest.raises(ConfigError, match="possessive_ending"):
         Lexicon(name="bad", possessive_ending=7)  # type: ignore[arg-type]
+    with pytest.raises(ConfigError, match="progressive_ending"):
+        Lexicon(name="bad", progressive_ending=" ")
+    # endings are read as the words are, folded and lowercased
+    curly = Lexicon(name="curly", possessive_ending="\u2019S", progressive_ending="ING",
+                    contractions={"\u2019s/is"}, contraction_hosts={"it"})
+    assert (curly.possessive_ending, curly.progressive_ending) == ("'s", "ing")
+    assert curly.contractions == frozenset({"'s/is"})
 
 
 def test_without_role_prepositions_a_lexicon_folds_the_traded_preposition(tmp_path):

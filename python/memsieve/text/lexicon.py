@@ -240,6 +240,13 @@ class Lexicon:
             if not isinstance(getattr(self, name), str):
                 raise ConfigError(f"lexicon {name} must be a string, got {type(getattr(self, name)).__name__}; "
                                   f"pass e.g. {example}")
+        for name in ("past_ending", "possessive_ending", "progressive_ending"):
+            # Read against folded, lowercased words, as the word lists are ("’s" is "'s").
+            ending = fold(getattr(self, name)).lower()
+            if ending != ending.strip() or " " in ending:
+                raise ConfigError(f"lexicon {name} must be a word's ending without spaces, got "
+                                  f"{getattr(self, name)!r}; pass e.g. 'ing', or '' for none")
+            object.__setattr__(self, name, ending)
         _check_vocabulary(self.vocabulary)
         object.__setattr__(self, "_derived", _Derived(self))
 

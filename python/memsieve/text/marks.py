@@ -273,10 +273,10 @@ def changed_in_place(text: str, mine: Marks, memory: Marks, *, share: float,
     # The opcodes turn the text into the memory: the text's own words are those a "replace" or
     # a "delete" takes out.
     roles = frozenset(role_words)
-    role_hashes = {hash(w) for w in roles}
-    new = [w for tag, i1, i2, j1, j2 in matcher.get_opcodes() if tag in ("replace", "delete")
-           for w, h in zip(said[i1:i2], a[i1:i2]) if more[h] > 0 and w not in filler
-           and (w not in roles or (tag == "replace" and any(g in role_hashes for g in b[j1:j2])))]
+    new = [w for tag, i1, i2, _, _ in matcher.get_opcodes() if tag in ("replace", "delete")
+           for w, h in zip(said[i1:i2], a[i1:i2]) if more[h] > 0 and w not in filler and w not in roles]
+    if not part:  # a passage says a share of its memory's prepositions: its whole text is judged for them
+        new += _roles_changed(said, a, b, roles)
     if part:
         return tuple(dict.fromkeys(new))
     if len(a) > MAX_SWAP_WORDS or len(b) > MAX_SWAP_WORDS:
@@ -286,6 +286,21 @@ def changed_in_place(text: str, mine: Marks, memory: Marks, *, share: float,
         return tuple(dict.fromkeys(new + _moved(said, a, b, matcher.get_opcodes(), filler)))
     return tuple(dict.fromkeys(new + ([] if turned else _swapped(said, a, b, counts, theirs, matched, filler,
                                                                   possessive=possessive))))
+
+
+def _roles_changed(said: Sequence[str], a: array, b: array, roles: frozenset[str]) -> list[str]:
+    """The role prepositions of a text that line up with a memory, where both say some and not
+    the same ones in the same order: "a gift from my aunt" / "a gift for my aunt", "from Boston
+    to Austin" / "to Boston from Austin". One that only rebuilds the sentence, where the memory
+    says none, changes nothing ("my brother and I share" / "I share ... with my brother")."""
+    if not roles:
+        return []
+    hashes = {hash(w) for w in roles}
+    mine = [(w, h) for w, h in zip(said, a) if w in roles]
+    theirs = [h for h in b if h in hashes]
+    if not mine or not theirs or [h for _, h in mine] == theirs:
+        return []
+    return [w for k, (w, h) in enumerate(mine) if k >= len(theirs) or theirs[k] != h]
 
 
 def _moved(said: Sequence[str], a: array, b: array, opcodes: Sequence[tuple[str, int, int, int, int]],

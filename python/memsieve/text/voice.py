@@ -165,7 +165,7 @@ class VoiceReader:
     def _progressive(self, word: str) -> bool:
         """Whether a verb is in the progressive form ("knitting"), never a passive's participle."""
         end = self.progressive_ending
-        return bool(end) and len(word) > len(end) + 2 and word.endswith(end)
+        return bool(end) and len(word) >= len(end) + 2 and word.endswith(end)  # "doing", not "king"
 
     def _after_be(self, words: Sequence[str], i: int) -> bool:
         """Whether a form of "be" stands before ``words[i]``, adverbs passed over ("is still knitting")."""
@@ -195,19 +195,20 @@ def doers_differ(text: Sequence[Doer], memory: Sequence[Doer], *, text_says: Col
     """The verbs both sides say that the two give different doers.
 
     Where one side says the verb in the passive, any other doer differs ("I was hired by Ben" /
-    "I hired Ben"). Where both say it in the active, the speaker (``speakers``: the hashes of
-    the speaker's pronoun groups, "i/me/my") and someone else (``people``: the hashes of the
-    words that name a person) must have traded places, each side naming the other's doer
-    elsewhere (``text_says``, ``memory_says``: the hashes of the words and pronoun groups each
-    says): "my grandmother is knitting a scarf for me" / "I'm knitting a scarf for my
-    grandmother". "My work starts at 8:30" restates "I start work at 8:30" (work is no one),
-    and two words for one doer ("my neighbour's dog" / "my neighbor's dog") trade nothing.
+    "I hired Ben"). Where both say it in the active, the doers differ when one is the speaker
+    (``speakers``: the hashes of the speaker's pronoun groups, "i/me/my") and the other names
+    someone (``people``: the hashes of the words that name a person): "my husband is cooking
+    dinner" / "I'm cooking dinner", "my grandmother is knitting a scarf for me" / "I'm knitting
+    a scarf for my grandmother". "My work starts at 8:30" restates "I start work at 8:30" (work
+    is no one), two words for one doer ("my neighbour's dog" / "my neighbor's dog") are no
+    speaker, and "he" is the one a text names, not someone new. ``text_says`` and
+    ``memory_says`` (the hashes of the words and pronoun groups each says) are kept for callers
+    and no longer read.
 
     >>> ben, ana, me = frozenset({1}), frozenset({2}), frozenset({3})
     >>> doers_differ([("hire", ben, True)], [("hire", ana, False)]), doers_differ([("hire", me, False)], [("hire", ana, False)])
     (('hire',), ())
-    >>> doers_differ([("hire", me, False)], [("hire", ana, False)], text_says={2, 3}, memory_says={2, 3},
-    ...              speakers={3}, people={2})
+    >>> doers_differ([("hire", me, False)], [("hire", ana, False)], speakers={3}, people={2})
     ('hire',)
     >>> doers_differ([("hire", ben, True)], [("hire", ben, False)])
     ()
@@ -215,10 +216,10 @@ def doers_differ(text: Sequence[Doer], memory: Sequence[Doer], *, text_says: Col
     theirs = {verb: (doer, passive) for verb, doer, passive in memory}
     me, others = frozenset(speakers), frozenset(people)
 
-    def traded(mine: frozenset[int], other: frozenset[int]) -> bool:
-        return bool(mine & frozenset(memory_says) and other & frozenset(text_says)
-                    and ((mine & me and other & others) or (other & me and mine & others)))
+    def apart(mine: frozenset[int], other: frozenset[int]) -> bool:
+        return bool((mine & me and not other & me and other & others)
+                    or (other & me and not mine & me and mine & others))
 
     return tuple(verb for verb, doer, passive in text
                  if verb in theirs and not doer & theirs[verb][0]
-                 and (passive != theirs[verb][1] or (not passive and traded(doer, theirs[verb][0]))))
+                 and (passive != theirs[verb][1] or (not passive and apart(doer, theirs[verb][0]))))

@@ -483,13 +483,7 @@ def read_unaligned(text: Marks, memory: Marks) -> list[str]:
 def other_doers(text: Marks, memory: Marks) -> list[str]:
     """The verbs one says in the passive and the other in the active, with another doer."""
     return [f"another doer of {verb!r}" for verb in doers_differ(
-        text.doers, memory.doers, text_says=_says(text), memory_says=_says(memory),
-        speakers=text.speakers | memory.speakers, people=text.people | memory.people)]
-
-
-def _says(marks: Marks) -> frozenset[int]:
-    """The hashes of the words and the pronoun groups a text says, as its doers are kept."""
-    return frozenset(marks.sequence) | frozenset(hash(group) for group, _ in marks.roles)
+        text.doers, memory.doers, speakers=text.speakers | memory.speakers, people=text.people | memory.people)]
 
 
 def other_modality(text: Marks, memory: Marks) -> list[str]:

@@ -189,8 +189,7 @@ def voice_turned(text: Sequence[Doer], memory: Sequence[Doer]) -> bool:
                for verb, doer, passive in text)
 
 
-def doers_differ(text: Sequence[Doer], memory: Sequence[Doer], *, text_says: Collection[int] = (),
-                 memory_says: Collection[int] = (), speakers: Collection[int] = (),
+def doers_differ(text: Sequence[Doer], memory: Sequence[Doer], *, speakers: Collection[int] = (),
                  people: Collection[int] = ()) -> tuple[str, ...]:
     """The verbs both sides say that the two give different doers.
 
@@ -201,9 +200,7 @@ def doers_differ(text: Sequence[Doer], memory: Sequence[Doer], *, text_says: Col
     dinner" / "I'm cooking dinner", "my grandmother is knitting a scarf for me" / "I'm knitting
     a scarf for my grandmother". "My work starts at 8:30" restates "I start work at 8:30" (work
     is no one), two words for one doer ("my neighbour's dog" / "my neighbor's dog") are no
-    speaker, and "he" is the one a text names, not someone new. ``text_says`` and
-    ``memory_says`` (the hashes of the words and pronoun groups each says) are kept for callers
-    and no longer read.
+    speaker, and "he" is the one a text names, not someone new.
 
     >>> ben, ana, me = frozenset({1}), frozenset({2}), frozenset({3})
     >>> doers_differ([("hire", ben, True)], [("hire", ana, False)]), doers_differ([("hire", me, False)], [("hire", ana, False)])

@@ -229,10 +229,11 @@ def changed_in_place(text: str, mine: Marks, memory: Marks, *, share: float,
         filler: words a restatement adds without saying more ("honestly"): never changed.
         possessive: the possessive ending ("'s"): two neighbours that trade places across it
             swap owner and owned ("my friend's sister" / "my sister's friend").
-        role_words: prepositions that say who gives and who gets ("from", "for"): one is
-            changed only where it stands in place of another ("a gift from my aunt" / "a gift
-            for my aunt"), not where it rebuilds the sentence ("my brother and I share" / "I
-            share ... with my brother").
+        role_words: prepositions that say who gives and who gets ("from", "for"): where both
+            texts say some, they are compared in order ("a gift from my aunt" / "a gift for my
+            aunt", "from Boston to Austin" / "to Boston from Austin"); one the memory has no
+            counterpart for rebuilds the sentence ("my brother and I share" / "I share ... with
+            my brother").
         part: the text is a passage of a longer one (memsieve.text.passages), to be found inside
             the memory: ``share`` of its own words must line up, not of both texts' (a passage
             of a text on the memory's subject that names other things in one list: "smoked
@@ -273,17 +274,17 @@ def changed_in_place(text: str, mine: Marks, memory: Marks, *, share: float,
     # The opcodes turn the text into the memory: the text's own words are those a "replace" or
     # a "delete" takes out.
     roles = frozenset(role_words)
-    new = [w for tag, i1, i2, _, _ in matcher.get_opcodes() if tag in ("replace", "delete")
+    opcodes = matcher.get_opcodes()
+    new = [w for tag, i1, i2, _, _ in opcodes if tag in ("replace", "delete")
            for w, h in zip(said[i1:i2], a[i1:i2]) if more[h] > 0 and w not in filler and w not in roles]
-    if not part:  # a passage says a share of its memory's prepositions: its whole text is judged for them
-        new += _roles_changed(said, a, b, roles)
-    if part:
+    if part:  # a passage says a share of its memory's prepositions: its whole text is judged for them
         return tuple(dict.fromkeys(new))
+    new += _roles_changed(said, a, b, roles)
     if len(a) > MAX_SWAP_WORDS or len(b) > MAX_SWAP_WORDS:
         # Too long to try exchanges (_swapped): a word that left its place on both sides, said as
         # often by each, moved; in a near-copy of a long text, moved words trade what they say
         # ("the pads are at 30 percent and the tires need replacing" / "the tires are at ...").
-        return tuple(dict.fromkeys(new + _moved(said, a, b, matcher.get_opcodes(), filler)))
+        return tuple(dict.fromkeys(new + _moved(said, a, b, opcodes, filler)))
     return tuple(dict.fromkeys(new + ([] if turned else _swapped(said, a, b, counts, theirs, matched, filler,
                                                                   possessive=possessive))))
 
@@ -481,7 +482,8 @@ def read_unaligned(text: Marks, memory: Marks) -> list[str]:
 
 
 def other_doers(text: Marks, memory: Marks) -> list[str]:
-    """The verbs one says in the passive and the other in the active, with another doer."""
+    """The verbs the two give different doers (memsieve.text.voice.doers_differ): in the passive
+    against the active, or the speaker against someone else."""
     return [f"another doer of {verb!r}" for verb in doers_differ(
         text.doers, memory.doers, speakers=text.speakers | memory.speakers, people=text.people | memory.people)]
 

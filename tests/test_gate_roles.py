@@ -106,6 +106,26 @@ def test_a_lexicon_rejects_malformed_contractions():
         Lexicon(name="bad", contractions={"nt"})
     with pytest.raises(ConfigError, match="possessive_ending"):
         Lexicon(name="bad", possessive_ending=7)  # type: ignore[arg-type]
+
+
+@pytest.mark.parametrize("kwargs, named", [
+    ({"groups": ["nt"]}, "'nt'"),
+    ({"groups": ["'m/"]}, "\"'m/\""),
+    ({"groups": [3]}, "3"),
+    ({"groups": "'m/am"}, "contractions"),
+    ({"groups": None}, "contractions"),
+    ({"groups": ["'s/is"], "possessive_ending": None}, "possessive_ending"),
+    ({"groups": ["'s/is"], "hosts": "it"}, "hosts"),
+    ({"groups": ["'s/is"], "hosts": [1]}, "hosts"),
+])
+def test_contractions_built_directly_refuse_malformed_groups(kwargs, named):
+    # Built without a lexicon, the same groups are checked: a typed error naming the fault,
+    # never an IndexError or TypeError from inside the split.
+    from memsieve.errors import ConfigError
+    groups = kwargs.pop("groups")
+    with pytest.raises(ConfigError) as err:
+        Contractions(groups, **kwargs)
+    assert named in str(err.value) and str(err.value)[0].islower()
     with pytest.raises(ConfigError, match="progressive_ending"):
         Lexicon(name="bad", progressive_ending=" ")
     # endings are read as the words are, folded and lowercased

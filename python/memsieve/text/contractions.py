@@ -12,6 +12,8 @@ from __future__ import annotations
 
 from collections.abc import Collection
 
+from memsieve.errors import ConfigError
+
 
 class Contractions:
     """Splits a lowercased word at a contraction's ending.
@@ -32,9 +34,24 @@ class Contractions:
 
     def __init__(self, groups: Collection[str], *, possessive_ending: str = "",
                  hosts: Collection[str] = ()) -> None:
-        pairs = [(g.split("/")[0], g.split("/")[1]) for g in groups]
+        for name, given, example in (("contractions", groups, "[\"'m/am\", \"n't/not\"]"),
+                                     ("hosts", hosts, "{'it', 'she'}")):
+            if isinstance(given, str) or not isinstance(given, Collection):
+                raise ConfigError(f"{name} must be a collection of strings, got {given!r}; pass e.g. {example}")
+        pairs = []
+        for group in groups:
+            forms = group.split("/") if isinstance(group, str) else []
+            if len(forms) < 2 or not all(f and " " not in f for f in forms):
+                raise ConfigError(f"contraction group {group!r} is not an ending and its word apart by '/'; "
+                                  "write it like \"'m/am\"")
+            pairs.append((forms[0], forms[1]))
+        if not isinstance(possessive_ending, str):
+            raise ConfigError(f"possessive_ending must be a string, got {type(possessive_ending).__name__}; "
+                              "pass e.g. \"'s\", or '' for none")
         # The longest ending first, so that no ending is cut short by one it ends in.
         self.endings = tuple(sorted(pairs, key=lambda p: (-len(p[0]), p[0])))
+        if not all(isinstance(h, str) for h in hosts):
+            raise ConfigError(f"hosts must hold words, got {sorted(map(repr, hosts))}; pass e.g. {{'it', 'she'}}")
         self.possessive_ending, self.hosts = possessive_ending, frozenset(hosts)
 
     def split(self, word: str) -> tuple[str, str] | None:

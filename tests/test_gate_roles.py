@@ -106,6 +106,13 @@ def test_a_lexicon_rejects_malformed_contractions():
         Lexicon(name="bad", contractions={"nt"})
     with pytest.raises(ConfigError, match="possessive_ending"):
         Lexicon(name="bad", possessive_ending=7)  # type: ignore[arg-type]
+    with pytest.raises(ConfigError, match="progressive_ending"):
+        Lexicon(name="bad", progressive_ending=" ")
+    # endings are read as the words are, folded and lowercased
+    curly = Lexicon(name="curly", possessive_ending="\u2019S", progressive_ending="ING",
+                    contractions={"\u2019s/is"}, contraction_hosts={"it"})
+    assert (curly.possessive_ending, curly.progressive_ending) == ("'s", "ing")
+    assert curly.contractions == frozenset({"'s/is"})
 
 
 @pytest.mark.parametrize("kwargs, named", [
@@ -126,13 +133,6 @@ def test_contractions_built_directly_refuse_malformed_groups(kwargs, named):
     with pytest.raises(ConfigError) as err:
         Contractions(groups, **kwargs)
     assert named in str(err.value) and str(err.value)[0].islower()
-    with pytest.raises(ConfigError, match="progressive_ending"):
-        Lexicon(name="bad", progressive_ending=" ")
-    # endings are read as the words are, folded and lowercased
-    curly = Lexicon(name="curly", possessive_ending="\u2019S", progressive_ending="ING",
-                    contractions={"\u2019s/is"}, contraction_hosts={"it"})
-    assert (curly.possessive_ending, curly.progressive_ending) == ("'s", "ing")
-    assert curly.contractions == frozenset({"'s/is"})
 
 
 def test_without_role_prepositions_a_lexicon_folds_the_traded_preposition(tmp_path):

@@ -85,3 +85,61 @@ def test_a_scope_in_use_is_never_evicted(tmp_path):
     q = np.asarray(emb.embed(["fact 7"])[0], dtype=np.float32)
     assert gate.nearest(q, 1)[1][0] == pytest.approx(1.0, abs=1e-5)
     m.close()
+
+
+_HYDRATE = r"""
+import gc, json, random, sys
+sys.path.insert(0, sys.argv[2])
+from conftest import TableEmbedder
+from memsieve import GateConfig, Memory
+
+def rss():
+    with open("/proc/self/status") as f:
+        return next(int(l.split()[1]) * 1024 for l in f if l.startswith("VmRSS"))
+
+path, scopes = sys.argv[1], int(sys.argv[3])
+if sys.argv[4] == "fill":
+    rng = random.Random(7)
+    words = ("river lantern Tuesday garden invoice Priya 42 ferry bicycle orchard March thirty cello "
+             "Dr. Okafor printer 9:30 quarterly ticket harbour Lisbon recipe sourdough deadline "
+             "paediatric insurance violin 2019 granite Kenji spreadsheet").split()
+    with Memory(path, embedder=TableEmbedder(dim=384), gate=GateConfig(profile="none")) as m:
+        for s in range(scopes):
+            texts = []
+            for j in range(250):
+                n = rng.choice([6, 12, 25, 60, 140])
+                body = " ".join(rng.choice(words) for _ in range(n))
+                texts.append(f"Note {s}-{j}: " + ". ".join(body[i:i + 90] for i in range(0, len(body), 90)))
+            m.add_many([{"text": t} for t in texts], user_id=f"s{s}")
+else:
+    with Memory(path, embedder=TableEmbedder(dim=384), gate=GateConfig()) as m:
+        # Five scopes first, so that the bounded caches of text readings every process shares
+        # (memsieve.text.cues.value_tokens) are full before the measure.
+        for s in range(5):
+            m.search("warm up", user_id=f"s{s}")
+        gc.collect()
+        r0, b0 = rss(), m.gates.cached_bytes
+        for s in range(5, scopes):
+            m.search("the orchard", user_id=f"s{s}")
+        gc.collect()
+        print(json.dumps({"grown": rss() - r0, "estimated": m.gates.cached_bytes - b0}))
+"""
+
+
+def test_the_estimate_is_what_hydrated_scopes_hold(tmp_path):
+    # The cache's bound is only as good as its estimate: a fresh process hydrates scopes of
+    # texts from a few words to a few hundred and grows by about what the estimate says.
+    import json
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    here = str(Path(__file__).parent)
+    db = str(tmp_path / "h.db")
+    run = [sys.executable, "-c", _HYDRATE, db, here, "12"]
+    subprocess.run(run + ["fill"], check=True, capture_output=True)
+    out = subprocess.run(run + ["read"], check=True, capture_output=True, text=True).stdout
+    seen = json.loads(out.strip().splitlines()[-1])
+    ratio = seen["grown"] / seen["estimated"]
+    assert seen["estimated"] > 7 * 250 * 384 * 4  # the vectors alone
+    assert 0.6 <= ratio <= 1.6, seen

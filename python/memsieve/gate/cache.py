@@ -31,20 +31,23 @@ from memsieve.text.lexicon import ENGLISH, Lexicon, check_lexicon
 #: re-read of its rows the next time it is touched.
 DEFAULT_MAX_CACHE_BYTES = 512 * 1024 * 1024
 
-# Per-memory overhead beyond the float32 row, measured on CPython 3.11: the
-# share in a dict, the id maps on both sides of the binding, the Vec slots
-# (160 bytes), and the gate's seq -> memory id entry (a 36-character str and
-# its dict slot, ~120 bytes).
-_ROW_OVERHEAD = 280
+# What a cached memory holds beyond its float32 row, fitted by least squares to the growth of a
+# fresh process's resident memory as it hydrated scopes of three kinds of text (short synthetic
+# ones, chat turns cut at 200 characters and whole LongMemEval turns; CPython 3.11, 2026-12-05):
+# per memory the id maps on both sides of the binding, its share, its keyword index entry and its
+# readings (marks, cues, counted and stated values), about 2.9 KB; per word of its text the index's
+# postings and token list and the marks' word hashes, about 40 bytes; per verb whose doer its
+# marks name, a small set and a tuple, about 300 bytes. The fit is within 2% of the measured
+# growth on each kind; the estimate before it counted a third.
+_ROW_OVERHEAD = 2900
+_MARKED_WORD = 40
+_MARKED_DOER = 300
 # hnswlib stores the vector again plus 2*M links of 4 bytes on level 0 (M=16)
 # and a label; upper levels add little.
 _INDEX_ROW_OVERHEAD = 2 * 16 * 4 + 16
-# A passage row's share of the Rust id maps and the Vec slots (no text, no share, no id).
-_PART_OVERHEAD = 64
-# A memory's marks (memsieve.text.marks.Marks): the object, its sets and tuple, and the
-# array of its word hashes, 8 bytes a word (MARKED_WORD) beyond its header.
-_MARKS_OVERHEAD = 200
-_MARKED_WORD = 8
+# A passage row's or sentence key's share of the Rust id maps and the Vec slots beyond its
+# float32 row (no text, no share, no id), fitted with the rows above: about 1.2 KB.
+_PART_OVERHEAD = 1240
 # A scope's fixed cost: the Python objects, the lock, the Rust struct.
 _SCOPE_OVERHEAD = 4096
 
@@ -54,7 +57,7 @@ def gate_bytes(gate: ScopeGate) -> int:
     n = len(gate)
     # The int8 copy of GateConfig(vectors="int8") sits beside the float32 rows.
     size = _SCOPE_OVERHEAD + n * (gate.dim * 4 + _ROW_OVERHEAD) + gate.state.quant_bytes
-    size += len(gate.marks) * _MARKS_OVERHEAD + gate.marked_words * _MARKED_WORD
+    size += gate.marked_words * _MARKED_WORD + gate.marked_doers * _MARKED_DOER
     if gate.index is not None:
         size += n * (gate.dim * 4 + _INDEX_ROW_OVERHEAD)
     # Part rows (passages, sentence keys): a float32 row each (and its int8 copy), an id on both sides.

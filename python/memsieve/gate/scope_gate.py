@@ -110,8 +110,10 @@ class ScopeGate:
         self.stated: dict[int, frozenset[str]] = {}
         # The value words, denials and ordered values of the memories that say any.
         self.marks: dict[int, Marks] = {}
-        # How many words the marks' sequences hold in all, for the cache's size estimate.
+        # How many words the marks' sequences hold in all, and how many doers they name, for the
+        # cache's size estimate.
         self.marked_words = 0
+        self.marked_doers = 0
         self.trace: list[tuple[int, float, float]] = []
         # Memory ids of seqs the write path has met, so naming a candidate's
         # nearest memory needs no query: a seq's id never changes (rows are
@@ -238,6 +240,7 @@ class ScopeGate:
             marks = self.lexicon.marks(text)
             before = self.marks.get(seq)
             self.marked_words += len(marks.sequence) - (len(before.sequence) if before is not None else 0)
+            self.marked_doers += len(marks.doers) - (len(before.doers) if before is not None else 0)
             self.marks[seq] = marks
 
     @_locked
@@ -379,6 +382,7 @@ class ScopeGate:
         marks = self.marks.pop(seq, None)
         if marks is not None:
             self.marked_words -= len(marks.sequence)
+            self.marked_doers -= len(marks.doers)
         self.ids.pop(seq, None)
         self.shares.pop(seq, None)
         if self.index is not None:

@@ -33,6 +33,10 @@ import memsieve._core as _core
 from memsieve.text.fold import fold, without_list_marks, words
 from memsieve.text.when import time_phrases
 
+#: The empty set the readings of many texts share: a cached gate holds one reading per memory,
+#: and an empty frozenset is no singleton.
+_NONE: frozenset = frozenset()
+
 # The opening word of a text as typed, apostrophes and hyphens inside it kept.
 _FIRST_WORD = re.compile(r"\W*(\w[\w'-]*)")
 
@@ -138,7 +142,7 @@ def find_identifying_values(text: str, *, determiners: Collection[str], value_la
                 if nouns and numbers:
                     out.add(f"{nouns[-1]} {numbers[0]}")
                 break
-    return frozenset(out)
+    return frozenset(out) or _NONE
 
 
 def digits(word: str) -> bool:
@@ -162,4 +166,4 @@ def find_stated_values(text: str) -> frozenset[str]:
     ['2', '2 week ago']
     """
     numbers = (term for term, _, kind in value_tokens(text) if kind == "number")
-    return frozenset(numbers) | time_phrases(text)
+    return (frozenset(numbers) | time_phrases(text)) or _NONE

@@ -79,6 +79,8 @@ class Marks:
     denials: int = 0
 
 
+#: The empty set every Marks with nothing of a kind shares (an empty frozenset is no singleton).
+_NONE: frozenset = frozenset()
 #: The marks of a text that says none.
 NO_MARKS = Marks(words=frozenset(), polarity=frozenset(), tense=frozenset(), values=())
 
@@ -173,13 +175,16 @@ class MarkReader:
         values = tuple((_value_class(term, kind), term) for term, _, kind in value_tokens(text) if kind != "word")
         hashes = array("q", [hash(_term_of(self.form_of.get(w, w))) for w in sequence])
         people = self.person_terms.intersection(hashes) | frozenset(hash(t) for c, t in values if c == "name")
-        return Marks(words=frozenset(said), polarity=frozenset(w for w in said if w in polarity_words),
-                     tense=frozenset(tense), values=values,
+        # A cached gate holds one Marks per memory, and most of its sets are empty: they share one.
+        return Marks(words=frozenset(said) or _NONE,
+                     polarity=frozenset(w for w in said if w in polarity_words) or _NONE,
+                     tense=frozenset(tense) or _NONE, values=values,
                      sequence=hashes,
-                     roles=frozenset(roles),
+                     roles=frozenset(roles) or _NONE,
                      doers=self.voice(sequence) if len(sequence) <= MAX_SWAP_WORDS else (),
-                     modal=frozenset(modal),
-                     speakers=frozenset(hash(g) for g, _ in roles if g in self.speaker_groups), people=people,
+                     modal=frozenset(modal) or _NONE,
+                     speakers=frozenset(hash(g) for g, _ in roles if g in self.speaker_groups) or _NONE,
+                     people=people or _NONE,
                      denials=denials)
 
 

@@ -30,6 +30,7 @@ IDF_PRIOR, IDF_PRIOR_WEIGHT = 3.0, 10.0
 # (0.5) or "I'm afraid of heights" / "Heights scare me" (0.29) do not: measured on LoCoMo dev and
 # written probes (docs/GATE.md).
 RESTATED_SHARE = 0.65
+_NO_COUNTS: frozenset[tuple[str, str]] = frozenset()
 
 
 class KernelDensityGate(GateProfile):
@@ -171,8 +172,9 @@ def _full_weight(surface: str) -> float:
 
 def counted_pairs(tokens: Sequence[tuple[str, str, str]]) -> frozenset[tuple[str, str]]:
     """(number, thing counted) of every number followed by a plain word, from ``_core.tokenize_kinds``."""
+    # Most texts count nothing; a cached gate holds one set per memory, so the empty ones share one.
     return frozenset((term, tokens[i + 1][0]) for i, (term, _, kind) in enumerate(tokens[:-1])
-                     if kind == "number" and _numeral(term) and tokens[i + 1][2] == "word")
+                     if kind == "number" and _numeral(term) and tokens[i + 1][2] == "word") or _NO_COUNTS
 
 
 def _numeral(term: str) -> bool:

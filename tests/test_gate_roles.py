@@ -38,6 +38,41 @@ def test_the_speaker_in_place_of_someone_else_is_not_folded(tmp_path, first, lat
     assert d.linked_to == a.memory_id
 
 
+@pytest.mark.parametrize("first, later, state", [
+    # said after "be" with no agent, a state is held of the subject before "be"
+    ("I'm nervous about my daughter's exam.", "My daughter is nervous about my exam.", "nervous"),
+    ("My wife was promoted last month.", "I was promoted last month.", "promot"),
+    ("I'm allergic to peanuts.", "My son is allergic to peanuts.", "allerg"),
+    ("My boss is impressed with the report.", "I'm really impressed with the report.", "impress"),
+    # a name opening the sentence: the index reads names mid-sentence only
+    ("Dmitri was promoted to head chef in March.", "I was promoted to head chef in March.", "promot"),
+    ("Ingrid has been vegetarian for six years.", "I've been vegetarian for six years.", "vegetarian"),
+    # being a noun: its determiner and its owner are passed over to the "be"
+    ("Kofi is my landlord.", "I'm Kofi's landlord.", "landlord"),
+    ("My brother is a paramedic in Bristol.", "I'm a paramedic in Bristol.", "paramed"),
+    # two people, neither the speaker, trade the state
+    ("Our puppy is afraid of the neighbour's cat.", "The neighbour's cat is afraid of our puppy.", "afraid"),
+])
+def test_a_state_held_of_the_speaker_in_place_of_someone_else_is_not_folded(tmp_path, first, later, state):
+    a, d = _second(tmp_path, first, later)
+    assert d.event == "ADD", d.reason
+    assert "another doer of" in d.reason and state in d.reason, d.reason
+
+
+@pytest.mark.parametrize("first, later", [
+    ("I'm allergic to peanuts.", "I am allergic to peanuts, sadly."),
+    ("I'm a paramedic in Bristol.", "I am a paramedic in Bristol."),
+    ("My neighbour is a nurse.", "My neighbour works as a nurse."),
+    # "he" is the one the text names, not someone new
+    ("My brother is allergic to cats.", "My brother says he is allergic to cats."),
+    # a state and a deed are not compared: "hired by" names who hired, not who was hired
+    ("I was hired last spring.", "I was hired by Dana last spring."),
+])
+def test_a_state_held_of_the_same_one_is_no_other_doer(first, later):
+    mine, theirs = ENGLISH.marks(later), ENGLISH.marks(first)
+    assert other_doers(mine, theirs) == [] and other_doers(theirs, mine) == []
+
+
 @pytest.mark.parametrize("first, later, word", [
     ("The flowers on the table are from my husband.", "The flowers on the table are for my husband.", "for"),
     ("I bought the concert tickets from Priya.", "I bought the concert tickets for Priya.", "for"),
@@ -61,6 +96,33 @@ def test_owner_and_owned_trading_places_is_not_folded(tmp_path, first, later):
     assert d.event == "ADD", d.reason
 
 
+@pytest.mark.parametrize("first, later, owned", [
+    # the owner the memory names is left out: the thing is now the speaker's
+    ("My cousin's daughter starts university in September.", "My daughter starts university in September.",
+     "daughter"),
+    ("Our neighbour's dog barks at the postman.", "Our dog barks at the postman.", "dog"),
+    ("My aunt's flat in Porto has a balcony.", "My flat in Porto has a balcony.", "flat"),
+    # or put as the speaker's own
+    ("Leo's bike was stolen from the station.", "My bike was stolen from the station.", "bike"),
+])
+def test_an_owner_the_text_drops_is_not_folded(tmp_path, first, later, owned):
+    a, d = _second(tmp_path, first, later)
+    assert d.event == "ADD", d.reason
+    assert f"whose {owned!r}" in d.reason, d.reason
+
+
+@pytest.mark.parametrize("first, later", [
+    # "her" names the one the memory names
+    ("Anna's birthday is on the third of May.", "Her birthday is on the third of May."),
+    # the owner kept, the rest restated
+    ("My cousin's daughter starts university in September.",
+     "My cousin's daughter starts at university in September."),
+])
+def test_an_owner_kept_or_named_by_a_pronoun_is_folded(tmp_path, first, later):
+    _, d = _second(tmp_path, first, later)
+    assert d.event == "NOOP", d.reason
+
+
 @pytest.mark.parametrize("first, later", [
     # "with" rebuilds the sentence here, in place of no other preposition
     ("Sam and I go climbing on Tuesdays.", "I go climbing with Sam on Tuesdays."),
@@ -81,12 +143,17 @@ def test_restatements_are_not_read_as_another_doer(tmp_path, first, later):
 
 def test_a_contracted_pronoun_is_its_verbs_doer():
     # "I've" holds the subject: it is not passed over as the auxiliary "have"
-    (verb, doer, passive), *_ = ENGLISH.marks("I've hired Ben.").doers
-    assert (verb, passive) == ("hire", False)
+    (verb, doer, how), *_ = ENGLISH.marks("I've hired Ben.").doers
+    assert (verb, how) == ("hire", "active")
     assert doer == frozenset({hash("i/me/my")})
-    # "is" before a progressive is passed over; before a participle it makes a passive with no doer
-    assert [v for v, _, _ in ENGLISH.marks("My grandmother is knitting.").doers] == ["knit"]
-    assert ENGLISH.marks("My grandmother is hired.").doers == ()
+    # "is" before a progressive is passed over; before a participle with no agent it makes a state,
+    # held of the subject before "is"
+    assert [(v, how) for v, _, how in ENGLISH.marks("My grandmother is knitting.").doers] == [("knit", "active")]
+    (verb, holder, how), = ENGLISH.marks("My grandmother is hired.").doers
+    (_, doer, _), *_ = ENGLISH.marks("My grandmother hired Ben.").doers
+    assert (verb, how) == ("hire", "state") and holder == doer
+    (_, me, how), *_ = ENGLISH.marks("I'm worried.").doers
+    assert how == "state" and me == frozenset({hash("i/me/my")})
 
 
 def test_contractions_come_from_the_lexicon():
@@ -143,7 +210,7 @@ def test_without_role_prepositions_a_lexicon_folds_the_traded_preposition(tmp_pa
 
 
 _HASHES = st.frozensets(st.integers(0, 5), min_size=1, max_size=2)
-_DOER = st.tuples(st.sampled_from(["hire", "knit", "pay"]), _HASHES, st.booleans())
+_DOER = st.tuples(st.sampled_from(["hire", "knit", "pay"]), _HASHES, st.sampled_from(["active", "passive", "state"]))
 
 
 @settings(max_examples=200, deadline=None)

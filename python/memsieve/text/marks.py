@@ -50,8 +50,9 @@ class Marks:
         roles: the pronouns it says that name a doer, a receiver or an owner, each as
             ``(group, form)`` (``("i/me/my", "me")``): "I owe my brother" and "my brother owes
             me" say the same words but for the form of one pronoun.
-        doers: each verb a short text says once, with its doer's hash and whether it says the
-            verb in the passive (memsieve.text.voice): "I was hired by Ben" / "I hired Ben".
+        doers: each verb a short text says once, with its doer's hash and how it says the verb,
+            in the active, the passive or as a state (memsieve.text.voice): "I was hired by Ben" /
+            "I hired Ben", "I'm worried about my dad" / "my dad is worried about me".
         modal: the lexicon's modal words and phrases it says ("planning", "going to"): it
             tells of a plan, a wish, a try or a near miss, not of a thing done.
         speakers: the hashes of the speaker's pronoun groups it says ("i/me/my", "we/us/our"):
@@ -64,6 +65,8 @@ class Marks:
         denials: how many times it says a polarity word: a long text that lines up with a
             memory and drops one of its several denials ("he doesn't qualify" / "he does
             qualify", a "not" said elsewhere in both) says the opposite there.
+        owners: where in ``sequence`` it names an owner by the possessive ending ("my friend's
+            son": 2): "my son" folded into it would become the friend's.
     """
 
     words: frozenset[str]
@@ -77,6 +80,7 @@ class Marks:
     speakers: frozenset[int] = frozenset()
     people: frozenset[int] = frozenset()
     denials: int = 0
+    owners: tuple[int, ...] = ()
 
 
 #: The empty set every Marks with nothing of a kind shares (an empty frozenset is no singleton).
@@ -113,6 +117,8 @@ class MarkReader:
         # As index terms, so that "neighbours" names a neighbour.
         self.person_terms = frozenset(hash(_term_of(w)) for w in person_words)
         self.speaker_groups = frozenset(g for g in pronoun_forms if g.split("/")[0] in frozenset(self_words))
+        # A capitalized word opening a sentence before one of these names its subject ("Marcus was").
+        self.opener_verbs = frozenset(auxiliaries) | frozenset(passive_auxiliaries)
         # "a/an": forms of one word that the next word's sound chooses, aligned as the first.
         self.form_of = {form: group.split("/")[0] for group in word_forms for form in group.split("/")[1:]}
         self.tense_of: dict[str, tuple[str, ...]] = {}
@@ -145,6 +151,9 @@ class MarkReader:
         value_words, polarity_words, tense_of = self.value_words, self.polarity_words, self.tense_of
         ending = self.past_ending
         sequence = sequence_words(text)
+        owned = self.contractions.possessive_ending
+        owners = tuple(k for k, w in enumerate(sequence) if owned and len(w) > len(owned) and w.endswith(owned)
+                       and self.contractions.split(w) is None) if owned and "'" in text else ()
         previous = ""
         for w in sequence:
             last, previous = previous, w
@@ -174,7 +183,8 @@ class MarkReader:
         said.update(c for c in self.currency_signs if c in text)
         values = tuple((_value_class(term, kind), term) for term, _, kind in value_tokens(text) if kind != "word")
         hashes = array("q", [hash(_term_of(self.form_of.get(w, w))) for w in sequence])
-        people = self.person_terms.intersection(hashes) | frozenset(hash(t) for c, t in values if c == "name")
+        people = (self.person_terms.intersection(hashes) | frozenset(hash(t) for c, t in values if c == "name")
+                  | _opener_names(text, self.opener_verbs))
         # A cached gate holds one Marks per memory, and most of its sets are empty: they share one.
         return Marks(words=frozenset(said) or _NONE,
                      polarity=frozenset(w for w in said if w in polarity_words) or _NONE,
@@ -185,7 +195,7 @@ class MarkReader:
                      modal=frozenset(modal) or _NONE,
                      speakers=frozenset(hash(g) for g, _ in roles if g in self.speaker_groups) or _NONE,
                      people=people or _NONE,
-                     denials=denials)
+                     denials=denials, owners=owners)
 
 
 @functools.lru_cache(maxsize=65536)
@@ -193,6 +203,28 @@ def _term_of(word: str) -> str:
     """A word as the index reads it ("three" and "3" are one term), or as typed if it has none."""
     terms = _core.tokenize(word)
     return terms[0] if terms else word
+
+
+#: A capitalized word that opens the text or a sentence of it, and the word after it.
+_OPENER = re.compile(r"(?:^|[.!?]\s+|\n\s*)([^\W\d_][^\W_]*)\s+([\w']+)")
+
+
+def _opener_names(text: str, auxiliaries: Collection[str]) -> frozenset[int]:
+    """The hashes of the capitalized content words that open the text's sentences before an
+    auxiliary or a form of "be": the index reads a capitalized word as a name only mid-sentence,
+    but "Marcus was hired" and "Jess has been married" name their subjects first. A word
+    before anything else is left alone ("Sounds great!", "Missing that trip"), and so is a
+    speaker's label, before a colon ("Audrey: I can't wait" is Audrey's own "I").
+
+    >>> aux = {"was", "has", "is"}
+    >>> _opener_names("Marcus was hired. The office is in Leeds", aux) == frozenset({hash(_term_of("marcus"))})
+    True
+    >>> _opener_names("Audrey: Sounds great! Missing that trip.", aux)
+    frozenset()
+    """
+    return frozenset(hash(_term_of(w.lower())) for w, after in _OPENER.findall(fold(text))
+                     if after.lower() in auxiliaries and w[:1].isupper() and not w.isupper()
+                     and _is_term(w.lower()))
 
 
 def _term_or_none(word: str) -> str:
@@ -217,7 +249,8 @@ _SEQUENCE_WORD = re.compile(r"[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud
 
 def changed_in_place(text: str, mine: Marks, memory: Marks, *, share: float,
                      filler: Collection[str] = (), possessive: str = "",
-                     role_words: Collection[str] = (), part: bool = False) -> tuple[str, ...] | None:
+                     role_words: Collection[str] = (), speaker_owners: Collection[str] = (),
+                     part: bool = False) -> tuple[str, ...] | None:
     """The words a text puts in place of a memory's, or adds among them, when the two line up.
 
     A text that changes a value of a memory in place ("My bike is blue" / "My bike is green")
@@ -239,6 +272,10 @@ def changed_in_place(text: str, mine: Marks, memory: Marks, *, share: float,
             aunt", "from Boston to Austin" / "to Boston from Austin"); one the memory has no
             counterpart for rebuilds the sentence ("my brother and I share" / "I share ... with
             my brother").
+        speaker_owners: the speaker's possessives ("my", "our"): an owner the memory names by
+            the possessive ending that the text drops, or says as one of these, is another
+            owner ("my friend's son" / "my son", "Tom's car" / "my car"), unlike "his" or "her",
+            which name the one the memory names.
         part: the text is a passage of a longer one (memsieve.text.passages), to be found inside
             the memory: ``share`` of its own words must line up, not of both texts' (a passage
             of a text on the memory's subject that names other things in one list: "smoked
@@ -285,6 +322,7 @@ def changed_in_place(text: str, mine: Marks, memory: Marks, *, share: float,
     if part:  # a passage says a share of its memory's prepositions: its whole text is judged for them
         return tuple(dict.fromkeys(new))
     new += _roles_changed(said, a, b, roles)
+    new += _owner_dropped(said, a, b, opcodes, memory.owners, frozenset(speaker_owners))
     if len(a) > MAX_SWAP_WORDS or len(b) > MAX_SWAP_WORDS:
         # Too long to try exchanges (_swapped): a word that left its place on both sides, said as
         # often by each, moved; in a near-copy of a long text, moved words trade what they say
@@ -292,6 +330,27 @@ def changed_in_place(text: str, mine: Marks, memory: Marks, *, share: float,
         return tuple(dict.fromkeys(new + _moved(said, a, b, opcodes, filler)))
     return tuple(dict.fromkeys(new + ([] if turned else _swapped(said, a, b, counts, theirs, matched, filler,
                                                                   possessive=possessive))))
+
+
+def _owner_dropped(said: Sequence[str], a: array, b: array, opcodes: Sequence[tuple[str, int, int, int, int]],
+                   owners: Sequence[int], speaker_owners: frozenset[str]) -> list[str]:
+    """The text's words whose owner the memory names and the text does not: "my son" against
+    "my friend's son", "my car" against "Tom's car". The memory's owner, said by the possessive
+    ending right before the word both texts say, is left out by the text or put as the speaker's
+    own ("my"); the text does not say it anywhere. ``opcodes`` turn the text (``a``) into the
+    memory (``b``)."""
+    if not owners:
+        return []
+    held, mine = set(a), set(owners)
+    out: list[str] = []
+    for tag, i1, i2, j1, j2 in opcodes:
+        if tag not in ("insert", "replace") or i2 >= len(a) or j2 >= len(b) or a[i2] != b[j2]:
+            continue
+        if tag == "replace" and not all(w in speaker_owners for w in said[i1:i2]):
+            continue  # "his car" names the one "Tom's car" names
+        if any(j in mine and b[j] not in held for j in range(j1, j2)):
+            out.append(f"whose {said[i2]!r}")
+    return out
 
 
 def _roles_changed(said: Sequence[str], a: array, b: array, roles: frozenset[str]) -> list[str]:
@@ -488,7 +547,7 @@ def read_unaligned(text: Marks, memory: Marks) -> list[str]:
 
 def other_doers(text: Marks, memory: Marks) -> list[str]:
     """The verbs the two give different doers (memsieve.text.voice.doers_differ): in the passive
-    against the active, or the speaker against someone else."""
+    against the active, or the speaker against someone else, in a deed or a state."""
     return [f"another doer of {verb!r}" for verb in doers_differ(
         text.doers, memory.doers, speakers=text.speakers | memory.speakers, people=text.people | memory.people)]
 

@@ -6,6 +6,9 @@ apart, yet one has Ben hiring and the other has him hired. "Ben hired me" says
 what the first does. ``VoiceReader`` names, for each verb a short text says
 once, its doer: the word before the verb in the active (auxiliaries and
 adverbs passed over), the word after the agent word ("by") in the passive.
+A word said after "be" with no agent ("I'm worried about my dad's health",
+"my sister was hired") is a state, and the one it holds of is the subject
+before "be": "my dad is worried about my health" holds it of someone else.
 ``unmarked`` (memsieve.text.marks) compares them only where one text says the
 verb in the passive: two actives that trade their words are the business of
 ``_swapped`` there.
@@ -21,9 +24,12 @@ from collections.abc import Callable, Collection, Mapping, Sequence
 
 from memsieve.text.contractions import Contractions
 
-#: A verb said once, the hashes of the words that may name its doer, and whether it is said
-#: in the passive.
-Doer = tuple[str, frozenset[int], bool]
+#: How a text says a verb: its doer is the subject before it (``ACTIVE``), the phrase after the
+#: agent word (``PASSIVE``: "hired by Ben"), or, said after "be" with no agent, the subject before
+#: "be" is the one it holds of (``STATE``: "I'm worried", "she was hired").
+ACTIVE, PASSIVE, STATE = "active", "passive", "state"
+#: A verb said once, the hashes of the words that may name its doer (or holder), and how it is said.
+Doer = tuple[str, frozenset[int], str]
 
 #: A passive's agent word ("by") comes at most this many words after its participle.
 MAX_BEFORE_AGENT = 3
@@ -38,10 +44,12 @@ class VoiceReader:
     ...                    agent_words={"by"}, determiners={"the", "my"},
     ...                    role_of={"i": "i/me/my", "me": "i/me/my", "my": "i/me/my"}, owner_forms={"my"},
     ...                    term_of=lambda w: w if w not in {"i", "me", "my", "was", "by", "the"} else "")
-    >>> [(v, p) for v, _, p in read(["i", "was", "hired", "by", "ben"])]
-    [('hired', True)]
+    >>> [(v, how) for v, _, how in read(["i", "was", "hired", "by", "ben"])]
+    [('hired', 'passive')]
     >>> read(["i", "was", "hired", "by", "ben"])[0][1] == read(["ben", "has", "hired", "me"])[0][1]
     True
+    >>> [(v, how) for v, _, how in read(["i", "was", "hired"])]
+    [('hired', 'state')]
     """
 
     def __init__(self, *, auxiliaries: Collection[str], passive_auxiliaries: Collection[str],
@@ -74,10 +82,27 @@ class VoiceReader:
             if progressive and not self._after_be(words, i):
                 continue
             agent = 0 if progressive else self._agent_word_after(words, i)
-            doers = self._agent_after(words, terms, agent + 1) if agent else self._subject_before(words, terms, i)
+            be = -1 if agent or progressive else self._be_before(words, i, nouns=True)
+            if agent:
+                doers, how = self._agent_after(words, terms, agent + 1), PASSIVE
+            elif be >= 0:
+                doers, how = self._holder_before(words, terms, be), STATE
+            else:
+                doers, how = self._subject_before(words, terms, i), ACTIVE
             if doers:
-                out.append((t, doers, bool(agent)))
+                out.append((t, doers, how))
         return tuple(out)
+
+    def _holder_before(self, words: Sequence[str], terms: Sequence[str], be: int) -> frozenset[int]:
+        """The one a state holds of: the subject before its "be" at ``be`` ("my dad is worried":
+        dad), or the pronoun a contraction of "be" is cut from ("i'm worried": i)."""
+        pronoun = self._pronoun_of(words[be])
+        return self._as_subject(pronoun) if pronoun is not None else self._subject_before(words, terms, be)
+
+    def _as_subject(self, pronoun: str) -> frozenset[int]:
+        """A pronoun's group as a subject, if the pronoun is its doer's form ("I", not "me" or "my")."""
+        group = self.role_of[pronoun]
+        return frozenset({hash(group)}) if group.split("/")[0] == pronoun else frozenset()
 
     def _agent_word_after(self, words: Sequence[str], i: int) -> int:
         """Where the agent word of ``words[i]`` said in the passive is (0: not in the passive).
@@ -143,9 +168,7 @@ class VoiceReader:
             if pronoun is not None:
                 if said:
                     break
-                # Only a doer's form is a subject ("I", not "me" or "my").
-                group = self.role_of[pronoun]
-                return frozenset({hash(group)}) if group.split("/")[0] == pronoun else frozenset()
+                return self._as_subject(pronoun)
             if terms[j]:
                 said.add(hash(terms[j]))
             elif not said or w not in self.determiners:
@@ -169,12 +192,26 @@ class VoiceReader:
 
     def _after_be(self, words: Sequence[str], i: int) -> bool:
         """Whether a form of "be" stands before ``words[i]``, adverbs passed over ("is still knitting")."""
-        for j in range(i - 1, max(i - 3, -1), -1):
+        return self._be_before(words, i) >= 0
+
+    def _be_before(self, words: Sequence[str], i: int, *, nouns: bool = False) -> int:
+        """Where the form of "be" before ``words[i]`` stands, adverbs passed over; -1 for none.
+
+        With ``nouns``, a noun's determiner and owner are passed over too ("is my boss", "'m
+        Sam's boss"): the state is being that noun.
+        """
+        for j in range(i - 1, max(i - 4, -1) if nouns else max(i - 3, -1), -1):
             if self._aux_of(words[j]) in self.passive_auxiliaries:
-                return True
-            if not self._passed_over(words[j]):
-                return False
-        return False
+                return j
+            if not (self._passed_over(words[j]) or (nouns and self._owner_or_determiner(words[j]))):
+                return -1
+        return -1
+
+    def _owner_or_determiner(self, word: str) -> bool:
+        """A determiner, an owner's pronoun ("my") or an owner named by the possessive ending ("sam's")."""
+        end = self.contractions.possessive_ending
+        return (word in self.determiners or word in self.owner_forms
+                or (bool(end) and word.endswith(end) and len(word) > len(end) and self.contractions.split(word) is None))
 
     def _passed_over(self, word: str) -> bool:
         """Words between a subject and its verb that are no subject: auxiliaries, adverbs in -ly."""
@@ -184,9 +221,9 @@ class VoiceReader:
 def voice_turned(text: Sequence[Doer], memory: Sequence[Doer]) -> bool:
     """Whether a verb one side says in the passive the other says in the active with the same
     doer: "I was hired by Ben" / "Ben hired me", where "I" and "me" are one person in two roles."""
-    theirs = {verb: (doer, passive) for verb, doer, passive in memory}
-    return any(verb in theirs and passive != theirs[verb][1] and doer & theirs[verb][0]
-               for verb, doer, passive in text)
+    theirs = {verb: (doer, how) for verb, doer, how in memory}
+    return any(verb in theirs and {how, theirs[verb][1]} == {ACTIVE, PASSIVE} and doer & theirs[verb][0]
+               for verb, doer, how in text)
 
 
 def doers_differ(text: Sequence[Doer], memory: Sequence[Doer], *, speakers: Collection[int] = (),
@@ -194,29 +231,42 @@ def doers_differ(text: Sequence[Doer], memory: Sequence[Doer], *, speakers: Coll
     """The verbs both sides say that the two give different doers.
 
     Where one side says the verb in the passive, any other doer differs ("I was hired by Ben" /
-    "I hired Ben"). Where both say it in the active, the doers differ when one is the speaker
-    (``speakers``: the hashes of the speaker's pronoun groups, "i/me/my") and the other names
-    someone (``people``: the hashes of the words that name a person): "my husband is cooking
-    dinner" / "I'm cooking dinner", "my grandmother is knitting a scarf for me" / "I'm knitting
-    a scarf for my grandmother". "My work starts at 8:30" restates "I start work at 8:30" (work
-    is no one), two words for one doer ("my neighbour's dog" / "my neighbor's dog") are no
-    speaker, and "he" is the one a text names, not someone new.
+    "I hired Ben"). Where both say it in the active, or both as a state, the doers differ when
+    one is the speaker (``speakers``: the hashes of the speaker's pronoun groups, "i/me/my") and
+    the other names someone (``people``: the hashes of the words that name a person): "my
+    husband is cooking dinner" / "I'm cooking dinner", "my grandmother is knitting a scarf for
+    me" / "I'm knitting a scarf for my grandmother", "I'm worried about my dad's health" / "my
+    dad is worried about my health". "My work starts at 8:30" restates "I start work at 8:30"
+    (work is no one), two words for one doer ("my neighbour's dog" / "my neighbor's dog") are no
+    speaker, and "he" is the one a text names, not someone new. A state held of two people,
+    neither the speaker, differs too ("our cat is scared of the dog" / "the dog is scared of
+    our cat"). A state and a deed are not compared ("I was hired" / "Ben hired me").
 
     >>> ben, ana, me = frozenset({1}), frozenset({2}), frozenset({3})
-    >>> doers_differ([("hire", ben, True)], [("hire", ana, False)]), doers_differ([("hire", me, False)], [("hire", ana, False)])
+    >>> doers_differ([("hire", ben, PASSIVE)], [("hire", ana, ACTIVE)]), doers_differ([("hire", me, ACTIVE)], [("hire", ana, ACTIVE)])
     (('hire',), ())
-    >>> doers_differ([("hire", me, False)], [("hire", ana, False)], speakers={3}, people={2})
+    >>> doers_differ([("hire", me, ACTIVE)], [("hire", ana, ACTIVE)], speakers={3}, people={2})
     ('hire',)
-    >>> doers_differ([("hire", ben, True)], [("hire", ben, False)])
+    >>> doers_differ([("worry", me, STATE)], [("worry", ana, STATE)], speakers={3}, people={2})
+    ('worry',)
+    >>> doers_differ([("hire", ben, PASSIVE)], [("hire", ben, ACTIVE)])
     ()
     """
-    theirs = {verb: (doer, passive) for verb, doer, passive in memory}
+    theirs = {verb: (doer, how) for verb, doer, how in memory}
     me, others = frozenset(speakers), frozenset(people)
 
     def apart(mine: frozenset[int], other: frozenset[int]) -> bool:
         return bool((mine & me and not other & me and other & others)
                     or (other & me and not mine & me and mine & others))
 
-    return tuple(verb for verb, doer, passive in text
-                 if verb in theirs and not doer & theirs[verb][0]
-                 and (passive != theirs[verb][1] or (not passive and apart(doer, theirs[verb][0]))))
+    def differ(doer: frozenset[int], how: str, other: frozenset[int], other_how: str) -> bool:
+        if doer & other:
+            return False
+        if {how, other_how} == {ACTIVE, PASSIVE}:
+            return True
+        # A state held of two people, neither the speaker, is two facts too ("our cat is scared
+        # of the neighbour's dog" / "the neighbour's dog is scared of our cat").
+        both = how == other_how == STATE and bool(doer & others) and bool(other & others)
+        return how == other_how != PASSIVE and (apart(doer, other) or both)
+
+    return tuple(verb for verb, doer, how in text if verb in theirs and differ(doer, how, *theirs[verb]))

@@ -102,7 +102,8 @@ class KernelDensityGate(GateProfile):
                 mine = part_of(mine, gate.lexicon.marks(whole))
             changed = changed_in_place(text, mine, theirs, share=RESTATED_SHARE, filler=gate.lexicon.filler_words,
                                        possessive=gate.lexicon.possessive_ending,
-                                       role_words=gate.lexicon.role_prepositions, part=whole is not None)
+                                       role_words=gate.lexicon.role_prepositions,
+                                       speaker_owners=gate.lexicon.self_possessives, part=whole is not None)
             # A text whose every content word the memory holds may still differ from it in what
             # the index cannot see ("I'm dating Alex" / "I dated Alex").
             if changed is not None or not lacks:

@@ -4,7 +4,7 @@ The information term nets a new word against the word it replaced, so that a
 paraphrase ("I'm afraid of heights" / "Heights scare me") still folds. A text
 that lines up with the memory word for word and puts another word in place of
 one ("My bike is blue" / "My bike is green") is a change, not a paraphrase:
-memsieve.text.marks.changed_in_place finds those words, and the marks the
+memsieve.text.aligned.changed_in_place finds those words, and the marks the
 keyword index cannot see (stopword values, denials, tense, the order of values,
 currency signs) must agree too. The vectors are chosen (TableEmbedder) so that
 every candidate below is close enough to its memory to reach the NOOP route:
@@ -19,7 +19,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from memsieve import Memory
-from memsieve.text.marks import changed_in_place, sequence_words, unmarked
+from memsieve.text.aligned import changed_in_place
+from memsieve.text.marks import sequence_words, unmarked
 from memsieve.text.lexicon import ENGLISH
 from tests.conftest import unit
 

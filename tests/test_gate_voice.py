@@ -16,7 +16,8 @@ from hypothesis import strategies as st
 
 from memsieve import Memory
 from memsieve.text.lexicon import ENGLISH, Lexicon
-from memsieve.text.marks import changed_in_place, unmarked
+from memsieve.text.aligned import changed_in_place
+from memsieve.text.marks import unmarked
 from tests.conftest import TableEmbedder, unit
 from tests.test_gate_restated import FILLER
 

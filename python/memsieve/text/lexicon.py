@@ -142,7 +142,7 @@ class Lexicon:
         past_ending: the ending of a regular past verb ("ed"; "" for none) ...
         not_past: ... and the words with that ending that are none ("hundred").
         filler_words: words a restatement adds without saying more ("honestly",
-            "said"): not counted as changed (memsieve.text.marks.changed_in_place).
+            "said"): not counted as changed (memsieve.text.aligned.changed_in_place).
         currency_signs: characters that name a currency ("$", "€").
         pronoun_forms: a pronoun's forms as doer, receiver and owner, written
             ``"i/me/my"``: a text that says one where the memory says another and not

@@ -11,7 +11,7 @@ A word said after "be" with no agent ("I'm worried about my dad's health",
 before "be": "my dad is worried about my health" holds it of someone else.
 ``unmarked`` (memsieve.text.marks) compares them only where one text says the
 verb in the passive: two actives that trade their words are the business of
-``_swapped`` there.
+``_swapped`` in memsieve.text.aligned.
 
 A doer is kept as the hashes of its index terms, or of its pronoun's group
 ("i/me/my"), never as text.

@@ -17,7 +17,8 @@ from memsieve.gate.profiles.base import GateProfile, ScopeView
 from memsieve.gate.score import GateScore
 from memsieve.gate.versions import VersionBars, VersionEvidence, newer_version_reason, other_subject_of_ids
 from memsieve.text.cues import value_tokens
-from memsieve.text.marks import NO_MARKS, changed_in_place, other_doers, other_modality, part_of, unmarked
+from memsieve.text.aligned import changed_in_place
+from memsieve.text.marks import NO_MARKS, other_doers, other_modality, part_of, unmarked
 from memsieve.text.lexicon import Lexicon
 from memsieve.text.when import time_phrases
 
@@ -25,7 +26,7 @@ from memsieve.text.when import time_phrases
 # passed to the Rust core and used by the substitution netting below, so both read one value.
 IDF_PRIOR, IDF_PRIOR_WEIGHT = 3.0, 10.0
 # A text whose words line up with its nearest memory's at least this much (difflib's ratio) restates
-# that memory, and a word it changes there is unsaid (memsieve.text.marks.changed_in_place). At 0.65,
+# that memory, and a word it changes there is unsaid (memsieve.text.aligned.changed_in_place). At 0.65,
 # "I play the violin" / "I play the cello" line up (0.75) and "Sounds great!" / "Sounds awesome!"
 # (0.5) or "I'm afraid of heights" / "Heights scare me" (0.29) do not: measured on LoCoMo dev and
 # written probes (docs/GATE.md).

@@ -26,8 +26,9 @@ from memsieve.inputs import now_iso
 from memsieve.scope import Scope
 from memsieve.text.lexicon import ENGLISH, Lexicon, check_lexicon
 
-#: The default bound of the gate cache: 512 MiB holds about 300k memories of
-#: 384-d vectors with their hnswlib graphs, and evicting a scope only costs a
+#: The default bound of the gate cache: 512 MiB holds about 75,000-100,000
+#: memories of 384-d vectors and 20-word texts (with and without their scopes'
+#: hnswlib graphs; fewer of longer texts), and evicting a scope only costs a
 #: re-read of its rows the next time it is touched.
 DEFAULT_MAX_CACHE_BYTES = 512 * 1024 * 1024
 

@@ -17,6 +17,7 @@ from hypothesis import strategies as st
 
 from memsieve import GateConfig, Memory, _core
 from memsieve.text.fold import without_list_marks
+from memsieve.text.when import time_phrases
 
 
 def test_a_new_count_of_the_same_thing_is_stored(tmp_path, embedder):
@@ -152,6 +153,18 @@ def test_a_date_said_in_words_is_a_value_the_memory_must_say(tmp_path, embedder)
         same = m.add("Last weekend I went to the farmers market and bought fresh strawberries for the cake.",
                      user_id="u")[0]
         assert same.event == "NOOP" and same.memory_id == d.memory_id, same.reason
+
+
+def test_a_date_to_come_is_a_value_the_memory_must_say(tmp_path, embedder):
+    # "tomorrow" folded into a memory that says "next month" would move the event by weeks
+    with Memory(tmp_path / "m.db", embedder=embedder) as m:
+        m.add("My favourite food is ramen.", user_id="u")
+        m.add("I'm also hoping to test the new bike setup at the velodrome open session next month, to get a "
+              "feel for how it rides.", user_id="u")
+        d = m.add("I'm heading to the velodrome open session tomorrow to test the new bike setup. Any checks "
+                  "before I ride?", user_id="u")[0]
+        assert d.event == "ADD" and "'tomorrow'" in d.reason, d.reason
+    assert {"tomorrow", "next month", "in 2 week"} <= time_phrases("tomorrow, next month or in two weeks")
 
 
 def test_a_memory_that_numbers_its_list_does_not_state_those_numbers(tmp_path, embedder):

@@ -28,7 +28,7 @@ from datetime import datetime, timedelta
 from typing import Iterator
 
 from memsieve.text.when_periods import quarter_span, season_span
-from memsieve.text.when_words import (AGO, COUNT_WORDS, DAY_MONTH, DAY_OF_MONTH, EARLIEST, ISO_DATE, IN_MONTH,
+from memsieve.text.when_words import (AGO, AHEAD, COUNT_WORDS, DAY_MONTH, DAY_OF_MONTH, EARLIEST, ISO_DATE, IN_MONTH,
                                       LAST_UNIT, LATEST, MONTH_YEAR, MONTHS, NOT_ORDER_FIRST, NUMERIC_DATE,
                                       ORDER_EARLIEST, ORDER_LATEST, ORDER_PRESENT, PAST, QUARTER, RECENTLY, SEASON,
                                       TRAILING, UNITS,
@@ -334,10 +334,11 @@ def events_dated(text: str, said_at: datetime) -> tuple[Window, ...]:
     return tuple(w for phrase in event_phrases(text) if (w := _window(phrase, said_at)) is not None)
 
 
-#: The phrases that date what a text says relative to when it was said, for ``time_phrases``.
+#: The phrases that date what a text says relative to when it was said, past or to come, for
+#: ``time_phrases``.
 #: Weekdays, months and days of the month are number terms to the tokenizer already ("22 October"
 #: and "October 22" hold the same ones), and "recently" dates nothing a reader could compute with.
-_DATING = (AGO, PAST, YESTERDAY, LAST_UNIT)
+_DATING = (AGO, PAST, YESTERDAY, LAST_UNIT, AHEAD)
 
 
 @functools.lru_cache(maxsize=1024)
@@ -350,6 +351,8 @@ def time_phrases(text: str) -> frozenset[str]:
 
     >>> sorted(time_phrases("I joined a webinar two months ago, and the gym last weekend."))
     ['2 month ago', 'last weekend']
+    >>> sorted(time_phrases("The track day is tomorrow; the race is in three weeks, not next month."))
+    ['in 3 week', 'next month', 'tomorrow']
     """
     t = _plain(text)
     found = set()
@@ -360,6 +363,8 @@ def time_phrases(text: str) -> frozenset[str]:
                 found.add(f"{_spelled(n)} {unit} ago")
             elif pattern is PAST:
                 found.add(f"past {_count(m.group(1))} {m.group(2)}")
+            elif pattern is AHEAD and m.group(3):  # "in two weeks": "in 2 week"
+                found.add(f"in {_count(m.group(3))} {m.group(4)}")
             else:
                 found.add(m.group(0))
     return frozenset(found)

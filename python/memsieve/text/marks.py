@@ -201,8 +201,9 @@ def _term_of(word: str) -> str:
     return terms[0] if terms else word
 
 
-#: A capitalized word that opens the text or a sentence of it, and the word after it.
-_OPENER = re.compile(r"(?:^|[.!?]\s+|\n\s*)([^\W\d_][^\W_]*)\s+([\w']+)")
+#: A capitalized word that opens the text, a sentence of it, or what a speaker's label before a
+#: colon introduces ("Ana: Marcus was laid off"), and the word after it.
+_OPENER = re.compile(r"(?:^(?:[^\W\d_][^\W_]*\s*:\s*)?|[.!?]\s+|\n\s*)([^\W\d_][^\W_]*)\s+([\w']+)")
 
 
 def _opener_names(text: str, auxiliaries: Collection[str]) -> frozenset[int]:
@@ -217,6 +218,8 @@ def _opener_names(text: str, auxiliaries: Collection[str]) -> frozenset[int]:
     True
     >>> _opener_names("Audrey: Sounds great! Missing that trip.", aux)
     frozenset()
+    >>> _opener_names("Ana: Marcus was laid off.", aux) == frozenset({hash(_term_of("marcus"))})
+    True
     """
     return frozenset(hash(_term_of(w.lower())) for w, after in _OPENER.findall(fold(text))
                      if after.lower() in auxiliaries and w[:1].isupper() and not w.isupper()
@@ -383,4 +386,4 @@ def forget_texts() -> None:
     time_phrases.cache_clear()  # type: ignore[attr-defined]
     value_tokens.cache_clear()
     _term_of.cache_clear()
-    _is_term.cache_clear()
+    is_term.cache_clear()

@@ -164,7 +164,9 @@ def test_a_date_to_come_is_a_value_the_memory_must_say(tmp_path, embedder):
         d = m.add("I'm heading to the velodrome open session tomorrow to test the new bike setup. Any checks "
                   "before I ride?", user_id="u")[0]
         assert d.event == "ADD" and "'tomorrow'" in d.reason, d.reason
-    assert {"tomorrow", "next month", "in 2 week"} <= time_phrases("tomorrow, next month or in two weeks")
+    assert {"tomorrow", "next month"} <= time_phrases("tomorrow, next month or in two weeks")
+    # a length of time is no date: its number is the value a fold keeps
+    assert time_phrases("I finished the puzzle in three days") == frozenset()
 
 
 def test_a_memory_that_numbers_its_list_does_not_state_those_numbers(tmp_path, embedder):

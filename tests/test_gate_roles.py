@@ -46,6 +46,7 @@ def test_the_speaker_in_place_of_someone_else_is_not_folded(tmp_path, first, lat
     ("My boss is impressed with the report.", "I'm really impressed with the report.", "impress"),
     # a name opening the sentence: the index reads names mid-sentence only
     ("Dmitri was promoted to head chef in March.", "I was promoted to head chef in March.", "promot"),
+    ("Kai: Lorna was laid off in the spring.", "Kai: I was laid off in the spring.", "laid"),
     ("Ingrid has been vegetarian for six years.", "I've been vegetarian for six years.", "vegetarian"),
     # being a noun: its determiner and its owner are passed over to the "be"
     ("Kofi is my landlord.", "I'm Kofi's landlord.", "landlord"),
@@ -104,6 +105,9 @@ def test_owner_and_owned_trading_places_is_not_folded(tmp_path, first, later):
     ("My aunt's flat in Porto has a balcony.", "My flat in Porto has a balcony.", "flat"),
     # or put as the speaker's own
     ("Leo's bike was stolen from the station.", "My bike was stolen from the station.", "bike"),
+    # the owner named elsewhere, as no owner, says nothing of whose the thing is
+    ("My aunt's neighbours keep chickens in the garden.", "My neighbours keep chickens in the garden, my aunt says.",
+     "neighbours"),
 ])
 def test_an_owner_the_text_drops_is_not_folded(tmp_path, first, later, owned):
     a, d = _second(tmp_path, first, later)
@@ -114,6 +118,8 @@ def test_an_owner_the_text_drops_is_not_folded(tmp_path, first, later, owned):
 @pytest.mark.parametrize("first, later", [
     # "her" names the one the memory names
     ("Anna's birthday is on the third of May.", "Her birthday is on the third of May."),
+    # the text names an owner of its own
+    ("My colleague Omar's desk is by the window.", "My colleague's desk is by the window."),
     # the owner kept, the rest restated
     ("My cousin's daughter starts university in September.",
      "My cousin's daughter starts at university in September."),

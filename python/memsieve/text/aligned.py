@@ -94,7 +94,7 @@ def changed_in_place(text: str, mine: Marks, memory: Marks, *, share: float,
     if part:  # a passage says a share of its memory's prepositions: its whole text is judged for them
         return tuple(dict.fromkeys(new))
     new += _roles_changed(said, a, b, roles)
-    new += _owner_dropped(said, a, b, opcodes, memory.owners, frozenset(speaker_owners))
+    new += _owner_dropped(said, a, b, opcodes, memory.owners, mine.owners, frozenset(speaker_owners))
     if len(a) > MAX_SWAP_WORDS or len(b) > MAX_SWAP_WORDS:
         # Too long to try exchanges (_swapped): a word that left its place on both sides, said as
         # often by each, moved; in a near-copy of a long text, moved words trade what they say
@@ -105,22 +105,26 @@ def changed_in_place(text: str, mine: Marks, memory: Marks, *, share: float,
 
 
 def _owner_dropped(said: Sequence[str], a: array, b: array, opcodes: Sequence[tuple[str, int, int, int, int]],
-                   owners: Sequence[int], speaker_owners: frozenset[str]) -> list[str]:
+                   owners: Sequence[int], text_owners: Sequence[int], speaker_owners: frozenset[str]) -> list[str]:
     """The text's words whose owner the memory names and the text does not: "my son" against
     "my friend's son", "my car" against "Tom's car". The memory's owner, said by the possessive
     ending right before the word both texts say, is left out by the text or put as the speaker's
-    own ("my"); the text does not say it anywhere. ``opcodes`` turn the text (``a``) into the
-    memory (``b``)."""
+    own ("my"), and the text names it as no owner anywhere (``text_owners``: "my parents live
+    with my husband" does not say "my husband's parents"). A text that gives the word another
+    owner of its own ("my friend's car" against "my friend Jake's car") says whose it is.
+    ``opcodes`` turn the text (``a``) into the memory (``b``)."""
     if not owners:
         return []
-    held, mine = set(a), set(owners)
+    held, theirs = {a[k] for k in text_owners}, set(owners)
     out: list[str] = []
     for tag, i1, i2, j1, j2 in opcodes:
         if tag not in ("insert", "replace") or i2 >= len(a) or j2 >= len(b) or a[i2] != b[j2]:
             continue
         if tag == "replace" and not all(w in speaker_owners for w in said[i1:i2]):
             continue  # "his car" names the one "Tom's car" names
-        if any(j in mine and b[j] not in held for j in range(j1, j2)):
+        if tag == "insert" and i2 - 1 in text_owners:
+            continue  # "my friend's car": the text says whose
+        if any(j in theirs and b[j] not in held for j in range(j1, j2)):
             out.append(f"whose {said[i2]!r}")
     return out
 

@@ -30,6 +30,8 @@ class Contractions:
     (('i', 'am'), ('do', 'not'), ('she', 'is'), None, None)
     >>> c.reading("i'm"), c.reading("tom's")
     ('am', "tom's")
+    >>> c.is_possessive("tom's"), c.is_possessive("she's")
+    (True, False)
     """
 
     def __init__(self, groups: Collection[str], *, possessive_ending: str = "",
@@ -63,6 +65,12 @@ class Contractions:
                     return None
                 return host, full
         return None
+
+    def is_possessive(self, word: str) -> bool:
+        """Whether a lowercased word names an owner by the possessive ending ("tom's"), not a
+        contraction cut from a host ("it's")."""
+        end = self.possessive_ending
+        return bool(end) and len(word) > len(end) and word.endswith(end) and self.split(word) is None
 
     def reading(self, word: str) -> str:
         """The word a contraction's ending stands for ("i'd": "would"), or the word itself."""

@@ -147,9 +147,7 @@ class MarkReader:
         value_words, polarity_words, tense_of = self.value_words, self.polarity_words, self.tense_of
         ending = self.past_ending
         sequence = sequence_words(text)
-        owned = self.contractions.possessive_ending
-        owners = tuple(k for k, w in enumerate(sequence) if owned and len(w) > len(owned) and w.endswith(owned)
-                       and self.contractions.split(w) is None) if owned and "'" in text else ()
+        owners = tuple(k for k, w in enumerate(sequence) if self.contractions.is_possessive(w)) if "'" in text else ()
         previous = ""
         for w in sequence:
             last, previous = previous, w

@@ -209,9 +209,7 @@ class VoiceReader:
 
     def _owner_or_determiner(self, word: str) -> bool:
         """A determiner, an owner's pronoun ("my") or an owner named by the possessive ending ("sam's")."""
-        end = self.contractions.possessive_ending
-        return (word in self.determiners or word in self.owner_forms
-                or (bool(end) and word.endswith(end) and len(word) > len(end) and self.contractions.split(word) is None))
+        return word in self.determiners or word in self.owner_forms or self.contractions.is_possessive(word)
 
     def _passed_over(self, word: str) -> bool:
         """Words between a subject and its verb that are no subject: auxiliaries, adverbs in -ly."""

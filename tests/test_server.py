@@ -180,6 +180,21 @@ def test_responses_have_the_documented_fields(served):
         assert set(doc["components"]["schemas"]["SearchResult"]["properties"]) == set(hit)
 
 
+def test_a_memory_said_in_another_offset_is_dated_in_it(served):
+    srv, keys = served
+    scope = {"user_id": "ana", "run_id": uuid.uuid4().hex}
+    with srv.client(keys["ana"]) as c:
+        r = c.post("/v1/memories", json={"text": "I moved to Osaka for work", **scope,
+                                         "valid_from": "2024-03-01T08:00:00+09:00"})
+        mid = r.json()["decisions"][0]["memory_id"]
+        memory = c.get(f"/v1/memories/{mid}", params=scope).json()["memory"]
+        assert (memory["valid_from"], memory["valid_from_offset"]) == ("2024-02-29T23:00:00+00:00", 32400)
+        (hit,) = c.post("/v1/search", json={"query": "where did I move", **scope}).json()["results"]
+        assert (hit["date"], hit["valid_from_offset"]) == ("1 March 2024", 32400)
+        lines = c.post("/v1/context", json={"query": "where did I move", **scope}).json()
+        assert "1 March 2024" in str(lines) and "29 February" not in str(lines)
+
+
 # ---- errors (one store is enough: the mapping is the server's, not the store's) -------------------------------
 
 @pytest.mark.parametrize("payload, field", [

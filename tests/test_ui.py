@@ -79,6 +79,7 @@ def served(tmp_path_factory, embedder):
             merge = [m for m in report["merges"] if m["status"] == "merged"][0]
             add("My sister Maria lives in Porto", valid_from="2024-05-08", source="chat-2")
             add("I work as a nurse in a hospital")
+            add("I moved to Osaka for work", valid_from="2024-03-01T08:00:00+09:00")
             dog = add("My dog is called Bolinha", source="chat-3")
             noop = add("Maria, my sister, lives in Porto", source="chat-4")
             assert noop["event"] == "NOOP" and noop["rejection_id"], noop
@@ -156,6 +157,8 @@ def test_the_page_searches_restores_a_rejection_and_undoes_a_merge(served, brows
     created = [e.text for e in _css(drv, "#memories li dl div") if e.text.startswith("created")]
     assert created == sorted(created, reverse=True)  # newest first
     assert "chat-3" in drv.find_element("id", "memories").text  # sources shown
+    # dated in the offset it was said in, not in UTC (2024-02-29 23:00)
+    assert "2024-03-01 08:00 +09:00" in drv.find_element("id", "memories").text
     _page_checks(drv)
     _shot(drv, "memories-desktop", DESKTOP)
 

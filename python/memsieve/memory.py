@@ -246,7 +246,7 @@ class Memory:
         pairs = candidate_texts(messages_or_text, max_chars=self.max_text_chars)
         meta = bulk.check_shared_metadata(check_metadata(metadata), count=len(pairs))
         return self._writer.add(scope, pairs, metadata=meta, sources=check_sources(source),
-                                valid_from=iso_time(valid_from, where="valid_from"), infer=infer,
+                                valid_from=iso_time(valid_from, where="valid_from", keep_offset=True), infer=infer,
                                 max_chars=self.max_text_chars)
 
     def add_many(self, items: Sequence[Any], *, user_id: str | None = None, agent_id: str | None = None,

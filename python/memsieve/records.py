@@ -4,7 +4,9 @@ from __future__ import annotations
 
 import math
 from dataclasses import asdict, dataclass, field
-from typing import Any, Literal
+from typing import Any, Literal, get_args
+
+from memsieve.offsets import in_offset
 
 Event = Literal["ADD", "UPDATE", "DELETE", "NOOP"]
 Layer = Literal["exact", "novelty", "band", "llm", "restore", "user", "forget"]
@@ -87,6 +89,12 @@ class MemoryItem:
     valid_from: str | None
     valid_to: str | None
     expired_at: str | None
+    valid_from_offset: int | None = None
+
+    @property
+    def valid_from_local(self) -> str | None:
+        """``valid_from`` written in the UTC offset it was given in (``valid_from_offset``)."""
+        return in_offset(self.valid_from, self.valid_from_offset)
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
@@ -103,6 +111,10 @@ class SearchResult:
         superseded_by: the id of a newer version of the same fact among the
             results (linked by the write path, or a near-duplicate), which is
             ranked first; None for the newest version and for facts with one.
+        valid_from: when the fact began to hold, in UTC (ISO-8601).
+        valid_from_offset: the UTC offset, in seconds east of UTC, that
+            ``valid_from`` was given in (None: UTC or no zone); the memory's
+            calendar day is read in it (``valid_from_local``).
     """
 
     id: str
@@ -114,13 +126,20 @@ class SearchResult:
     valid_from: str | None
     created_at: str
     superseded_by: str | None = None
+    valid_from_offset: int | None = None
+
+    @property
+    def valid_from_local(self) -> str | None:
+        """``valid_from`` written in the UTC offset it was given in (``valid_from_offset``)."""
+        return in_offset(self.valid_from, self.valid_from_offset)
 
     def to_dict(self) -> dict[str, Any]:
         # By hand, not dataclasses.asdict: a search answers ten of these per call, and
         # asdict's generic deep copy was a third of the REST service's own time on one.
         return {"id": self.id, "text": self.text, "score": self.score, "source": self.source,
                 "sources": list(self.sources), "metadata": _copied(self.metadata), "valid_from": self.valid_from,
-                "created_at": self.created_at, "superseded_by": self.superseded_by}
+                "valid_from_offset": self.valid_from_offset, "created_at": self.created_at,
+                "superseded_by": self.superseded_by}
 
 
 #: Most sources a memory lists. A memory that thousands of texts are folded into ("thanks!")

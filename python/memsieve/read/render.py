@@ -37,13 +37,15 @@ def result_date(result: Any, *, date_format: DateFormat = DEFAULT_DATE_FORMAT) -
 
     Returns:
         The date as written in ``valid_from`` (its own offset, not converted),
-        or None if ``valid_from`` is missing or not ISO-8601.
+        or, for a result that kept the offset its time was given in
+        (``valid_from_local``), the date in that offset: the day it was said
+        where it was said. None if ``valid_from`` is missing or not ISO-8601.
 
     Raises:
         ConfigError: ``date_format`` is not one of ``"iso"``, ``"long"``.
     """
     check_date_format(date_format)
-    raw = getattr(result, "valid_from", None)
+    raw = getattr(result, "valid_from_local", None) or getattr(result, "valid_from", None)
     if not isinstance(raw, str) or not raw.strip():
         return None
     try:

@@ -123,7 +123,9 @@ class Searcher:
             if speaker is not None:
                 pool = raise_speaker(pool, head, roles, speaker, limit=depth)
             if windowed:
-                dates = {s: it.valid_from or it.created_at for s, it in rows.items()}
+                # In the offset each was said in: "yesterday" said on the morning of
+                # 1 March in Tokyo is 29 February, though the UTC date is the 29th already.
+                dates = {s: it.valid_from_local or it.created_at for s, it in rows.items()}
                 pool, inside = promote(pool, head, dates, f, texts={s: it.text for s, it in rows.items()},
                                        roles=roles)
             found = [(s, rows[s], score) for s, score in pool[:depth] if s in rows]
@@ -184,4 +186,4 @@ class Searcher:
 def _result(it: MemoryItem, score: float, *, superseded_by: str | None) -> SearchResult:
     return SearchResult(id=it.id, text=it.text, score=float(score), source=it.source, sources=it.sources,
                         metadata=it.metadata, valid_from=it.valid_from, created_at=it.created_at,
-                        superseded_by=superseded_by)
+                        superseded_by=superseded_by, valid_from_offset=it.valid_from_offset)

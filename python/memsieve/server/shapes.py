@@ -140,6 +140,8 @@ _MEMORY_FIELDS = {
     "updated_at": {"type": ["string", "null"]}, "last_seen_at": {"type": ["string", "null"]},
     "valid_from": {"type": ["string", "null"]}, "valid_to": {"type": ["string", "null"]},
     "expired_at": {"type": ["string", "null"]},
+    "valid_from_offset": {"type": ["integer", "null"], "description": "the UTC offset valid_from was given in, "
+                                                                       "seconds east of UTC (null: UTC)"},
 }
 
 _JSON_VALUE = ref("JSONValue")
@@ -172,9 +174,12 @@ COMPONENTS: dict[str, Any] = {
     "Memory": {"type": "object", "required": list(_MEMORY_FIELDS), "properties": _MEMORY_FIELDS},
     "SearchResult": {"type": "object", "required": ["id", "text", "score", "date"], "properties": {
         "id": {"type": "string"}, "text": {"type": "string"}, "score": nullable_number("higher is better"),
-        "date": {"type": ["string", "null"], "description": "the day the fact began to hold (valid_from)"},
+        "date": {"type": ["string", "null"], "description": "the day the fact began to hold (valid_from, in the "
+                                                            "offset it was given in)"},
         "source": {"type": ["string", "null"]}, "sources": {"type": "array", "items": {"type": "string"}},
         "metadata": {"type": "object"}, "valid_from": {"type": ["string", "null"]},
+        "valid_from_offset": {"type": ["integer", "null"], "description": "seconds east of UTC valid_from was "
+                                                                          "given in (null: UTC)"},
         "created_at": {"type": "string"}, "superseded_by": {"type": ["string", "null"]}}},
     "HistoryEntry": {"type": "object", "required": ["memory_id", "event", "layer", "reason", "created_at"],
                      "properties": {"memory_id": {"type": "string"}, "event": {"type": "string"},

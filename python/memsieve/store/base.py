@@ -190,7 +190,7 @@ class RowState:
 
 MEMORY_COLUMNS = (
     "m.id, m.text, m.scope_key, m.metadata, m.source, m.sources, m.seen_count, m.is_active, "
-    "m.created_at, m.updated_at, m.last_seen_at, m.valid_from, m.valid_to, m.expired_at"
+    "m.created_at, m.updated_at, m.last_seen_at, m.valid_from, m.valid_to, m.expired_at, m.valid_from_offset"
 )
 
 
@@ -241,7 +241,7 @@ def memory_item(r: Sequence[Any]) -> MemoryItem:
         id=r[0], text=r[1], user_id=scope.user_id, agent_id=scope.agent_id, run_id=scope.run_id,
         metadata=json.loads(r[3]), source=r[4], sources=json.loads(r[5]), seen_count=int(r[6]),
         is_active=bool(r[7]), created_at=r[8], updated_at=r[9], last_seen_at=r[10], valid_from=r[11],
-        valid_to=r[12], expired_at=r[13],
+        valid_to=r[12], expired_at=r[13], valid_from_offset=None if r[14] is None else int(r[14]),
     )
 
 

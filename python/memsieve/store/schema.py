@@ -404,3 +404,15 @@ def m012_version_parts(d: Dialect) -> str:
     );
     CREATE INDEX version_parts_memory ON version_parts(memory_seq)
     """
+
+
+@STEPS()
+def m013_valid_from_offset(d: Dialect) -> str:
+    """The UTC offset, in seconds east of UTC, that a memory's (or a rejection's) ``valid_from`` was
+    given in; NULL for UTC or no zone, as every time was stored before. ``valid_from`` stays UTC, the
+    form times are compared in; the offset dates the memory in the day it was said in
+    (memsieve.offsets)."""
+    return """
+    ALTER TABLE memories ADD COLUMN valid_from_offset INTEGER;
+    ALTER TABLE rejections ADD COLUMN valid_from_offset INTEGER
+    """

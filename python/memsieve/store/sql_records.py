@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from memsieve.errors import NotFoundError
+from memsieve.offsets import in_offset, split_offset
 from memsieve.records import HistoryEntry, MemoryItem, Rejection, merged_sources
 from memsieve.scope import Scope
 from memsieve.store.base import (MEMORY_COLUMNS, PURGED_HASH, REJECTION_COLUMNS, CandidatesRow, ChangesRow,
@@ -193,13 +194,17 @@ class SqlRecords:
                       metadata: dict[str, Any], sources: list[str], valid_from: str | None,
                       now: str, parts: Sequence["Part"] = ()) -> tuple[int, str]:
         memory_id = new_id()
+        utc, offset = split_offset(valid_from or now)
+        # The offset column is named only when there is an offset: a time in UTC is written by the
+        # statement every schema since step 1 takes.
+        extra, marks = (", valid_from_offset", ",%s") if offset is not None else ("", "")
         seq = self._insert_seq(
             "INSERT INTO memories(id, scope_key, text, text_hash, embedding, share, metadata, source, sources,"
-            " last_seen_at, valid_from, created_at) VALUES (%s,%s,%s,%s,%s,%s,%s,%s,%s,%s,%s,%s)",
+            f" last_seen_at, valid_from, created_at{extra}) VALUES (%s,%s,%s,%s,%s,%s,%s,%s,%s,%s,%s,%s{marks})",
             (
                 memory_id, scope.key, text, text_hash, self._vector_param(embedding), nan_to_none(share),
                 json.dumps(metadata), sources[0] if sources else None, json.dumps(sources), now,
-                valid_from or now, now,
+                utc, now, *((offset,) if offset is not None else ()),
             ),
         )
         if parts:
@@ -226,7 +231,7 @@ class SqlRecords:
         self._q(
             f"UPDATE memories SET is_active = {self._FALSE}, expired_at = %s, valid_to = COALESCE(%s, valid_to, %s)"
             " WHERE seq = %s",
-            (now, valid_to, now, seq),
+            (now, split_offset(valid_to)[0], now, seq),
         )
 
     # ---- memories: reads --------------------------------------------------
@@ -356,25 +361,26 @@ class SqlRecords:
                       now: str, information: float = math.nan) -> str:
         """Record a refused candidate; ``information`` is the gate's information term (nan: not computed)."""
         rejection_id = new_id()
+        utc, offset = split_offset(valid_from)
         self._q(
             "INSERT INTO rejections(id, scope_key, text, source, metadata, layer, novelty, tau, delta, kappa,"
-            " nearest_id, nearest_cos, reason, valid_from, created_at, information)"
-            " VALUES (%s,%s,%s,%s,%s,%s,%s,%s,%s,%s,%s,%s,%s,%s,%s,%s)",
+            " nearest_id, nearest_cos, reason, valid_from, valid_from_offset, created_at, information)"
+            " VALUES (%s,%s,%s,%s,%s,%s,%s,%s,%s,%s,%s,%s,%s,%s,%s,%s,%s)",
             (
                 rejection_id, scope.key, text, json.dumps(sources) if sources else None, json.dumps(metadata),
                 layer, nan_to_none(novelty), nan_to_none(tau), nan_to_none(delta), nan_to_none(kappa),
-                nearest_id, nan_to_none(nearest_cos), reason, valid_from, now, nan_to_none(information),
+                nearest_id, nan_to_none(nearest_cos), reason, utc, offset, now, nan_to_none(information),
             ),
         )
         return rejection_id
 
     def rejection(self, rejection_id: str) -> tuple[Rejection, str, str | None]:
-        """The rejection, its scope key, and its valid_from."""
-        row = self._q(f"SELECT {REJECTION_COLUMNS}, valid_from FROM rejections WHERE id = %s",
+        """The rejection, its scope key, and its valid_from in the offset it was given in."""
+        row = self._q(f"SELECT {REJECTION_COLUMNS}, valid_from, valid_from_offset FROM rejections WHERE id = %s",
                       (rejection_id,)).fetchone()
         if row is None:
             raise NotFoundError.no_rejection(rejection_id)
-        return rejection_record(row[:-1]), row[2], row[-1]
+        return rejection_record(row[:-2]), row[2], in_offset(row[-2], None if row[-1] is None else int(row[-1]))
 
     def rejections(self, scope: Scope, *, since: str | None, layer: str | None, limit: int | None) -> list[Rejection]:
         sql = f"SELECT {REJECTION_COLUMNS} FROM rejections WHERE scope_key = %s"

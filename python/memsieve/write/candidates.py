@@ -87,7 +87,7 @@ def bulk_items(items: object, *, metadata: dict[str, Any], max_chars: int = MAX_
                 raise InvalidInputError(f"item {i} metadata, merged over the call's, is {size:,} characters of "
                                         f"JSON, over the limit of {MAX_METADATA_CHARS:,}; store less with it")
             stored += size
-            out.append((text, role, iso_time(item.get("valid_from"), where=f"item {i} valid_from"),
+            out.append((text, role, iso_time(item.get("valid_from"), where=f"item {i} valid_from", keep_offset=True),
                         check_sources(item.get("source"), where=f"item {i} source"), meta))
         else:
             out.append((check_text(item, where=f"item {i}", max_chars=max_chars), None, None, [], dict(metadata)))

@@ -63,6 +63,15 @@ function fail(e) {
 
 const num = (x, d = 3) => (x === null || x === undefined || Number.isNaN(x) ? "—" : Number(x).toFixed(d));
 const day = (iso) => (iso ? iso.replace("T", " ").slice(0, 16) : "—");
+// A time in the UTC offset it was given in (seconds east of UTC), as the memory was dated where it was said.
+function localDay(iso, offset) {
+  const t = iso ? Date.parse(iso) : NaN;
+  if (!offset || Number.isNaN(t)) return day(iso);
+  const a = Math.abs(offset);
+  const two = (n) => String(Math.floor(n)).padStart(2, "0");
+  const hhmm = `${two(a / 3600)}:${two((a % 3600) / 60)}`;
+  return `${day(new Date(t + offset * 1000).toISOString())} ${offset < 0 ? "-" : "+"}${hhmm}`;
+}
 const scopeParams = () => Object.fromEntries(Object.entries(state.scope).filter(([, v]) => v !== null));
 function scopeName(s) {
   return ["user_id", "agent_id", "run_id"].filter((k) => s[k] !== null && s[k] !== undefined)
@@ -174,7 +183,8 @@ function memoryCard(m, hit) {
     meta([
       ["score", hit ? `${num(hit.score, 4)} (${$("mode").value})` : null],
       ["created", day(m.created_at || (hit && hit.created_at))],
-      ["valid from", m.valid_from || (hit && hit.valid_from) ? day(m.valid_from || hit.valid_from) : null],
+      ["valid from", m.valid_from || (hit && hit.valid_from)
+        ? localDay(m.valid_from || hit.valid_from, m.valid_from ? m.valid_from_offset : hit.valid_from_offset) : null],
       ["valid to", m.valid_to ? day(m.valid_to) : null],
       ["updated", m.updated_at ? day(m.updated_at) : null],
       ["seen", m.seen_count ? `${m.seen_count}×` : null],

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import functools
 import re
+import unicodedata
 from array import array
 from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass, field, replace
@@ -63,6 +64,9 @@ class Marks:
             qualify", a "not" said elsewhere in both) says the opposite there.
         owners: where in ``sequence`` it names an owner by the possessive ending ("my friend's
             son": 2): "my son" folded into it would become the friend's.
+        written: its words that hold a digit, as written (NFC; case and compatibility forms
+            kept): the index reads "Tr0ub4dor" as "tr0ub4dor" and "10⁵" as "105", which are
+            other values.
     """
 
     words: frozenset[str]
@@ -77,6 +81,7 @@ class Marks:
     people: frozenset[int] = frozenset()
     denials: int = 0
     owners: tuple[int, ...] = ()
+    written: frozenset[str] = frozenset()
 
 
 #: The empty set every Marks with nothing of a kind shares (an empty frozenset is no singleton).
@@ -189,7 +194,42 @@ class MarkReader:
                      modal=frozenset(modal) or _NONE,
                      speakers=frozenset(hash(g) for g, _ in roles if g in self.speaker_groups) or _NONE,
                      people=people or _NONE,
-                     denials=denials, owners=owners)
+                     denials=denials, owners=owners, written=written_values(text))
+
+
+_WORD_EDGES = "\"'.,;:!?()[]{}<>«»“”‘’"
+#: A decimal digit, or a superscript, subscript or vulgar-fraction one (which NFKC turns into digits).
+_HAS_DIGIT = re.compile(r"[\d\u00b2\u00b3\u00b9\u00bc-\u00be\u2070-\u2079\u2080-\u2089\u2150-\u215f]")
+
+
+def written_values(text: str) -> frozenset[str]:
+    """The words of ``text`` that hold a digit (superscripts and fractions too), as written (NFC).
+
+    >>> sorted(written_values("My code is Tr0ub4dor, the count 10⁵ per ml."))
+    ['10⁵', 'Tr0ub4dor']
+    """
+    if not _HAS_DIGIT.search(text):
+        return _NONE
+    words = (w.strip(_WORD_EDGES) for w in unicodedata.normalize("NFC", text).split())
+    return frozenset(w for w in words if _HAS_DIGIT.search(w)) or _NONE
+
+
+def _value_key(word: str) -> str:
+    return unicodedata.normalize("NFKC", word).casefold()
+
+
+def rewritten_values(text: frozenset[str], memory: frozenset[str]) -> list[tuple[str, str]]:
+    """(the text's word, the memory's) for each digit-bearing word the two write differently but
+    that reads the same once case and compatibility forms are folded ("tr0ub4dor" / "Tr0ub4dor",
+    "105" / "10⁵"): the index and exact dedup see one value where there are two.
+
+    >>> rewritten_values(frozenset({"tr0ub4dor"}), frozenset({"Tr0ub4dor", "42"}))
+    [('tr0ub4dor', 'Tr0ub4dor')]
+    """
+    if not text or not memory:
+        return []
+    folded = {_value_key(w): w for w in sorted(memory)}
+    return [(w, folded[k]) for w in sorted(text - memory) if (k := _value_key(w)) in folded and folded[k] != w]
 
 
 @functools.lru_cache(maxsize=65536)
@@ -286,6 +326,7 @@ def unmarked(text: Marks, memory: Marks, *, aligned: bool = False) -> tuple[str,
     ('once', "without 'not'", 'the present tense', 'the order of 25, 30')
     """
     out = [w for w in sorted(text.words - memory.words)]
+    out += [f"{w!r} where it says {m!r}" for w, m in rewritten_values(text.written, memory.written)]
     out += [f"without {w!r}" for w in sorted(memory.polarity - text.polarity)]
     # A text that lines up with the memory word for word and drops one of its value words says
     # another value: "at six" against "at half past six", "every week" against "every other week".
@@ -341,7 +382,7 @@ def part_of(part: Marks, whole: Marks) -> Marks:
     return replace(part, words=part.words | whole.words, polarity=part.polarity | whole.polarity,
                    tense=part.tense | whole.tense, roles=part.roles | whole.roles, modal=part.modal | whole.modal,
                    speakers=part.speakers | whole.speakers, people=part.people | whole.people,
-                   denials=whole.denials)
+                   denials=whole.denials, written=part.written | whole.written)
 
 
 def read_unaligned(text: Marks, memory: Marks) -> list[str]:

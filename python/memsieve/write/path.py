@@ -22,6 +22,7 @@ from memsieve.records import Decision
 from memsieve.scope import Scope
 from memsieve.store import WriteTx
 from memsieve.text.passages import Part
+from memsieve.text.marks import rewritten_values, written_values
 
 NEIGHBOURS_FOR_LLM = 5
 
@@ -143,6 +144,8 @@ class WritePath:
     def apply(self, cand: Candidate) -> Decision:
         if self.config.exact_dedup:
             dup = self.store.active_by_hash(self.scope, cand.hash)
+            if dup is not None and self._rewrites_a_value(cand.text, dup[0]):
+                dup = None  # one hash, two values ("Tr0ub4dor" / "tr0ub4dor"): the gate decides
             if dup is not None:
                 seq, _ = dup
                 self._ids[seq] = dup[1]
@@ -161,6 +164,15 @@ class WritePath:
         if self.crud is not None:
             return self._band_llm(cand, s)
         return self._band_policy(cand, s)
+
+    def _rewrites_a_value(self, text: str, seq: int) -> bool:
+        """Whether ``text`` writes a digit-bearing word of the memory ``seq`` in another case or
+        compatibility form: exact dedup's normalization (NFKC, case folded) reads them as one."""
+        mine = written_values(text)
+        if not mine:
+            return False
+        item = self.store.items_for_seqs([seq]).get(seq)
+        return item is not None and bool(rewritten_values(mine, written_values(item.text)))
 
     def _spoken_apart(self, cand: Candidate, seq: int | None) -> tuple[str, str] | None:
         """(the candidate's speaker, the other) when the memory it would fold into is another

@@ -254,7 +254,7 @@ def test_an_edited_member_blocks_the_undo(gated_off):
     fill(mem)
     merge = mem.consolidate(**U).merges[0]
     mem.update(merge.kept_id, "I love hiking in the Alps", **U)
-    with pytest.raises(MergeConflictError, match="changed after it"):
+    with pytest.raises(MergeConflictError, match="was edited or restored since"):
         mem.unconsolidate(merge.id)
     assert not mem.get(merge.member_ids[0]).is_active
 

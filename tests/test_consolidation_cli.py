@@ -50,7 +50,7 @@ def test_bad_input_is_one_error_line(tmp_path, embedder, capsys):
     db = tmp_path / "c.db"
     fill(db, embedder)
     assert main(["consolidate", "--user", "ana", "--min-sim", "3", "--db", str(db)]) == 2
-    assert "min_sim must be a cosine in (0, 1], got 3.0" in capsys.readouterr().err
+    assert "min_sim must be a cosine in (0, 1], got float 3.0" in capsys.readouterr().err
     assert main(["consolidate", "--db", str(db)]) == 2
     assert "no scope given" in capsys.readouterr().err
     assert main(["unconsolidate", "nope", "--db", str(db)]) == 2

@@ -123,7 +123,7 @@ def test_forget_with_purge_reaches_a_member_two_merges_back(tmp_path, embedder):
 
 def test_finish_erasure_takes_only_seconds(tmp_path, embedder):
     with Memory(tmp_path / "w.db", embedder=embedder) as m:
-        with pytest.raises(ConfigError, match=r"^wait must be a number of seconds >= 0, got -1"):
+        with pytest.raises(ConfigError, match=r"^wait must be a number of seconds >= 0, got int -1"):
             m.finish_erasure(wait=-1)
         assert m.finish_erasure().to_dict() == {"memory_ids": [], "pending": False, "why": None}
 

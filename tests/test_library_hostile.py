@@ -34,7 +34,7 @@ def test_undoing_a_merge_whose_member_was_purged_is_a_conflict_and_changes_nothi
     member = next(i for i in merge.member_ids if i != merge.kept_id)
     mem.purge(member, user_id="ana")
     before = [(m.id, m.is_active, m.text) for m in mem.get_all(user_id="ana", include_inactive=True)]
-    with pytest.raises(MergeConflictError, match="changed after it"):
+    with pytest.raises(MergeConflictError, match="was purged since"):
         mem.unconsolidate(merge.id, user_id="ana")
     assert [(m.id, m.is_active, m.text) for m in mem.get_all(user_id="ana", include_inactive=True)] == before
 

@@ -31,7 +31,7 @@ from concurrent.futures import ThreadPoolExecutor
 from typing import Any, Concatenate, ParamSpec, TypeVar
 
 from memsieve.errors import ClosedError, ConfigError
-from memsieve.inputs import check_progress
+from memsieve.inputs import check_count, check_progress
 from memsieve.memory import Memory
 from memsieve.scope import Scope
 from memsieve.scoped import ScopedMemory
@@ -142,9 +142,8 @@ class AsyncMemory:
 
     @staticmethod
     def _make_pool(max_workers: int) -> ThreadPoolExecutor:
-        if isinstance(max_workers, bool) or not isinstance(max_workers, int) or max_workers < 1:
-            raise ConfigError(f"max_workers must be an integer >= 1, got {max_workers!r}")
-        return ThreadPoolExecutor(max_workers=max_workers, thread_name_prefix="memsieve")
+        workers = check_count(max_workers, name="max_workers", minimum=1)
+        return ThreadPoolExecutor(max_workers=workers, thread_name_prefix="memsieve")
 
     async def _run(self, call: Callable[[], R]) -> R:
         if self._closed:  # the pool is gone; say so as Memory would

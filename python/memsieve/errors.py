@@ -94,6 +94,12 @@ def short_repr(value: object, limit: int = 80) -> str:
     return text if len(text) <= limit else text[: limit - 3] + "..."
 
 
+def is_choice(value: object, choices: tuple[str, ...]) -> bool:
+    """Whether ``value`` is one of the string ``choices``, asked without running the value's own
+    ``__eq__`` (a numpy array answers ``==`` with an array, a hostile object with an exception)."""
+    return isinstance(value, str) and str.__str__(value) in choices
+
+
 def guarded(action: Callable[[], int]) -> int:
     """Run a command-line ``action``; a MemsieveError becomes one line on stderr and exit code 2.
 

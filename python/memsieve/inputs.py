@@ -508,6 +508,32 @@ def check_count(value: object, *, name: str, minimum: int = 1) -> int:
     return int(value)
 
 
+def check_real(value: object, *, name: str, what: str = "a number", low: float, high: float | None = None,
+               low_open: bool = False, fix: str = "") -> float:
+    """A number option such as ``min_sim``: any real number (numpy's too, not bool), finite, at least
+    ``low`` (above it with ``low_open``) and at most ``high`` (None: no bound), as a float.
+
+    Raises:
+        ConfigError: naming the option, the value and the range; never OverflowError (an int
+            too large for a float) or the value's own exception.
+    """
+    if high is None:
+        where = f"{'>' if low_open else '>='} {low:g}"
+    else:
+        where = f"in {'(' if low_open else '['}{low:g}, {high:g}]"
+    bad = ConfigError(f"{name} must be {what} {where}, got {type(value).__name__} {short_repr(value)}"
+                      + (f"; {fix}" if fix else ""))
+    if isinstance(value, bool) or not isinstance(value, numbers.Real):
+        raise bad
+    try:
+        x = float(value)
+    except (OverflowError, ValueError, TypeError):
+        raise bad from None
+    if not math.isfinite(x) or (high is not None and x > high) or x < low or (low_open and x == low):
+        raise bad
+    return x
+
+
 def check_path(path: object) -> str:
     """The ``path`` of ``Memory``: a str or os.PathLike naming a file, ``":memory:"`` or a PostgreSQL URL.
 

@@ -10,12 +10,13 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from memsieve.consolidation import ConsolidationReport, Consolidator, Schedule
-from memsieve.errors import ClosedError, ConfigError, EmbedderError, NotFoundError, StoreError
+from memsieve.errors import (ClosedError, ConfigError, EmbedderError, InvalidInputError, NotFoundError, StoreError,
+                             is_choice, short_repr)
 from memsieve.gate.cache import DEFAULT_MAX_CACHE_BYTES, ScopeGates
 from memsieve.gate.config import GateConfig
 from memsieve.inputs import (MAX_TEXT_CHARS, candidate_texts, check_count, check_embedder, check_flag, check_limit,
                              check_metadata, check_optional_str, check_path, check_progress, check_record_id,
-                             check_router,
+                             check_real, check_router,
                              check_sources, check_text, iso_time)
 from memsieve.parts import LLM, Reranker, Router, check_llm
 from memsieve.plain import plain_arguments
@@ -23,7 +24,7 @@ from memsieve.read.fusion import Fusion
 from memsieve.read.render import DEFAULT_DATE_FORMAT, DateFormat, Order, render_results
 from memsieve.read.rerank import DEFAULT_RERANK_DEPTH, check_reranker
 from memsieve.read.search import DEFAULT_VERSION_COS, SearchMode, Searcher
-from memsieve.records import Decision, HistoryEntry, MemoryItem, Rejection, SearchResult
+from memsieve.records import LAYERS, Decision, HistoryEntry, MemoryItem, Rejection, SearchResult
 from memsieve.scope import Scope, check_owner, warn_unreachable_scopes
 from memsieve.scoped import ScopedMemory
 from memsieve.stats import scope_stats
@@ -47,9 +48,7 @@ def default_path() -> str:
 
 
 def _unit_interval(value: object, *, where: str) -> float:
-    if isinstance(value, bool) or not isinstance(value, (int, float)) or not 0.0 <= float(value) <= 1.0:
-        raise ConfigError(f"{where} must be a number in [0, 1], got {value!r}")
-    return float(value)
+    return check_real(value, name=where, low=0.0, high=1.0)
 
 
 def _default_store() -> str:
@@ -359,9 +358,8 @@ class Memory:
         SQLite: the TRUNCATE checkpoint, waiting up to ``wait`` seconds for other
         connections' reads. PostgreSQL: only reports; ``compact()`` finishes.
         """
-        if isinstance(wait, bool) or not isinstance(wait, (int, float)) or not 0 <= wait < float("inf"):
-            raise ConfigError(f"wait must be a number of seconds >= 0, got {wait!r}")
-        self.store.finish_erasure(wait=float(wait))
+        wait = check_real(wait, name="wait", what="a number of seconds", low=0.0)
+        self.store.finish_erasure(wait=wait)
         return erasure_of(self.store)
 
     def compact(self) -> Erasure:
@@ -464,7 +462,7 @@ class Memory:
         query = check_text(query, where="query", max_chars=self.max_text_chars)
         limit = check_limit(limit)
         vector = None
-        if mode == "auto":
+        if is_choice(mode, ("auto",)):
             if self.router is None:
                 raise ConfigError("mode='auto' needs a router; pass Memory(router=QueryRouter.load(path))")
             vector = self.embed([query])[0]
@@ -550,9 +548,13 @@ class Memory:
 
     def rejections(self, *, user_id: str | None = None, agent_id: str | None = None, run_id: str | None = None,
                    since: Any = None, layer: str | None = None, limit: int | None = None) -> list[Rejection]:
+        layer = check_optional_str(layer, where="layer")
+        if layer is not None and layer not in LAYERS:
+            # an unknown layer would match nothing: a typo ("Exact") is not an empty answer
+            raise InvalidInputError(f"layer {short_repr(layer)} is no decision layer; use one of {', '.join(LAYERS)} "
+                                    "(rejections come from 'exact', 'novelty', 'band' and 'llm')")
         return self.store.rejections(Scope.of(user_id, agent_id, run_id), since=iso_time(since, where="since"),
-                                     layer=check_optional_str(layer, where="layer"),
-                                     limit=check_limit(limit, optional=True))
+                                     layer=layer, limit=check_limit(limit, optional=True))
 
     def faults(self, *, user_id: str | None = None, agent_id: str | None = None,
                run_id: str | None = None) -> list[dict[str, Any]]:

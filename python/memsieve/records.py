@@ -10,6 +10,8 @@ from memsieve.offsets import in_offset
 
 Event = Literal["ADD", "UPDATE", "DELETE", "NOOP"]
 Layer = Literal["exact", "novelty", "band", "llm", "restore", "user", "forget"]
+#: Every layer a decision or a history row names (consolidation's merges are "consolidate").
+LAYERS: tuple[str, ...] = (*get_args(Layer), "consolidate")
 
 
 @dataclass(frozen=True)

@@ -15,6 +15,7 @@ gate (vectors, keyword index, threshold shares) back with the same calls
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
+from typing import Any
 from dataclasses import replace
 
 import numpy as np
@@ -132,8 +133,9 @@ class MergeWriter:
         if tx.row_state(kept["seq"]) != RowState.from_dict(kept["after"]) or text_hash(kept_row.text) != kept["hash"]:
             stale.append(merge.kept_id)
         if stale:
-            raise MergeConflictError(f"merge {merge.id!r} cannot be undone: memories {stale} changed after it; "
-                                     "undo those changes first, or restore the members by hand")
+            raise MergeConflictError(f"merge {merge.id!r} cannot be undone: "
+                                     f"{'; '.join(_what_changed(tx, i) for i in stale)}. Nothing was changed; "
+                                     "every member's text stays readable with get(id) and history(id)")
         reason = f"undid merge {merge.id}"
         extra = {"merge_id": merge.id}
         for r in state["retired"]:
@@ -160,3 +162,15 @@ class MergeWriter:
         tx.mark_unmerged(merge.id, self.now)
         tx.bump(self.scope, "UNCONSOLIDATE", LAYER)
         return [r["id"] for r in state["retired"]]
+
+
+def _what_changed(tx: Any, memory_id: str) -> str:
+    """How a member of a merge changed since, and what the caller can do about it, for the refusal."""
+    row = tx.memory_row(memory_id)
+    if not row.text:
+        return f"memory {memory_id!r} was purged since (a purge is final)"
+    if not row.is_active:
+        return (f"memory {memory_id!r} was deleted since; add its text again with add() to have it back, "
+                "and the merge's other members stay as the merge left them")
+    return (f"memory {memory_id!r} was edited or restored since; put back the text the merge left "
+            f"(history({memory_id!r}) lists it) with update() and undo again")

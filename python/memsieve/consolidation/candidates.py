@@ -20,7 +20,8 @@ from dataclasses import dataclass
 import numpy as np
 
 import memsieve._core as _core
-from memsieve.errors import ConfigError
+
+from memsieve.inputs import check_real
 
 #: The default cosine from which two memories of a scope are merge candidates: on the LoCoMo
 #: dev split the lowest swept value within a point of add-all's answer recall on both streams
@@ -32,9 +33,8 @@ def check_min_sim(value: object) -> float:
     """``min_sim`` as a float in (0, 1], or ConfigError naming the value."""
     if value is None:
         return DEFAULT_MIN_SIM
-    if isinstance(value, bool) or not isinstance(value, (int, float)) or not 0.0 < float(value) <= 1.0:
-        raise ConfigError(f"min_sim must be a cosine in (0, 1], got {value!r}; the default is {DEFAULT_MIN_SIM}")
-    return float(value)
+    return check_real(value, name="min_sim", what="a cosine", low=0.0, high=1.0, low_open=True,
+                      fix=f"the default is {DEFAULT_MIN_SIM}")
 
 
 @dataclass(frozen=True)

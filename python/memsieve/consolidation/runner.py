@@ -11,6 +11,8 @@ same state outside any transaction and writes nothing.
 
 from __future__ import annotations
 
+import numbers
+
 from collections.abc import Callable
 from typing import Any
 
@@ -146,10 +148,10 @@ class Schedule:
     def __init__(self, every: int | None) -> None:
         from memsieve.errors import ConfigError
 
-        if every is not None and (isinstance(every, bool) or not isinstance(every, int) or every < 0):
-            raise ConfigError(f"consolidate_every must be an integer >= 0 or None, got {every!r}; "
+        if every is not None and (isinstance(every, bool) or not isinstance(every, numbers.Integral) or every < 0):
+            raise ConfigError(f"consolidate_every must be an integer >= 0 or None, got {short_repr(every)}; "
                               "0 or None turns scheduled consolidation off")
-        self.every = every or 0
+        self.every = int(every or 0)
         self._counts: dict[str, int] = {}
 
     def note(self, scope: Scope, writes: int) -> bool:

@@ -22,7 +22,7 @@ import memsieve._core as _core
 from memsieve.gate.config import GateConfig
 from memsieve.errors import ConfigError, EmbedderError, MemsieveError
 from memsieve.gate.scope_gate import ScopeGate, new_threshold
-from memsieve.inputs import now_iso
+from memsieve.inputs import check_count, now_iso
 from memsieve.scope import Scope
 from memsieve.text.lexicon import ENGLISH, Lexicon, check_lexicon
 
@@ -84,11 +84,8 @@ class ScopeGates:
 
     def __init__(self, store: Any, config: GateConfig, *, index_min_size: int,
                  max_cache_bytes: int = DEFAULT_MAX_CACHE_BYTES, lexicon: Lexicon = ENGLISH) -> None:
-        if isinstance(index_min_size, bool) or not isinstance(index_min_size, int) or index_min_size < 0:
-            raise ConfigError(f"index_min_size must be an integer >= 0, got {index_min_size!r}")
-        if isinstance(max_cache_bytes, bool) or not isinstance(max_cache_bytes, int) or max_cache_bytes < 0:
-            raise ConfigError(f"max_cache_bytes must be an integer >= 0, got {max_cache_bytes!r}; "
-                              f"the default is {DEFAULT_MAX_CACHE_BYTES}")
+        index_min_size = check_count(index_min_size, name="index_min_size", minimum=0)
+        max_cache_bytes = check_count(max_cache_bytes, name="max_cache_bytes", minimum=0)
         self._store = store
         self._config = config
         self._lexicon = check_lexicon(lexicon)

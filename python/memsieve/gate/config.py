@@ -7,7 +7,7 @@ import numbers
 from dataclasses import dataclass
 from typing import Literal
 
-from memsieve.errors import ConfigError
+from memsieve.errors import ConfigError, is_choice, short_repr
 from memsieve.gate.params import AdaptiveThresholdParams, InformationParams, SageParams, ScoringParams
 from memsieve.gate.profiles import GateProfile, profile_class
 
@@ -150,18 +150,15 @@ class GateConfig:
 
     def __post_init__(self) -> None:
         profile = profile_class(self.profile)  # ConfigError naming the known profiles
-        if self.band_policy not in _BAND_POLICIES:
+        if not is_choice(self.band_policy, tuple(_BAND_POLICIES)):
             raise ConfigError(
-                f"unknown band_policy {self.band_policy!r}; use one of {', '.join(_BAND_POLICIES)}"
+                f"unknown band_policy {short_repr(self.band_policy)}; use one of {', '.join(_BAND_POLICIES)}"
             )
-        if self.vectors not in _VECTOR_STORAGES:
-            raise ConfigError(f"unknown vectors {self.vectors!r}; use one of {', '.join(_VECTOR_STORAGES)}")
-        if not isinstance(self.passages, bool):
-            raise ConfigError(f"passages must be True or False, got {self.passages!r}")
-        if not isinstance(self.sentence_keys, bool):
-            raise ConfigError(f"sentence_keys must be True or False, got {self.sentence_keys!r}")
-        if not isinstance(self.exact_dedup, bool):
-            raise ConfigError(f"exact_dedup must be True or False, got {self.exact_dedup!r}")
+        if not is_choice(self.vectors, tuple(_VECTOR_STORAGES)):
+            raise ConfigError(f"unknown vectors {short_repr(self.vectors)}; use one of {', '.join(_VECTOR_STORAGES)}")
+        for flag in ("passages", "sentence_keys", "exact_dedup"):
+            if not isinstance(getattr(self, flag), bool):
+                raise ConfigError(f"{flag} must be True or False, got {short_repr(getattr(self, flag))}")
         if profile.needs_fixed_tau and self.tau is None:
             raise ConfigError(f"the {self.profile} profile needs a fixed threshold; pass tau=0.25 (cosine 0.75)")
         for name in ("tau", "delta", "kappa_c", "gamma", "tau_min", "tau_max", "prior_share", "prior_weight",
@@ -172,13 +169,18 @@ class GateConfig:
                 continue
             # A bool is an int to Python, but gamma=True is a mistake, not 1.0.
             if isinstance(value, bool) or not isinstance(value, numbers.Real):
-                raise ConfigError(f"{name} must be a number, got {type(value).__name__} {value!r}")
+                raise ConfigError(f"{name} must be a number, got {type(value).__name__} {short_repr(value)}")
+            try:
+                float(value)
+            except (OverflowError, ValueError, TypeError):
+                raise ConfigError(f"{name} must be a finite number, got {type(value).__name__} {short_repr(value)}"
+                                  f"; the default is {type(self).__dataclass_fields__[name].default}") from None
         for name in ("delta", "kappa_c", "gamma", "tau_min", "tau_max", "prior_weight", "sage_tau0",
                      "sage_tau_min", "sage_lambda", "crud_update_min_sim", "info_tau", "info_fold_tau",
                      "info_number_weight", "info_name_weight", "info_word_weight"):
             value = getattr(self, name)
             if not math.isfinite(value) or value < 0:
-                raise ConfigError(f"{name} must be a finite number >= 0, got {value!r}")
+                raise ConfigError(f"{name} must be a finite number >= 0, got {short_repr(value)}")
         for name in ("gamma", "kappa_c"):
             if getattr(self, name) == 0:  # the threshold divides by them (memsieve._core.ThresholdState)
                 raise ConfigError(f"{name} must be > 0, got 0; the default is "
@@ -197,7 +199,7 @@ class GateConfig:
         for name in ("k", "info_k"):
             value = getattr(self, name)
             if isinstance(value, bool) or not isinstance(value, int) or not 1 <= value < 2**63:
-                raise ConfigError(f"{name} must be an integer >= 1 (and below 2^63), got {value!r}; "
+                raise ConfigError(f"{name} must be an integer >= 1 (and below 2^63), got {short_repr(value)}; "
                                   f"the default is {type(self).__dataclass_fields__[name].default}")
 
     # ---- the groups, as the profiles read them ---------------------------------

@@ -16,7 +16,7 @@ from collections.abc import Sequence
 from datetime import datetime, timezone
 from typing import Any, Literal
 
-from memsieve.errors import ConfigError
+from memsieve.errors import ConfigError, is_choice, short_repr
 from memsieve.text.english import MONTHS
 
 Order = Literal["relevance", "time"]
@@ -61,8 +61,8 @@ def check_date_format(date_format: Any) -> str:
     Raises:
         ConfigError: it is not one of :data:`DATE_FORMATS`.
     """
-    if not isinstance(date_format, str) or date_format not in DATE_FORMATS:
-        raise ConfigError(f"date_format must be one of {', '.join(DATE_FORMATS)}, got {date_format!r}; "
+    if not is_choice(date_format, DATE_FORMATS):
+        raise ConfigError(f"date_format must be one of {', '.join(DATE_FORMATS)}, got {short_repr(date_format)}; "
                           f"use 'iso' ([2023-05-08]) or 'long' ([8 May 2023])")
     return date_format
 
@@ -105,9 +105,10 @@ def render_results(results: Sequence[Any], *, order: Order = "relevance", dated:
             ``date_format`` is unknown.
     """
     check_date_format(date_format)
-    if order not in ORDERS:
-        raise ConfigError(f"order must be one of {', '.join(ORDERS)}, got {order!r}; "
+    if not is_choice(order, ORDERS):
+        raise ConfigError(f"order must be one of {', '.join(ORDERS)}, got {short_repr(order)}; "
                           f"use 'relevance' (best first) or 'time' (oldest first)")
+    order = str.__str__(order)
     items = list(results)
     if order == "time":
         stamps = [_instant(r) for r in items]

@@ -31,7 +31,7 @@ from typing import TYPE_CHECKING, Any, Literal
 
 import numpy as np
 
-from memsieve.errors import ConfigError
+from memsieve.errors import ConfigError, is_choice, short_repr
 from memsieve.read.fusion import Fusion
 from memsieve.read.rank import Candidates, Hits, Ranker
 from memsieve.read.speaker import SPEAKER_REACH, asked, raise_speaker, role_of
@@ -92,8 +92,10 @@ class Searcher:
         lower at gamma 0.5), since not every text the band stores as a newer
         version is one.
         """
-        if mode not in _MODES:
-            raise ConfigError(f"unknown search mode {mode!r}; use one of {', '.join(_MODES)} (or 'auto' with a router)")
+        if not is_choice(mode, _MODES):
+            raise ConfigError(f"unknown search mode {short_repr(mode)}; use one of {', '.join(_MODES)} "
+                              "(or 'auto' with a router)")
+        mode = str.__str__(mode)  # a str subclass's own == never runs below
         restricted = bool(filters) or as_of is not None
         view = Candidates.load(self._store, scope, filters=filters, as_of=as_of) if restricted else None
         if view is not None and not len(view):

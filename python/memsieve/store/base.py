@@ -441,9 +441,9 @@ DURABILITY = ("normal", "full")
 
 def check_durability(value: object) -> str:
     """``durability`` of a store: one of DURABILITY."""
-    if value not in DURABILITY:
-        from memsieve.errors import ConfigError
+    from memsieve.errors import ConfigError, is_choice, short_repr
 
-        raise ConfigError(f"durability must be one of {', '.join(map(repr, DURABILITY))}, got {value!r}; "
+    if not is_choice(value, DURABILITY):
+        raise ConfigError(f"durability must be one of {', '.join(map(repr, DURABILITY))}, got {short_repr(value)}; "
                           "'normal' survives a process crash, 'full' also a power loss (an fsync per commit)")
-    return str(value)
+    return str.__str__(value)

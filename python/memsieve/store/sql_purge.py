@@ -86,6 +86,7 @@ class SqlPurge(SqlReplies):
         self._q("DELETE FROM memory_versions WHERE memory_seq = %s", (int(seq),))
         self._q("DELETE FROM memory_parts WHERE memory_seq = %s", (int(seq),))
         self._scrub_own_history(memory_id)
+        self._scrub_merge_hashes(memory_id)
         rejection_ids = {str(r[0]) for r in rejections}
         self._erase_rejections(rejection_ids, reason=f"purged with memory {memory_id}: {reason}")
         # A rejection restored as this memory left a NOOP row in the memory it
@@ -98,6 +99,16 @@ class SqlPurge(SqlReplies):
         self.add_history(memory_id, scope, event="PURGE", old_text=None, new_text=None, layer="user",
                          reason=reason, now=now)
         self._purged = True
+
+    def _scrub_merge_hashes(self, memory_id: str) -> None:
+        """A merge records the hash of the text it kept (to tell, on undo, whether it was edited
+        since): a hash of the erased text would let anyone holding the file confirm a guess of it.
+        The purged memory's merges keep the tombstone's mark instead, and cannot be undone."""
+        for merge_id, state in self._q("SELECT id, state FROM merges WHERE kept_id = %s", (memory_id,)).fetchall():
+            kept = json.loads(state)
+            if kept.get("kept", {}).get("hash") not in (None, PURGED_HASH):
+                kept["kept"]["hash"] = PURGED_HASH
+                self._q("UPDATE merges SET state = %s WHERE id = %s", (json.dumps(kept), merge_id))
 
     def purge_rejection(self, rejection_id: str, *, reason: str, now: str) -> None:
         """Erase a rejection's text and metadata (and the NOOP history row that quotes it), keeping its numbers.

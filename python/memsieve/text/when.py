@@ -90,8 +90,18 @@ def _day(d: datetime) -> datetime:
 
 def _around(now: datetime, back_days: float, half_days: float, phrase: str) -> Window:
     centre = _day(now) - timedelta(days=back_days)
-    return Window(centre - timedelta(days=half_days), centre + timedelta(days=half_days, hours=23, minutes=59),
-                  phrase)
+    return Window(_shifted(centre, -timedelta(days=half_days)),
+                  _shifted(centre, timedelta(days=half_days, hours=23, minutes=59)), phrase)
+
+
+def _shifted(t: datetime, by: timedelta) -> datetime:
+    """``t + by``, clipped to the calendar: a day's slack at 9999-12-31 or 0001-01-01 is no reason to
+    read no window at all."""
+    try:
+        return t + by
+    except OverflowError:
+        edge = datetime.max if by > timedelta(0) else datetime.min
+        return edge.replace(tzinfo=t.tzinfo, second=0, microsecond=0)
 
 
 def _month_window(year: int, month: int, phrase: str, now: datetime) -> Window:

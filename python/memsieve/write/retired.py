@@ -11,6 +11,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import Any
 
+from memsieve.consolidation import MergeConflictError
 from memsieve.scope import Scope
 
 
@@ -39,3 +40,18 @@ def retired_into(reader: Any, scope: Scope, kept_ids: Iterable[str]) -> list[tup
                 if row.text:
                     out.append((member, root, f"merged into {kept} by consolidation {merge.id}"))
     return out
+
+
+def refuse_if_retired(merges: Iterable[Any], memory_id: str, done: str) -> None:
+    """Raise MergeConflictError when one of ``merges`` (in force) retired ``memory_id``: its fact lives
+    in the kept memory, and changing it alone would split the two.
+
+    Raises:
+        MergeConflictError: naming the merge, the kept memory and the fixes.
+    """
+    for merge in merges:
+        if memory_id in merge.member_ids and memory_id != merge.kept_id:
+            raise MergeConflictError(
+                f"memory {memory_id!r} was merged into {merge.kept_id!r} by merge {merge.id!r} and cannot be "
+                f"{done} on its own; change {merge.kept_id!r}, which holds its fact, or undo the merge "
+                "(unconsolidate) first")

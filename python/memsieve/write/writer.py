@@ -21,7 +21,7 @@ from typing import Any
 
 import numpy as np
 
-from memsieve.consolidation import Consolidator, MergeConflictError, Schedule
+from memsieve.consolidation import Consolidator, Schedule
 from memsieve.errors import ConfigError, NotFoundError
 from memsieve.gate.cache import ScopeGates
 from memsieve.gate.config import GateConfig
@@ -37,6 +37,7 @@ from memsieve.write.forgetting import parse_request
 from memsieve.write.infer import Pair, infer_candidates
 from memsieve.text.passages import Part, embed_passages
 from memsieve.write.path import Candidate, WritePath
+from memsieve.write.retired import refuse_if_retired
 
 
 def one_at_a_time(embed: Callable[[list[str]], np.ndarray]) -> Callable[[list[str]], np.ndarray]:
@@ -273,13 +274,7 @@ class Writer:
 
     def _refuse_if_retired(self, item: MemoryItem, memory_id: str, done: str) -> None:
         """Raise MergeConflictError when a consolidation merge in force retired the memory."""
-        scope = Scope(item.user_id, item.agent_id, item.run_id)
-        for merge in self.store.merges(scope):
-            if memory_id in merge.member_ids and memory_id != merge.kept_id:
-                raise MergeConflictError(
-                    f"memory {memory_id!r} was merged into {merge.kept_id!r} by merge {merge.id!r} and cannot be "
-                    f"{done} on its own; change {merge.kept_id!r}, which holds its fact, or undo the merge "
-                    "(unconsolidate) first")
+        refuse_if_retired(self.store.merges(Scope(item.user_id, item.agent_id, item.run_id)), memory_id, done)
 
     def restore(self, rejection_id: str, *, wanted: Scope | None) -> str:
         """Store a rejected candidate as a memory, bypassing the gate; return the memory's id.

@@ -8,7 +8,7 @@ and ``none`` (``StoreEverythingGate``). ``register_profile`` adds one: a
 
 from __future__ import annotations
 
-from memsieve.errors import ConfigError
+from memsieve.errors import ConfigError, is_choice, short_repr
 from memsieve.gate.profiles.base import GateProfile, ScopeView
 from memsieve.gate.profiles.kde import KernelDensityGate
 from memsieve.gate.profiles.maxcos import MaxCosineGate
@@ -58,7 +58,6 @@ def profile_class(name: str) -> type[GateProfile]:
     Raises:
         ConfigError: no profile has that name.
     """
-    try:
-        return _PROFILES[name]
-    except (KeyError, TypeError):
-        raise ConfigError(f"unknown gate profile {name!r}; use one of {', '.join(_PROFILES)}") from None
+    if not is_choice(name, tuple(_PROFILES)):
+        raise ConfigError(f"unknown gate profile {short_repr(name)}; use one of {', '.join(_PROFILES)}")
+    return _PROFILES[str.__str__(name)]

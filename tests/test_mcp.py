@@ -319,3 +319,46 @@ def test_a_stdio_server_on_postgres(pg_url):
             assert [r["text"] for r in found["results"]] == [LISBON]
 
     anyio.run(main)
+
+
+def test_deleting_a_merge_retired_id_among_others_deletes_nothing(tmp_path, embedder):
+    """The tool checks every id first, the merge in force too: a member a merge retired would fail
+    its own delete after the ids before it were deleted."""
+    db = tmp_path / "m.db"
+    with Memory(db, embedder=embedder) as mem:
+        mem.add("My dentist Dr Vantrello is on Birch Street.", user_id="ana")
+        keep = mem.add("I like jazz music a lot.", user_id="ana")[0].memory_id
+        (d,) = mem.add("My dentist, Dr Vantrello, is on Birch Street.", user_id="ana")
+        if d.event == "NOOP":
+            mem.restore(d.rejection_id, user_id="ana")
+        merge = mem.consolidate(user_id="ana").merges[0]
+        retired = next(i for i in merge.member_ids if i != merge.kept_id)
+
+    async def main():
+        async with stdio_session(db, "--user", "ana") as session:
+            await session.initialize()
+            error = await fails(session, "delete_memories", memory_ids=[keep, retired])
+            assert "was merged into" in error and "unconsolidate" in error
+            items = {m["id"]: m["is_active"] for m in (await call(session, "list_memories"))["memories"]}
+            assert items[keep] is True
+
+    anyio.run(main)
+
+
+@pytest.mark.parametrize("blank", ["", "   ", "\t"])
+def test_a_blank_scope_is_refused_at_start(tmp_path, blank):
+    proc = subprocess.run([SCRIPT, *_server_args(tmp_path / "b.db", "--user", blank)], capture_output=True,
+                          text=True, timeout=120, stdin=subprocess.DEVNULL)
+    assert proc.returncode == 2, proc.stderr
+    assert proc.stderr.startswith("memsieve: error: ") and "user_id" in proc.stderr and "Traceback" not in proc.stderr
+
+
+def test_infer_without_an_llm_names_the_servers_fix(tmp_path):
+    async def main():
+        async with stdio_session(tmp_path / "i.db", "--user", "ana") as session:
+            await session.initialize()
+            error = await fails(session, "add_memories", text=LISBON, infer=True)
+            assert "infer=false" in error and "Memory(llm" not in error
+            assert (await add(session, LISBON))[0]["event"] == "ADD"
+
+    anyio.run(main)

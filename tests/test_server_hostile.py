@@ -149,11 +149,19 @@ def test_a_keys_file_that_is_not_utf8_is_a_one_line_error_and_a_reload_keeps_the
     assert done.returncode == 2, done.stderr
     assert done.stderr.startswith("memsieve: error: the keys file") and "not UTF-8" in done.stderr
     assert "Traceback" not in done.stderr
+    # an integer past Python's digit limit: json raises a plain ValueError, not a JSONDecodeError
+    huge = tmp_path / "huge.json"
+    huge.write_bytes(b'{"keys": [' + b"7" * 5000 + b"]}")
+    done = cli("serve", "--db", str(tmp_path / "x.db"), "--create", "--keys", str(huge), "--port", "0")
+    assert done.returncode == 2 and done.stderr.startswith("memsieve: error: the keys file"), done.stderr
+    assert "Traceback" not in done.stderr
+    done = cli("serve", "keygen", "--keys", str(huge), "--user", "ana")
+    assert done.returncode == 2 and "Traceback" not in done.stderr, done.stderr
 
     path = tmp_path / "keys.json"
     keys = make_keys(path, ana={"user_id": "ana"}, ops={"admin": True})
     with ServeProcess(tmp_path / "mem.db", path) as srv:
-        for n, broken in enumerate((b"\xff\xfe{", b"[" * 100_000), start=1):
+        for n, broken in enumerate((b"\xff\xfe{", b"[" * 100_000, b'{"keys": [' + b"7" * 5000 + b"]}"), start=1):
             path.write_bytes(broken)
             srv.send(signal.SIGHUP)
             assert wait_for(lambda: srv.log().count("kept the 2 key(s) in force") == n), srv.log()
@@ -162,7 +170,7 @@ def test_a_keys_file_that_is_not_utf8_is_a_one_line_error_and_a_reload_keeps_the
         with srv.client(keys["ops"]) as c:
             metrics = c.get("/metrics").text
         assert "Traceback" not in srv.log() and "Exception in callback" not in srv.log()
-    assert re.search(r'memsieve_keys_reloads_total\{result="failed"\} 2', metrics), metrics
+    assert re.search(r'memsieve_keys_reloads_total\{result="failed"\} 3', metrics), metrics
 
 
 def test_a_failed_llm_is_a_502_that_does_not_name_the_servers_llm(tmp_path):
@@ -237,3 +245,55 @@ def test_ambiguous_requests_are_refused_not_read_one_way(served):
         too_many = c.post("/v1/memories", json={"user_id": "ana", "messages": [{"content": "x"}] * 501})
         assert too_many.status_code == 400 and "at most 500 items" in too_many.json()["error"]["message"]
     assert "Traceback" not in srv.log()
+
+
+def test_a_retried_purge_is_answered_with_its_first_answer(served):
+    """A purge clears the scope's kept answers (they quote texts) but not its own claim: its retry is
+    replayed, not run again (a forget matched anew could reach other memories)."""
+    srv, keys, _ = served
+    scope = {"user_id": "ana", "run_id": uuid.uuid4().hex}
+    with srv.client(keys["ana"]) as c:
+        mid = c.post("/v1/memories", json={"text": "My locker code is 4471", **scope}).json()["decisions"][0]["memory_id"]
+        c.post("/v1/memories", json={"text": "I cycle to work on Tuesdays", **scope})
+        body = {"what": "my locker code", "purge": True, **scope}
+        idem = {"Idempotency-Key": str(uuid.uuid4())}
+        first = c.post("/v1/forget", json=body, headers=idem)
+        assert first.status_code == 200 and [m["id"] for m in first.json()["removed"]] == [mid], first.text
+        again = c.post("/v1/forget", json=body, headers=idem)
+        assert again.headers.get("idempotent-replayed") == "true" and again.json() == first.json(), again.text
+
+        other = c.post("/v1/memories", json={"text": "My bike lock code is 1234", **scope}).json()
+        oid = other["decisions"][0]["memory_id"]
+        idem = {"Idempotency-Key": str(uuid.uuid4())}
+        first = c.post(f"/v1/memories/{oid}/purge", json=scope, headers=idem)
+        again = c.post(f"/v1/memories/{oid}/purge", json=scope, headers=idem)
+        assert first.status_code == 200 and again.headers.get("idempotent-replayed") == "true", again.text
+        assert again.json() == first.json() and first.json()["erasure"]["memory_ids"] == [oid]
+
+
+def test_a_query_string_on_a_public_route_is_a_documented_400(served):
+    srv, keys, _ = served
+    with srv.client(keys["ops"]) as c:
+        doc = c.get("/openapi.json").json()
+        for path in ("/healthz", "/readyz", "/openapi.json", "/metrics"):
+            r = c.get(path, params={"x": "1"})
+            assert r.status_code == 400 and r.json()["error"]["type"] == "InvalidInputError", (path, r.text)
+            assert "400" in doc["paths"][path]["get"]["responses"], path
+
+
+@pytest.mark.parametrize("path, payload, named", [
+    ("/v1/memories/batch", {"items": [{"content": "I swim", "colour": "red"}]}, "colour"),
+    ("/v1/memories/batch", {"items": [{"content": "I swim", "role": "bot"}]}, '"assistant"'),
+    ("/v1/memories", {"text": "I swim", "source": [f"s{i}" for i in range(1001)]}, "at most 1000"),
+    ("/v1/search", {"query": "swim", "as_of": 5}, "ISO 8601"),
+    ("/v1/memories", {"text": "I swim", "infer": True}, "--llm-base-url"),
+    ("/v1/search", {"query": "swim", "mode": "auto"}, "--router"),
+    ("/v1/context", {"query": "swim", "mode": "auto"}, "--router"),
+])
+def test_a_400_names_the_fault_and_the_servers_fix(served, path, payload, named):
+    srv, keys, _ = served
+    with srv.client(keys["ana"]) as c:
+        r = c.post(path, json={**payload, "user_id": "ana"})
+    assert r.status_code == 400, r.text
+    message = r.json()["error"]["message"]
+    assert named in message and "Memory(" not in message, message

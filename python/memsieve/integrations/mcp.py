@@ -52,9 +52,11 @@ from typing_extensions import TypedDict  # pydantic reads typing's TypedDict onl
 
 from memsieve.aio import AsyncMemory
 from memsieve.errors import ConfigError, MemsieveError, ScopeError
+from memsieve.scope import Scope
 from memsieve.integrations import require_extra
 from memsieve.memory import Memory
 from memsieve.read.render import render_results, result_date
+from memsieve.write.retired import refuse_if_retired
 
 require_extra("mcp", extra="mcp")
 
@@ -166,6 +168,9 @@ class MemoryTools:
                            user_id: UserId = None, agent_id: AgentId = None, run_id: RunId = None) -> Decisions:
         """Remember text. The write gate decides: each decision says its event (ADD, UPDATE, DELETE or NOOP),
         the layer that decided, why, and for a NOOP the rejection id that restore_rejection takes."""
+        if infer and self.memory.memory.llm is None:
+            raise ConfigError("infer=true needs an LLM and this server's memory has none (`memsieve mcp` serves "
+                              "without one); call add_memories with infer=false: the write gate decides alone")
         decisions = await self.memory.add(text, infer=infer, valid_from=valid_from,
                                           **self.scope(user_id, agent_id, run_id))
         return {"decisions": _plain([d.to_dict() for d in decisions])}
@@ -191,8 +196,10 @@ class MemoryTools:
         """Delete memories (soft: they leave search and stay readable with get_memory and memory_history).
         Every id is checked first, so an unknown id deletes nothing."""
         scope = self.scope(user_id, agent_id, run_id)
+        merges = await self.memory.merges(**scope)
         for memory_id in memory_ids:
             await self.memory.get(memory_id, **scope)
+            refuse_if_retired(merges, memory_id, "deleted")  # or the ids before it would be deleted alone
         deleted = [await self.memory.delete(memory_id, **scope) for memory_id in memory_ids]
         return {"deleted": _plain([it.to_dict() for it in deleted])}
 
@@ -335,6 +342,8 @@ def check_scope_policy(defaults: JSONDict, *, unsafe_any_scope: object) -> bool:
     if not unsafe_any_scope and all(v is None for v in defaults.values()):
         raise ConfigError("memsieve mcp needs the scope it serves: pass --user/--agent/--run (every other scope "
                           "is then refused), or --unsafe-any-scope to let every client read and erase every scope")
+    if any(v is not None for v in defaults.values()):
+        Scope.of(**defaults)  # ScopeError now, for a blank or malformed id, not on every call once serving
     return unsafe_any_scope
 
 

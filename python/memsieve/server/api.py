@@ -23,7 +23,7 @@ from typing import Any
 from starlette.routing import compile_path
 
 from memsieve.scope import Scope
-from memsieve.errors import InvalidInputError, ScopeError, StoreError
+from memsieve.errors import ConfigError, InvalidInputError, ScopeError, StoreError
 from memsieve.read.render import result_date
 from memsieve.server.keys import KeyEntry
 from memsieve.server.shapes import (
@@ -84,6 +84,18 @@ class Call:
         """The named arguments the request gave (an omitted one keeps Memory's default)."""
         return {n: self.args[n] for n in names if n in self.args}
 
+    def check_served(self) -> None:
+        """Refuse ``infer: true`` on a server with no LLM and ``mode: "auto"`` on one with no router,
+        with the server's fix (the library's names ``Memory(llm=...)``, which a client cannot pass)."""
+        memory = self.memory.memory
+        if self.args.get("infer") is True and memory.llm is None:
+            raise ConfigError("infer=true needs an LLM and this server has none; send infer=false, or start "
+                                    "the server with `memsieve serve --llm-base-url URL --llm-model NAME`")
+        if self.args.get("mode") == "auto" and memory.router is None:
+            raise ConfigError("mode 'auto' needs a query router and this server has none; send mode "
+                                    "'hybrid', 'dense' or 'keyword', or start the server with "
+                                    "`memsieve serve --router ROUTER.json`")
+
 
 def _dicts(rows: list[Any]) -> list[dict[str, Any]]:
     return [r.to_dict() for r in rows]
@@ -102,6 +114,7 @@ async def add_memory(call: Call) -> dict[str, Any]:
         raise InvalidInputError("send exactly one of 'text' (a string) or 'messages' (a list of "
                                 '{"role": ..., "content": ...}), got ' + ("both" if has_text else "neither"))
     what = call.args["text"] if has_text else call.args["messages"]
+    call.check_served()
     decisions = await call.memory.add(what, **call.pick("infer", "metadata", "valid_from", "source"), **call.scope())
     call.metrics.decided([d.event for d in decisions])
     return {"decisions": _dicts(decisions)}
@@ -153,12 +166,14 @@ async def compact(call: Call) -> dict[str, Any]:
 
 
 async def search(call: Call) -> dict[str, Any]:
+    call.check_served()
     hits = await call.memory.search(call.args["query"], **call.pick("limit", "filters", "as_of", "mode",
                                                                      "current_only"), **call.scope())
     return {"results": [dict(h.to_dict(), date=result_date(h)) for h in hits]}
 
 
 async def context(call: Call) -> dict[str, Any]:
+    call.check_served()
     text = await call.memory.context(call.args["query"], **call.pick(
         "limit", "filters", "as_of", "mode", "order", "dated", "date_format", "current_only"), **call.scope())
     return {"context": text, "lines": text.split("\n") if text else []}
@@ -399,14 +414,14 @@ ENDPOINTS: tuple[Endpoint, ...] = (
              "an admin key, the server's LLM calls and tokens).",
              {"stats": {"type": "object"}}, query=query_params()),
     Endpoint("GET", "/healthz", healthz, "healthz", "Liveness: the process answers.",
-             {"status": {"type": "string", "enum": ["ok"]}}, public=True, errors=()),
+             {"status": {"type": "string", "enum": ["ok"]}}, public=True, errors=(400,)),
     Endpoint("GET", "/readyz", readyz, "readyz", "Readiness: the store answers (503 when it does not).",
-             {"status": {"type": "string", "enum": ["ready"]}}, public=True, errors=(503,)),
+             {"status": {"type": "string", "enum": ["ready"]}}, public=True, errors=(400, 503)),
     Endpoint("GET", "/metrics", None, "metrics", "Prometheus metrics, text exposition format (an admin key).",
-             admin=True, text=True, errors=(403,)),
+             admin=True, text=True, errors=(400, 403)),
     Endpoint("GET", "/openapi.json", openapi, "openapi", "This document (OpenAPI 3.1).",
              {"openapi": {"type": "string"}, "info": {"type": "object"}, "paths": {"type": "object"},
-              "components": {"type": "object"}, "security": {"type": "array"}}, errors=()),
+              "components": {"type": "object"}, "security": {"type": "array"}}, errors=(400,)),
 )
 
 #: Each endpoint with the regex of its path, as Starlette compiles it for the app.

@@ -35,7 +35,7 @@ from dataclasses import dataclass
 from datetime import datetime, timezone
 from typing import Any
 
-from memsieve.errors import ConfigError, ScopeError
+from memsieve.errors import ConfigError, ScopeError, short_repr
 from memsieve.scope import Scope
 from memsieve.server.errors import ForbiddenError, UnauthorizedError
 
@@ -170,6 +170,9 @@ def read_keys(path: str) -> list[KeyEntry]:
     except RecursionError:
         raise _fail(path, "nests arrays or objects too deeply to read; it should hold one object with a "
                           "\"keys\" list, as `memsieve serve keygen` writes it") from None
+    except ValueError as exc:  # an integer past Python's digit limit, which json reports as a plain ValueError
+        raise _fail(path, f"holds a value JSON cannot be read into ({short_repr(str(exc), 80)}); fix it or make "
+                          "a new one with `memsieve serve keygen`") from None
     return parse_keys(data, path=path)
 
 

@@ -61,20 +61,32 @@ def _expected(schema: dict[str, Any]) -> str:
     if "enum" in schema:
         return "one of " + ", ".join(json.dumps(v) for v in schema["enum"])
     if "type" not in schema and "anyOf" in schema:
-        return " or ".join(_expected(s) for s in schema["anyOf"])
+        return " or ".join(dict.fromkeys(_expected(s) for s in schema["anyOf"]))
+    if schema.get("format") in _FORMATS:
+        return _FORMATS[schema["format"]]
     return " or ".join(_NAMES.get(k, k) for k in _kinds(schema)) or "a value"
+
+
+#: What a string of a format is, in a message: "as_of must be an ISO 8601 time or null".
+_FORMATS = {"date-time": "an ISO 8601 time (a string)", "date": "an ISO 8601 time (a string)"}
 
 
 def check(value: Any, schema: dict[str, Any], *, where: str) -> None:
     """Raise InvalidInputError naming ``where`` unless ``value`` fits ``schema``."""
     if "anyOf" in schema:
+        failed: list[tuple[dict[str, Any], InvalidInputError]] = []
         for option in schema["anyOf"]:
             try:
                 check(value, option, where=where)
                 break
-            except InvalidInputError:
-                continue
+            except InvalidInputError as exc:
+                failed.append((option, exc))
         else:
+            # The option of the value's own JSON type says what is wrong with it (an unknown
+            # field of an item, one source too many), not merely which types would do.
+            same = [exc for option, exc in failed if any(_is(value, k) for k in _kinds(option))]
+            if len(same) == 1:
+                raise same[0]
             raise InvalidInputError(f"{where} must be {_expected(schema)}, got {json_type(value)} "
                                     f"{short_repr(value)}")
     kinds = _kinds(schema)

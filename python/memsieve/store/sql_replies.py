@@ -60,7 +60,11 @@ class SqlReplies(SqlRecords):
         self._q("DELETE FROM replies WHERE created_at < %s", (before,))
 
     def _scrub_replies(self, scope_key: str, ids: set[str]) -> None:
-        """A purge deletes the kept answers of its scope and any that name a purged id: they quote texts."""
-        self._q("DELETE FROM replies WHERE scope_key = %s", (scope_key,))
+        """A purge deletes the kept answers of its scope and any that name a purged id: they quote texts.
+
+        A claim still running holds no answer yet, and is kept: the purge's own request holds one, and a
+        retry of the purge must be answered with it, not run again (a forget matched anew may reach
+        other memories)."""
+        self._q("DELETE FROM replies WHERE scope_key = %s AND status IS NOT NULL", (scope_key,))
         for found in ids:
-            self._q("DELETE FROM replies WHERE body LIKE %s", (f"%{found}%",))
+            self._q("DELETE FROM replies WHERE status IS NOT NULL AND body LIKE %s", (f"%{found}%",))

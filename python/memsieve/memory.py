@@ -244,6 +244,8 @@ class Memory:
         infer = check_flag(infer, where="infer")
         pairs = candidate_texts(messages_or_text, max_chars=self.max_text_chars)
         meta = bulk.check_shared_metadata(check_metadata(metadata), count=len(pairs))
+        for k, (_, role) in enumerate(pairs):
+            bulk.check_role_clash(role, meta, where=f"message {k}")
         return self._writer.add(scope, pairs, metadata=meta, sources=check_sources(source),
                                 valid_from=iso_time(valid_from, where="valid_from", keep_offset=True), infer=infer,
                                 max_chars=self.max_text_chars)

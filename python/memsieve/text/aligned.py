@@ -10,12 +10,13 @@ doers, and where the memory names an owner.
 
 from __future__ import annotations
 
+import functools
 from array import array
 from collections import Counter
 from collections.abc import Collection, Sequence
 from difflib import SequenceMatcher
 
-from memsieve.text.marks import MAX_SWAP_WORDS, Marks, is_term, sequence_words
+from memsieve.text.marks import MAX_SWAP_WORDS, Marks, is_term, sequence_words, word_hash
 from memsieve.text.voice import voice_turned
 
 
@@ -91,6 +92,7 @@ def changed_in_place(text: str, mine: Marks, memory: Marks, *, share: float,
     opcodes = matcher.get_opcodes()
     new = [w for tag, i1, i2, _, _ in opcodes if tag in ("replace", "delete")
            for w, h in zip(said[i1:i2], a[i1:i2]) if more[h] > 0 and w not in filler and w not in roles]
+    new += _filler_in_place(said, a, b, opcodes, memory.terms, counts, filler)
     if part:  # a passage says a share of its memory's prepositions: its whole text is judged for them
         return tuple(dict.fromkeys(new))
     new += _roles_changed(said, a, b, roles)
@@ -102,6 +104,26 @@ def changed_in_place(text: str, mine: Marks, memory: Marks, *, share: float,
         return tuple(dict.fromkeys(new + _moved(said, a, b, opcodes, filler)))
     return tuple(dict.fromkeys(new + ([] if turned else _swapped(said, a, b, counts, theirs, matched, filler,
                                                                   possessive=possessive))))
+
+
+def _filler_in_place(said: Sequence[str], a: array, b: array, opcodes: Sequence[tuple[str, int, int, int, int]],
+                     terms: bytes, counts: Counter[int], filler: Collection[str]) -> list[str]:
+    """The text's filler words said in place of one content word of the memory that the text does not
+    say: "the right side" / "the left side", "I like jazz" / "I hate jazz", "pretty nervous" / "a
+    little nervous". A filler added among the memory's words ("I really like jazz") still says
+    nothing; one put for a word the memory says ("yeah" for "yes") neither."""
+    if not filler or len(terms) != len(b):
+        return []
+    fill = _filler_hashes(frozenset(filler))
+    return [said[i1] for tag, i1, i2, j1, j2 in opcodes
+            if tag == "replace" and i2 - i1 == 1 and said[i1] in filler
+            and any(terms[j] and b[j] not in fill and b[j] not in counts for j in range(j1, j2))]
+
+
+@functools.lru_cache(maxsize=8)
+def _filler_hashes(filler: frozenset[str]) -> frozenset[int]:
+    """The sequence hashes of a lexicon's filler words (``Marks.sequence``'s form)."""
+    return frozenset(word_hash(w) for w in filler)
 
 
 def _owner_dropped(said: Sequence[str], a: array, b: array, opcodes: Sequence[tuple[str, int, int, int, int]],

@@ -64,9 +64,12 @@ class Marks:
             qualify", a "not" said elsewhere in both) says the opposite there.
         owners: where in ``sequence`` it names an owner by the possessive ending ("my friend's
             son": 2): "my son" folded into it would become the friend's.
-        written: its words that hold a digit, as written (NFC; case and compatibility forms
-            kept): the index reads "Tr0ub4dor" as "tr0ub4dor" and "10⁵" as "105", which are
-            other values.
+        written: its words that hold a digit, or short words with a sign, as written (NFC;
+            case, compatibility forms and signs kept): the index reads "Tr0ub4dor" as
+            "tr0ub4dor", "10⁵" as "105" and "O-" as "O+", which are other values.
+        terms: one byte per word of ``sequence``, 1 where the index keeps the word (a content
+            word), 0 for a stopword: a filler put in a content word's place changes it ("the
+            left side" / "the right side").
     """
 
     words: frozenset[str]
@@ -82,6 +85,7 @@ class Marks:
     denials: int = 0
     owners: tuple[int, ...] = ()
     written: frozenset[str] = frozenset()
+    terms: bytes = b""
 
 
 #: The empty set every Marks with nothing of a kind shares (an empty frozenset is no singleton).
@@ -194,7 +198,8 @@ class MarkReader:
                      modal=frozenset(modal) or _NONE,
                      speakers=frozenset(hash(g) for g, _ in roles if g in self.speaker_groups) or _NONE,
                      people=people or _NONE,
-                     denials=denials, owners=owners, written=written_values(text))
+                     denials=denials, owners=owners, written=written_values(text),
+                     terms=bytes(is_term(w) for w in sequence))
 
 
 _WORD_EDGES = "\"'.,;:!?()[]{}<>«»“”‘’"
@@ -202,26 +207,34 @@ _WORD_EDGES = "\"'.,;:!?()[]{}<>«»“”‘’"
 _HAS_DIGIT = re.compile(r"[\d\u00b2\u00b3\u00b9\u00bc-\u00be\u2070-\u2079\u2080-\u2089\u2150-\u215f]")
 
 
-def written_values(text: str) -> frozenset[str]:
-    """The words of ``text`` that hold a digit (superscripts and fractions too), as written (NFC).
+#: A short word with a sign the index drops: a grade or a blood group ("B+", "O-"), a language ("C++", "C#").
+_SIGNED_WORD = re.compile(r"[^\W\d_]{1,3}(?:\+\+|[+#\u2212-])")
+_SIGNS = "+-#\u2212\u00b1"
 
-    >>> sorted(written_values("My code is Tr0ub4dor, the count 10⁵ per ml."))
-    ['10⁵', 'Tr0ub4dor']
+
+def written_values(text: str) -> frozenset[str]:
+    """The words of ``text`` that hold a digit (superscripts and fractions too), or are a short word
+    with a sign ("O+", "C#"), as written (NFC): values the index reads alike when they differ.
+
+    >>> sorted(written_values("My code is Tr0ub4dor, the count 10⁵ per ml, it was -5 and I got a B+."))
+    ['-5', '10⁵', 'B+', 'Tr0ub4dor']
     """
-    if not _HAS_DIGIT.search(text):
+    if not _HAS_DIGIT.search(text) and not _SIGNED_WORD.search(text):
         return _NONE
     words = (w.strip(_WORD_EDGES) for w in unicodedata.normalize("NFC", text).split())
-    return frozenset(w for w in words if _HAS_DIGIT.search(w)) or _NONE
+    return frozenset(w for w in words if _HAS_DIGIT.search(w) or _SIGNED_WORD.fullmatch(w)) or _NONE
 
 
 def _value_key(word: str) -> str:
-    return unicodedata.normalize("NFKC", word).casefold()
+    """What the index and exact dedup read a written value as: compatibility forms, case and signs folded."""
+    return unicodedata.normalize("NFKC", word).casefold().strip(_SIGNS)
 
 
 def rewritten_values(text: frozenset[str], memory: frozenset[str]) -> list[tuple[str, str]]:
-    """(the text's word, the memory's) for each digit-bearing word the two write differently but
-    that reads the same once case and compatibility forms are folded ("tr0ub4dor" / "Tr0ub4dor",
-    "105" / "10⁵"): the index and exact dedup see one value where there are two.
+    """(the text's word, the memory's) for each written value the two write differently but that
+    reads the same once case, compatibility forms and signs are folded ("tr0ub4dor" / "Tr0ub4dor",
+    "105" / "10⁵", "-5" / "5", "O-" / "O+"): the index and exact dedup see one value where there
+    are two.
 
     >>> rewritten_values(frozenset({"tr0ub4dor"}), frozenset({"Tr0ub4dor", "42"}))
     [('tr0ub4dor', 'Tr0ub4dor')]
@@ -262,6 +275,12 @@ def _opener_names(text: str, auxiliaries: Collection[str]) -> frozenset[int]:
     return frozenset(hash(_term_of(w.lower())) for w, after in _OPENER.findall(fold(text))
                      if after.lower() in auxiliaries and w[:1].isupper() and not w.isupper()
                      and is_term(w.lower()))
+
+
+def word_hash(word: str) -> int:
+    """What ``Marks.sequence`` holds for a folded word: the hash of its index term (of the word
+    itself for a stopword)."""
+    return hash(_term_of(word))
 
 
 def _term_or_none(word: str) -> str:

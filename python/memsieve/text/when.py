@@ -91,7 +91,7 @@ def _day(d: datetime) -> datetime:
 def _around(now: datetime, back_days: float, half_days: float, phrase: str) -> Window:
     centre = _day(now) - timedelta(days=back_days)
     return Window(_shifted(centre, -timedelta(days=half_days)),
-                  _shifted(centre, timedelta(days=half_days, hours=23, minutes=59)), phrase)
+                  _shifted(centre, timedelta(days=half_days + 1, microseconds=-1)), phrase)
 
 
 def _shifted(t: datetime, by: timedelta) -> datetime:
@@ -107,7 +107,8 @@ def _shifted(t: datetime, by: timedelta) -> datetime:
 def _month_window(year: int, month: int, phrase: str, now: datetime) -> Window:
     last = calendar.monthrange(year, month)[1]
     tz = now.tzinfo
-    return Window(datetime(year, month, 1, tzinfo=tz), datetime(year, month, last, 23, 59, tzinfo=tz), phrase)
+    return Window(datetime(year, month, 1, tzinfo=tz), datetime(year, month, last, 23, 59, 59, 999999, tzinfo=tz),
+                  phrase)
 
 
 def _past_year(now: datetime, month: int, day: int = 1) -> int:
@@ -148,7 +149,7 @@ def _unit_window(now: datetime, which: str, unit: str, phrase: str) -> Window:
     if which == "this":
         return Window(datetime(now.year, 1, 1, tzinfo=tz), now, phrase)
     return Window(datetime(now.year - 1, 1, 1, tzinfo=tz) - timedelta(days=14),
-                  datetime(now.year, 1, 14, 23, 59, tzinfo=tz), phrase)
+                  datetime(now.year, 1, 14, 23, 59, 59, 999999, tzinfo=tz), phrase)
 
 
 # ---- one reader per pattern: (match, the whole text, now) -> its window, or None when the
@@ -245,7 +246,8 @@ def _year(m: re.Match[str], q: str, now: datetime) -> Window | None:
     if counts_units(q, m.end()):  # "in 2000 steps"
         return None
     year, tz = int(m.group(1)), now.tzinfo
-    return Window(datetime(year, 1, 1, tzinfo=tz), datetime(year, 12, 31, 23, 59, tzinfo=tz), m.group(0))
+    return Window(datetime(year, 1, 1, tzinfo=tz), datetime(year, 12, 31, 23, 59, 59, 999999, tzinfo=tz),
+                  m.group(0))
 
 
 def _season(m: re.Match[str], q: str, now: datetime) -> Window | None:

@@ -69,7 +69,7 @@ def season_span(m: re.Match[str], now: datetime) -> Span | None:
     name, which, year = name or bare, which or "in", year or bare_year
     if year is not None:
         start = _season_start(int(year), name, now)
-        return _edges(start, _months(start, 3) - timedelta(minutes=1), SEASON_SLACK_DAYS, now)
+        return _edges(start, _months(start, 3) - timedelta(microseconds=1), SEASON_SLACK_DAYS, now)
     start = _latest_start(name, now)
     end = _months(start, 3)
     if which == "last" and now < end:  # under way: "last summer" is the one before
@@ -77,7 +77,7 @@ def season_span(m: re.Match[str], now: datetime) -> Span | None:
         end = _months(start, 3)
     elif which == "this" and now - end > timedelta(days=THIS_SEASON_PAST_DAYS):
         return None  # "this summer" asked in April: to come
-    return _edges(start, min(end - timedelta(minutes=1), now), SEASON_SLACK_DAYS, now)
+    return _edges(start, min(end - timedelta(microseconds=1), now), SEASON_SLACK_DAYS, now)
 
 
 def quarter_span(m: re.Match[str], now: datetime) -> Span | None:
@@ -88,12 +88,12 @@ def quarter_span(m: re.Match[str], now: datetime) -> Span | None:
         if which == "this":
             return _edges(current, now, QUARTER_SLACK_DAYS, now)
         start = _months(current, -3)
-        return _edges(start, current - timedelta(minutes=1), QUARTER_SLACK_DAYS, now)
+        return _edges(start, current - timedelta(microseconds=1), QUARTER_SLACK_DAYS, now)
     number = int(digit) if digit else _ORDINALS.get(ordinal or "", 4)  # "last quarter of 2023": the fourth
     start = datetime(int(year) if year else now.year, 3 * (number - 1) + 1, 1, tzinfo=now.tzinfo)
     if year is None and start > now:
         start = start.replace(year=start.year - 1)
-    end = _months(start, 3) - timedelta(minutes=1)
+    end = _months(start, 3) - timedelta(microseconds=1)
     if start <= now < end:
         end = now
     return _edges(start, end, QUARTER_SLACK_DAYS, now)

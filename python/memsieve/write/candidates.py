@@ -12,7 +12,7 @@ import json
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from memsieve.errors import InvalidInputError, InvalidTextError
+from memsieve.errors import InvalidInputError, InvalidTextError, short_repr
 from memsieve.inputs import (MAX_METADATA_CHARS, MAX_TEXT_CHARS, check_metadata, check_role, check_sources,
                               check_text, iso_time, read_mapping, read_sequence)
 from memsieve.write.path import Candidate
@@ -87,6 +87,7 @@ def bulk_items(items: object, *, metadata: dict[str, Any], max_chars: int = MAX_
                 raise InvalidInputError(f"item {i} metadata, merged over the call's, is {size:,} characters of "
                                         f"JSON, over the limit of {MAX_METADATA_CHARS:,}; store less with it")
             stored += size
+            check_role_clash(role, meta, where=f"item {i}")
             out.append((text, role, iso_time(item.get("valid_from"), where=f"item {i} valid_from", keep_offset=True),
                         check_sources(item.get("source"), where=f"item {i} source"), meta))
         else:
@@ -97,6 +98,20 @@ def bulk_items(items: object, *, metadata: dict[str, Any], max_chars: int = MAX_
                                     f"the limit of {MAX_BULK_METADATA_CHARS:,} for one call (the call's metadata "
                                     "is stored with every item); split the call or store less metadata")
     return out
+
+
+def check_role_clash(role: str | None, metadata: dict[str, Any], *, where: str) -> None:
+    """A message's role is stored as ``metadata['role']``, where the read path finds the speaker: a
+    metadata ``role`` that says another would overwrite it, or be overwritten.
+
+    Raises:
+        InvalidInputError: naming both.
+    """
+    given = metadata.get("role") if metadata else None
+    if role is not None and given is not None and given != role:
+        raise InvalidInputError(f"{where}: the message's role {role!r} and metadata['role'] {short_repr(given)} "
+                                "clash (the role is stored as metadata['role']); store the other value under "
+                                "another metadata key")
 
 
 def candidate(text: str, role: str | None, valid_from: str | None, sources: list[str],

@@ -421,3 +421,68 @@ def test_a_star_in_a_search_prefix_is_a_label(store):
     assert {h.namespace for h in store.search(("users", "*"))} == {("users", "*")}
     assert len(store.search(("users",))) == 3
     assert store.list_namespaces(prefix=("users", "*")) == [("users", "*"), ("users", "ana"), ("users", "ben")]
+
+
+# ---- sixth review: a failed put, a refused batch, other writers' metadata, unchecked sizes ----------------------
+
+class FlakyEmbedder:
+    """A real embedder that fails on texts holding FAIL, as an unreachable embedding service would."""
+
+    def __init__(self, inner):
+        self.inner, self.dim, self.name = inner, 384, "flaky"
+
+    def embed(self, texts):
+        if any("FAIL" in t for t in texts):
+            raise ConnectionError("embedding service unreachable")
+        return self.inner.embed(texts)
+
+
+def test_a_put_that_fails_to_embed_leaves_the_old_item(tmp_path, embedder):
+    from memsieve.errors import EmbedderError
+
+    with Memory(tmp_path / "flaky.db", embedder=FlakyEmbedder(embedder)) as m:
+        store = MemsieveStore(m)
+        store.put(("memories", "ana"), "address", {"text": "Ana lives at 12 Rua Augusta, Lisbon."})
+        with pytest.raises(EmbedderError):
+            store.put(("memories", "ana"), "address", {"text": "Ana lives at 7 Baker Street FAIL"})
+        assert store.get(("memories", "ana"), "address").value == {"text": "Ana lives at 12 Rua Augusta, Lisbon."}
+
+
+@pytest.mark.parametrize("bad", [SearchOp(("memories",), query="  "), SearchOp(("memories",), limit=-1),
+                                 SearchOp(("memories",), offset=-1), SearchOp(("memories",), limit="ten")])
+def test_a_batch_with_a_bad_search_writes_nothing(store, bad):
+    with pytest.raises(MemsieveError):
+        store.batch([PutOp(("memories", "ana"), "job", {"text": NURSE}), bad])
+    assert store.get(("memories", "ana"), "job") is None
+
+
+def test_list_namespaces_checks_its_sizes(store):
+    from langgraph.store.base import ListNamespacesOp
+
+    store.put(("memories", "ana"), "job", {"text": NURSE})
+    for bad in (ListNamespacesOp(limit=-1), ListNamespacesOp(offset=-1), ListNamespacesOp(max_depth=0)):
+        with pytest.raises(InvalidInputError):
+            store.batch([bad])
+    assert store.list_namespaces() == [("memories", "ana")]
+
+
+def test_another_writers_metadata_breaks_no_read(store, mem):
+    store.put(("memories", "ana"), "job", {"text": NURSE})
+    mem.add(CELLO, user_id=namespace_user(("memories", "ana")),
+            metadata={"langgraph": {"key": "hobby", "value": {"text": CELLO}, "created_at": "yesterday"}})
+    assert {it.key for it in store.search(("memories",))} == {"job", "hobby"}
+    assert store.get(("memories", "ana"), "hobby").value == {"text": CELLO}
+
+
+def test_a_lone_surrogate_label_is_a_namespace_error_and_holds_nothing(store):
+    from memsieve.integrations.langgraph import NamespaceError
+
+    with pytest.raises(NamespaceError):
+        store.put(("memories", "an\ud800a"), "job", {"text": NURSE})
+    assert store.get(("memories", "an\ud800a"), "job") is None
+
+
+@pytest.mark.parametrize("key", ["", "   ", 7, "k" * 2001])
+def test_a_bad_key_is_named_as_a_key(store, key):
+    with pytest.raises(InvalidInputError, match="a put's key must be"):
+        store.batch([PutOp(("memories", "ana"), key, {"text": NURSE})])

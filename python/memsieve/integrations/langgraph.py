@@ -55,7 +55,7 @@ from urllib.parse import quote, unquote
 
 from memsieve.errors import InvalidInputError, ScopeError, short_repr
 from memsieve.integrations import require_extra
-from memsieve.inputs import check_metadata, check_sources, check_text
+from memsieve.inputs import MAX_SOURCE_CHARS, check_limit, check_metadata, check_storable, check_text
 from memsieve.plain import plain
 from memsieve.integrations.store_filters import check_filter, lookup, matches, pattern_matches
 from memsieve.memory import Memory
@@ -99,8 +99,16 @@ class PutDecision:
 
 
 def namespace_user(namespace: Sequence[str]) -> str:
-    """The user id of the scope that holds a namespace (see the module docstring)."""
-    return "/".join(quote(label, safe="") for label in namespace)
+    """The user id of the scope that holds a namespace (see the module docstring).
+
+    Raises:
+        ScopeError: a label holds a lone surrogate, which no store can hold (nor percent-encode).
+    """
+    try:
+        return "/".join(quote(label, safe="") for label in namespace)
+    except UnicodeEncodeError:
+        raise ScopeError(f"the namespace {short_repr(tuple(namespace))} holds a lone surrogate, which memsieve "
+                         "can neither store nor encode; decode its labels with errors='replace'") from None
 
 
 def scope_namespace(scope: Scope) -> tuple[str, ...] | None:
@@ -331,7 +339,7 @@ class MemsieveStore(BaseStore):
         assert op.value is not None
         check_metadata(_stored_meta(op.key, dict(op.value), indexed=op.index is not False,
                                     created="2000-01-01T00:00:00+00:00"), where="value")
-        check_sources(op.key)
+        _check_key(op.key)
         return check_text(self._text(dict(op.value), op.index), where="the value's text",
                           max_chars=self.memory.max_text_chars)
 
@@ -364,6 +372,10 @@ class MemsieveStore(BaseStore):
             # Checked as it will be stored (the kept creation time included) before the item it
             # replaces is deleted: a refused put leaves the old item in place.
             check_metadata(meta, where=f"the value put to key {op.key!r}")
+            if held:
+                # The old item goes before the new one is added (the gate would fold the new value into
+                # it), in its own transaction: embedding first, a failing embedder leaves it in place.
+                self.memory.embed([text])
             reason = f"replaced by a put to key {op.key!r} of the LangGraph store"
             for m in held:
                 self.memory.delete(m.id, reason=reason)
@@ -451,6 +463,28 @@ def _check_op(op: Any) -> None:
             raise InvalidInputError("MemsieveStore does not support TTLs; put without ttl")
     if isinstance(op, SearchOp):
         check_filter(op.filter)
+        if op.query is not None:
+            check_text(op.query, where="a search's query")
+    if isinstance(op, (SearchOp, ListNamespacesOp)):
+        check_limit(op.limit, where=f"a {type(op).__name__}'s limit")
+        _check_size(op.offset, what=f"a {type(op).__name__}'s offset", minimum=0)
+    if isinstance(op, ListNamespacesOp) and op.max_depth is not None:
+        _check_size(op.max_depth, what="a ListNamespacesOp's max_depth", minimum=1)
+
+
+def _check_size(value: Any, *, what: str, minimum: int) -> None:
+    if isinstance(value, bool) or not isinstance(value, int) or value < minimum:
+        raise InvalidInputError(f"{what} must be an integer of at least {minimum}, got {type(value).__name__} "
+                                f"{short_repr(value)}")
+
+
+def _check_key(key: Any) -> None:
+    """A put's key: a non-blank string a store can hold, of at most MAX_SOURCE_CHARS (it is stored as the
+    memory's source)."""
+    if not isinstance(key, str) or not key.strip() or len(key) > MAX_SOURCE_CHARS:
+        raise InvalidInputError(f"a put's key must be a non-blank string of at most {MAX_SOURCE_CHARS:,} "
+                                f"characters, got {type(key).__name__} {short_repr(key)}; pass e.g. key='address'")
+    check_storable(key, where="a put's key")
 
 
 def _meta(memory: Any) -> dict[str, Any]:
@@ -468,10 +502,20 @@ def _item(memory: Any, namespace: tuple[str, ...]) -> Item:
     stored = meta.get("value")
     value: dict[str, Any] = stored if isinstance(stored, dict) else {"text": memory.text}
     updated = datetime.fromisoformat(memory.created_at)
-    created = meta.get("created_at")
-    return Item(value=value, key=_key_of(memory), namespace=namespace,
-                created_at=datetime.fromisoformat(created) if isinstance(created, str) else updated,
+    return Item(value=value, key=_key_of(memory), namespace=namespace, created_at=_created(meta, updated),
                 updated_at=updated)
+
+
+def _created(meta: dict[str, Any], updated: datetime) -> datetime:
+    """The item's first put time as stored, or ``updated``: metadata written through Memory itself may
+    hold anything under this key, and one bad time must not fail every read of the namespace."""
+    created = meta.get("created_at")
+    if isinstance(created, str):
+        try:
+            return datetime.fromisoformat(created)
+        except ValueError:
+            pass
+    return updated
 
 
 def _search_item(item: Item, score: float | None) -> SearchItem:

@@ -237,3 +237,55 @@ def test_demo_json_is_one_strict_object_with_prose_on_stderr():
     assert {d["event"] for d in out["decisions"]} >= {"ADD", "NOOP"}
     assert "peanuts" in out["search"][0]["text"] and out["stats"]["active_memories"] >= 1
     assert "memsieve demo:" in proc.stderr and "rejections (" in proc.stderr
+
+
+# ---- sixth review: refused before the store is opened, one line, the right line number ----------------------
+
+@pytest.mark.parametrize("argv", [["add", "", "--user", "ana"], ["add", "I adopted a kitten."],
+                                  ["ingest", "FILE", "--batch-size", "0"]])
+def test_a_refused_creating_command_leaves_no_database(tmp_path, capsys, argv):
+    path = tmp_path / "conv.json"
+    path.write_text(json.dumps([{"id": "c1", "messages": [{"role": "user", "content": "I adopted a kitten."}]}]))
+    db = tmp_path / "never.db"
+    assert main([a.replace("FILE", str(path)) for a in argv] + ["--db", str(db)]) == 2
+    assert capsys.readouterr().err.startswith("memsieve: error: ")
+    assert not db.exists()
+
+
+def test_all_scopes_with_a_scope_is_refused(capsys, db):
+    run(capsys, "add", "I am allergic to peanuts.", "--user", "bob", "--db", db)
+    assert main(["consolidate", "--all-scopes", "--user", "ana", "--db", db]) == 2
+    assert "--all-scopes consolidates every scope" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("argv", [["search", "x", "--user", "u", "--limit", "ten"], ["add", "--user", "u"],
+                                  ["rejections", "--user", "u", "--layer", "Exact"], ["frobnicate"]])
+def test_a_usage_error_is_one_line(capsys, argv):
+    with pytest.raises(SystemExit) as done:
+        main(argv)
+    assert done.value.code == 2
+    lines = capsys.readouterr().err.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith("memsieve: error: ") and "--help" in lines[0]
+
+
+def test_a_bad_jsonl_line_is_named_by_its_number(tmp_path, capsys, db):
+    good = json.dumps({"id": "c1", "messages": [{"role": "user", "content": "hi there"}]})
+    path = tmp_path / "chats.jsonl"
+    path.write_text("\n".join([good] * 5 + [good[:-2]]) + "\n")
+    assert main(["ingest", str(path), "--db", db]) == 2
+    assert "at line 6, column" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("argv, said", [
+    (["eval", "updates", "--ids", "detail-01", "--out", "FILE"], "is a file; pass a folder"),
+    (["eval", "forget", "--ids", "self-01", "--out", "DIR"], "is a folder; pass the path"),
+    (["eval", "forget", "--ids", "self-01", "--out", "DIR/missing/out.json"], "does not exist"),
+    (["eval", "locomo", "FILE", "--out", "DIR/o", "--memsieve-gate", "bogus=1"], "names no GateConfig option"),
+    (["eval", "locomo", "FILE", "--out", "DIR/o", "--memsieve-gate", "gamma=-3"], "gamma"),
+])
+def test_an_eval_refuses_what_it_could_not_finish_before_any_work(tmp_path, capsys, argv, said):
+    file = tmp_path / "a.txt"
+    file.write_text("x")
+    assert main([a.replace("FILE", str(file)).replace("DIR", str(tmp_path)) for a in argv]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("memsieve: error: ") and said in err and err.count("\n") == 1, err

@@ -232,3 +232,50 @@ def test_a_memory_of_another_width_is_a_clear_error(pg_url, table_embedder):
     with pytest.raises(StoreError, match=rf"^memory {d.memory_id} has a 3-d embedding but the scope is 32-d"):
         m.store.scope_vectors(Scope.of("u"), 32)
     m.close()
+
+
+def test_a_search_path_with_no_usable_schema_is_a_store_error(pg_server, pg_url):
+    from memsieve.store.postgres import PostgresStore
+
+    base = pg_url.split("?")[0]
+    for path in ("pg_catalog", "no_such_schema"):
+        with pytest.raises(StoreError, match=r"^cannot set up memsieve's tables in .*search_path"):
+            PostgresStore(f"{base}?options=-csearch_path%3D{path}", timeout=5)
+
+
+def test_read_commands_refuse_a_database_with_no_store_and_create_nothing(pg_url, capsys):
+    import psycopg
+
+    from memsieve.cli import main
+
+    for argv in (["search", "x", "--user", "u"], ["stats", "--user", "u"], ["rejections", "--user", "u"]):
+        assert main([*argv, "--db", pg_url]) == 2
+        assert "no memsieve store in" in capsys.readouterr().err
+    with psycopg.connect(pg_url, autocommit=True) as conn:
+        assert conn.execute("SELECT to_regclass('schema_version')").fetchone()[0] is None
+
+
+def test_purge_compact_rewrites_the_tables_when_the_erasure_was_left_pending(pg_url, capsys, embedder,
+                                                                             monkeypatch):
+    """``memsieve purge ID --compact`` run later (the documented way to finish a pending erasure)
+    compacts, though the memory was purged already and this run has nothing pending of its own."""
+    import json
+
+    import psycopg
+
+    import memsieve.memory as memory_mod
+    from memsieve.cli import main
+
+    monkeypatch.setattr(memory_mod.Memory, "embedder", property(lambda self: embedder))
+    with Memory(pg_url, embedder=embedder) as mem:
+        (d,) = mem.add("The vault combination is 77310", user_id="ana")
+        mem.purge(d.memory_id, user_id="ana")
+
+    def file_node() -> str:
+        with psycopg.connect(pg_url, autocommit=True) as conn:
+            return conn.execute("SELECT pg_relation_filepath('memories')").fetchone()[0]
+
+    before = file_node()
+    assert main(["purge", d.memory_id, "--compact", "--db", pg_url, "--json"]) == 0
+    assert json.loads(capsys.readouterr().out)["pending"] is False
+    assert file_node() != before  # VACUUM FULL wrote the table anew

@@ -16,7 +16,7 @@ import sys
 from importlib import resources
 from typing import Any
 
-from memsieve.errors import ConfigError, StoreError, guarded
+from memsieve.errors import ConfigError, OneLineParser, StoreError, guarded
 from memsieve.jsonable import strict_values
 
 # Commands that store what they are given may create their database; every other one
@@ -47,8 +47,20 @@ def _db_target(ns: argparse.Namespace) -> str:
 
 
 def _check_exists(target: str, *, command: str) -> None:
-    """A command that is not meant to create a store fails on a missing SQLite file instead of creating it."""
-    if target == ":memory:" or target.startswith(("postgresql://", "postgres://")):
+    """A command that is not meant to create a store fails on a missing SQLite file instead of creating it,
+    and a command that only reads or edits fails on a PostgreSQL database without memsieve's tables (the
+    services, ``mcp``, ``serve`` and ``ui``, set up a PostgreSQL database they are pointed at)."""
+    if target == ":memory:":
+        return
+    if target.startswith(("postgresql://", "postgres://")):
+        if command == "mcp":
+            return
+        from memsieve.store.postgres import holds_a_store, mask_password
+
+        if not holds_a_store(target):
+            raise StoreError(f"no memsieve store in {mask_password(target)} (its search_path holds no memsieve "
+                             "tables); pass the URL of an existing one, or write to this one first, e.g. "
+                             "`memsieve add TEXT --user ID --db URL`")
         return
     if not os.path.exists(target):
         hint = (" or pass --create to start a new one" if command == "mcp"
@@ -92,6 +104,13 @@ def print_decisions(decisions: list[Any], *, file: Any = None) -> None:
 
 
 def cmd_add(ns: argparse.Namespace) -> int:
+    from memsieve.inputs import candidate_texts, check_sources
+    from memsieve.scope import Scope
+
+    # Checked before the store is opened: a refused add leaves no new database behind.
+    Scope.of(**_scope(ns))
+    candidate_texts(ns.text)
+    check_sources(ns.source)
     with _memory(ns) as mem:
         decisions = mem.add(ns.text, **_scope(ns), source=ns.source)
         if ns.json:
@@ -129,7 +148,9 @@ def _erasure_line(erasure: Any) -> str:
 def cmd_purge(ns: argparse.Namespace) -> int:
     with _memory(ns) as mem:
         done = mem.purge(ns.id, **_scope(ns), reason=ns.reason)
-        if done.pending and ns.compact:
+        # Always, with --compact: a purge that finds its memory purged already (the documented way to
+        # finish a pending erasure later) has nothing pending of its own, yet the store may.
+        if ns.compact:
             compacted = mem.compact()
             done = type(done)(memory_ids=done.memory_ids, pending=compacted.pending, why=compacted.why)
         shown = "".join(f"\n  {i}" for i in done.memory_ids)
@@ -200,6 +221,9 @@ def cmd_ingest(ns: argparse.Namespace) -> int:
 
     from memsieve.write.ingest import conversations
 
+    from memsieve.inputs import check_count
+
+    check_count(ns.batch_size, name="--batch-size")  # before the store is opened, as the file is
     convs = conversations(ns.file, scope_ids=not any(v is not None for v in _scope(ns).values()))
     scopes = _ingest_scopes(ns, convs)
     total = sum(len(t) for _, t in convs)
@@ -231,6 +255,9 @@ def cmd_consolidate(ns: argparse.Namespace) -> int:
 
     from memsieve.scope import Scope
 
+    if ns.all_scopes and any(v is not None for v in _scope(ns).values()):
+        raise ConfigError("--all-scopes consolidates every scope: drop --user/--agent/--run, or drop "
+                          "--all-scopes to consolidate the one scope they name")
     with _memory(ns) as mem:
         if ns.all_scopes:
             found = [Scope.from_key(k) for k in mem.store.scope_keys()]
@@ -403,7 +430,7 @@ def run_eval(argv: list[str], *, prog: str = "memsieve eval") -> int:
 
 
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="memsieve", description="Long-term memory whose writes are gated by arithmetic.")
+    parser = OneLineParser(prog="memsieve", description="Long-term memory whose writes are gated by arithmetic.")
     sub = parser.add_subparsers(dest="command", required=True)
 
     p = sub.add_parser("add", help="add text to a scope")

@@ -5,8 +5,10 @@ belong to the Python layers above it. Every class derives from MemsieveError,
 so ``except memsieve.MemsieveError`` catches anything memsieve raises on purpose.
 """
 
+import argparse
 import sys
 from collections.abc import Callable
+from typing import NoReturn
 
 from memsieve._core import (
     ConfigError,
@@ -115,6 +117,15 @@ def guarded(action: Callable[[], int]) -> int:
     except KeyboardInterrupt:
         print("memsieve: interrupted", file=sys.stderr)
         return 130
+
+
+class OneLineParser(argparse.ArgumentParser):
+    """An argument parser whose usage errors are one line, as ``guarded``'s are: ``memsieve: error:
+    ...`` and exit code 2, the usage left to ``--help``."""
+
+    def error(self, message: str) -> NoReturn:
+        print(f"memsieve: error: {' '.join(message.split())} (see `{self.prog} --help`)", file=sys.stderr)
+        raise SystemExit(2)
 
 
 __all__ = [

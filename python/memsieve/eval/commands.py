@@ -12,7 +12,7 @@ from __future__ import annotations
 import argparse
 import importlib
 
-from memsieve.errors import ConfigError
+from memsieve.errors import ConfigError, OneLineParser
 
 # subcommand -> module with add_arguments(subparsers). Order is the help's order.
 BENCHMARKS: dict[str, str] = {
@@ -49,7 +49,7 @@ def add_eval_parser(subparsers: argparse._SubParsersAction) -> argparse.Argument
 
 def build_parser(*, prog: str = "memsieve eval") -> argparse.ArgumentParser:
     """A parser of ``memsieve eval``'s arguments (what follows the word ``eval``)."""
-    parser = argparse.ArgumentParser(prog=prog, description="Evaluate memsieve on a benchmark.")
+    parser = OneLineParser(prog=prog, description="Evaluate memsieve on a benchmark.")
     _add_benchmarks(parser)
     return parser
 

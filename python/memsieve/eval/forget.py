@@ -30,6 +30,7 @@ from pathlib import Path
 from typing import Any
 
 from memsieve.errors import ConfigError
+from memsieve.eval.runinfo import check_out
 
 SPLITS = ("dev", "test")
 
@@ -205,6 +206,7 @@ def add_arguments(subparsers: Any) -> None:
 
 def main_forget(args: argparse.Namespace) -> int:
     """Run ``eval forget`` from parsed arguments; print the summary."""
+    check_out(args.out, folder=False)
     result = run_forget(data=args.data, split=args.split, purge=args.purge,
                         ids=[i.strip() for i in args.ids.split(",") if i.strip()] if args.ids else None)
     print(json.dumps(result, indent=1) if args.json else markdown(result))

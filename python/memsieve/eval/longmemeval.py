@@ -41,7 +41,7 @@ from memsieve.eval.arms import (MAIN_ARMS, RANDOM_SEEDS, ArmSpec, StreamRun, _cr
 from memsieve.eval.longmemeval_ceiling import reader_ceilings
 from memsieve.eval.longmemeval_data import LmeDataset, LmeQuestion, load_longmemeval
 from memsieve.eval.metrics import aggregate, answer_recall, content_tokens, percentile
-from memsieve.eval.runinfo import code_version
+from memsieve.eval.runinfo import check_out, code_version
 from memsieve.eval.vectors import VectorTable, embed_texts
 from memsieve.text.passages import part_spans
 from memsieve.read.render import render_line
@@ -524,6 +524,7 @@ def add_arguments(subparsers: Any) -> None:
 
 def main_longmemeval(args: argparse.Namespace) -> int:
     """Run ``eval longmemeval`` from parsed arguments; print the headline and where the results went."""
+    check_out(args.out)
     try:
         ks = tuple(int(k) for k in str(args.k).split(",") if k.strip())
     except ValueError:

@@ -23,3 +23,27 @@ def code_version() -> dict[str, Any]:
     except (OSError, subprocess.SubprocessError):
         return {"commit": None, "dirty_files": None}
     return {"commit": head or None, "dirty_files": dirty.splitlines()[:20] if dirty else []}
+
+
+def check_out(path: object, *, folder: bool = True) -> None:
+    """Refuse an ``--out`` the run could not write, before any work: a file where a folder goes (a
+    missing folder is made), or, for a file, a folder or a file in a folder that does not exist.
+
+    Raises:
+        ConfigError: naming the path and what to pass instead.
+    """
+    from pathlib import Path
+
+    from memsieve.errors import ConfigError
+
+    if path is None:
+        return
+    out = Path(str(path))
+    if folder:
+        if out.exists() and not out.is_dir():
+            raise ConfigError(f"--out {str(out)!r} is a file; pass a folder (it is made if missing)")
+        return
+    if out.is_dir():
+        raise ConfigError(f"--out {str(out)!r} is a folder; pass the path of the JSON file to write")
+    if not out.parent.is_dir():
+        raise ConfigError(f"--out {str(out)!r} is in a folder that does not exist; make {str(out.parent)!r} first")

@@ -31,7 +31,7 @@ from memsieve.eval.arms import (MAIN_ARMS, RANDOM_SEEDS, ArmSpec, check_search_m
 from memsieve.eval.consolidate_arm import CONSOLIDATE_ARMS, consolidate_all, consolidate_specs, wants_consolidation
 from memsieve.eval.locomo import STREAMS, Dataset, check_category_labels, load_locomo
 from memsieve.eval.metrics import aggregate, percentile
-from memsieve.eval.runinfo import code_version
+from memsieve.eval.runinfo import check_out, code_version
 from memsieve.eval.sweep import GRIDS, sweep_specs
 from memsieve.eval.vectors import VectorTable, embed_all
 
@@ -303,17 +303,28 @@ def _llm_config(opts: EvalOptions) -> Any:
 
 
 def _gate_overrides(text: str | None) -> dict[str, Any]:
+    """``--memsieve-gate``'s KEY=VALUE pairs, each key a GateConfig option and the whole a valid GateConfig:
+    checked here, before anything is embedded, not in a worker after it."""
+    from dataclasses import fields
+
+    from memsieve import GateConfig
+
     if not text:
         return {}
     out: dict[str, Any] = {}
+    known = {f.name for f in fields(GateConfig)}
     for part in text.split(","):
         key, sep, value = part.partition("=")
         if not sep:
             raise ConfigError(f"--memsieve-gate expects KEY=VALUE pairs, got {part!r}; e.g. gamma=0.6,kappa_c=4")
+        if key.strip() not in known:
+            raise ConfigError(f"--memsieve-gate names no GateConfig option {key.strip()!r}; use any of "
+                              f"{', '.join(sorted(known))}")
         try:
             out[key.strip()] = int(value) if value.strip().isdigit() else float(value)
         except ValueError:
             out[key.strip()] = value.strip()
+    GateConfig(**out)  # a ConfigError naming a bad value, now
     return out
 
 
@@ -349,6 +360,7 @@ def add_arguments(subparsers: Any) -> None:
 
 def main_locomo(args: argparse.Namespace) -> int:
     """Run ``eval locomo`` from parsed arguments; print where the results went."""
+    check_out(args.out)
     try:
         ks = tuple(int(k) for k in str(args.k).split(",") if k.strip())
     except ValueError:

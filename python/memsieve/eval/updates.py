@@ -34,6 +34,7 @@ from memsieve.errors import ConfigError, LLMError
 from memsieve.eval.metrics import answer_recall, content_tokens
 from memsieve.eval.updates_data import RANKED_KINDS, Item, load_items
 from memsieve.eval.updates_report import markdown, summarize
+from memsieve.eval.runinfo import check_out
 
 LIMIT = 5
 #: Modes searched for leftovers of a forgotten text, and how many results each.
@@ -321,6 +322,7 @@ def add_arguments(subparsers: Any) -> None:
 
 def main_updates(args: argparse.Namespace) -> int:
     """Run ``eval updates`` from parsed arguments; print the summary."""
+    check_out(args.out)
     import os
 
     opts = UpdatesOptions(

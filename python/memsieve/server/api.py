@@ -25,11 +25,12 @@ from starlette.routing import compile_path
 from memsieve.scope import Scope
 from memsieve.errors import ConfigError, InvalidInputError, ScopeError, StoreError
 from memsieve.read.render import result_date
+from memsieve.records import LAYERS
 from memsieve.server.keys import KeyEntry
 from memsieve.server.shapes import (
     BATCH_ITEM, COMPONENTS, FILTERS, LIMIT, MAX_BATCH_ITEMS, MESSAGE, METADATA, SEARCH_MODE, SOURCE, body, boolean,
     integer,
-    STORABLE_PATTERN, iso_time, list_of, nullable_number, opt_string, query_params, ref, string, text,
+    iso_time, list_of, nullable_number, opt_string, query_params, ref, string, text,
 )
 
 SCOPE_IDS = ("user_id", "agent_id", "run_id")
@@ -365,7 +366,10 @@ ENDPOINTS: tuple[Endpoint, ...] = (
                   date_format={"type": "string", "enum": ["iso", "long"]}, scoped=True)),
     Endpoint("GET", "/v1/rejections", list_rejections, "listRejections",
              "What the write gate did not store, and why.", {"rejections": list_of("Rejection")},
-             query=query_params(since=iso_time("ISO time: only later ones", nullable=False), layer=string("exact, novelty, band or llm", pattern=STORABLE_PATTERN),
+             query=query_params(since=iso_time("ISO time: only later ones", nullable=False),
+                                layer={"type": "string", "enum": list(LAYERS),
+                                       "description": "the layer that refused (rejections come from exact, "
+                                                      "novelty, band and llm)"},
                                 limit=LIMIT)),
     Endpoint("GET", "/v1/faults", list_faults, "listFaults",
              "What the LLM got wrong in this scope (invalid JSON, a wrong index, a guard's refusal), oldest first; "

@@ -67,6 +67,24 @@ def _say(exc: BaseException) -> str:
     return " ".join(str(exc).split())
 
 
+def holds_a_store(url: str, *, timeout: float = 30.0) -> bool:
+    """Whether the database (in the URL's search_path) holds memsieve's tables, without creating them.
+
+    Raises:
+        StoreError: the server cannot be reached.
+    """
+    import psycopg
+
+    try:
+        with psycopg.connect(url, autocommit=True, connect_timeout=max(1, int(timeout + 0.5)),
+                             application_name="memsieve") as conn:
+            row = conn.execute("SELECT to_regclass('schema_version') IS NOT NULL").fetchone()
+            return bool(row and row[0])
+    except psycopg.Error as exc:
+        raise StoreError(f"cannot connect to {mask_password(url)}: {_say(exc)}; check the URL and that the "
+                         "server is running") from exc
+
+
 class PostgresStore(SqlPurge, SqlMerges):
     """Memories, history, rejections, links, counters and scope state in a PostgreSQL database.
 
@@ -94,11 +112,19 @@ class PostgresStore(SqlPurge, SqlMerges):
         self._erasure_pending: str | None = None
         #: The 32-bit id of the last purging transaction of this process (for compact's snapshot check).
         self._purge_xid: int | None = None
+        import psycopg
+
         with self.lock:
             conn = self._connect()
             try:
                 migrate(conn)
                 register_vector(conn)
+            except psycopg.Error as exc:
+                conn.close()
+                raise StoreError(
+                    f"cannot set up memsieve's tables in {self.path}: {_say(exc)}; the URL's search_path must "
+                    "name a schema that exists and that this role may create tables in (e.g. CREATE SCHEMA "
+                    "memsieve, then ?options=-csearch_path%3Dmemsieve)") from exc
             except BaseException:
                 conn.close()
                 raise

@@ -279,10 +279,16 @@ def conversations(path: str | Path, *, max_chars: int = MAX_TEXT_CHARS,
         data: Any = json.loads(raw)
         items = data if isinstance(data, list) else [data]
     except (json.JSONDecodeError, RecursionError):
-        try:
-            items = [json.loads(line) for line in raw.splitlines() if line.strip()]
-        except (json.JSONDecodeError, RecursionError) as exc:
-            raise InvalidTextError(f"{path} is neither JSON nor JSONL: {exc}; check the file") from None
+        items = []
+        for number, line in enumerate(raw.splitlines(), start=1):
+            if not line.strip():
+                continue
+            try:
+                items.append(json.loads(line))
+            except (json.JSONDecodeError, RecursionError) as exc:
+                where = f"line {number}" + (f", column {exc.colno}" if isinstance(exc, json.JSONDecodeError) else "")
+                why = exc.msg if isinstance(exc, json.JSONDecodeError) else "nested too deeply"
+                raise InvalidTextError(f"{path} is neither JSON nor JSONL: {why} at {where}; check the file") from None
     out = []
     for i, conv in enumerate(items, 1):
         if not isinstance(conv, dict):

@@ -104,7 +104,7 @@ def test_cli_ingest_goes_through_add_many_with_the_same_decisions_at_any_batch_s
     assert outs[0]["turns"] == 120 and outs[0]["events"]["NOOP"] > 0
     assert outs[0] == outs[1] == outs[2]
     assert main(["ingest", str(path), "--db", str(tmp_path / "x.db"), "--batch-size", "0"]) == 2
-    assert "batch_size" in capsys.readouterr().err
+    assert "--batch-size must be at least 1" in capsys.readouterr().err
 
 
 def test_every_public_memory_method_has_its_coroutine(tmp_path, embedder):

@@ -59,10 +59,11 @@ def test_a_text_repeated_as_written_is_still_an_exact_duplicate(m):
     assert d.event == "NOOP"
 
 
-@given(words=st.lists(st.text(alphabet=st.characters(categories=["Lu", "Ll", "Zs", "Po"]), max_size=12),
-                      max_size=8))
+@given(words=st.lists(st.text(alphabet=st.characters(categories=["Lu", "Ll", "Zs", "Po"], exclude_characters="#"),
+                               max_size=12), max_size=8))
 @settings(max_examples=200, deadline=None)
-def test_a_text_without_digits_writes_no_value(words):
+def test_a_text_without_digits_or_signs_writes_no_value(words):
+    # "#" is punctuation to Unicode but a sign of a value ("C#"): test_fidelity covers the signs.
     assert written_values(" ".join(words)) == frozenset()
 
 

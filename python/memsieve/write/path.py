@@ -166,13 +166,12 @@ class WritePath:
         return self._band_policy(cand, s)
 
     def _rewrites_a_value(self, text: str, seq: int) -> bool:
-        """Whether ``text`` writes a digit-bearing word of the memory ``seq`` in another case or
-        compatibility form: exact dedup's normalization (NFKC, case folded) reads them as one."""
+        """Whether ``text`` writes a value of the memory ``seq`` (a digit-bearing or signed word) in
+        another case, compatibility form or sign: exact dedup's normalization reads them as one. The
+        memory's written values are its marks' (the gate holds every active memory's)."""
         mine = written_values(text)
-        if not mine:
-            return False
-        item = self.store.items_for_seqs([seq]).get(seq)
-        return item is not None and bool(rewritten_values(mine, written_values(item.text)))
+        held = self.gate.marks.get(seq)
+        return bool(mine) and held is not None and bool(rewritten_values(mine, held.written))
 
     def _spoken_apart(self, cand: Candidate, seq: int | None) -> tuple[str, str] | None:
         """(the candidate's speaker, the other) when the memory it would fold into is another

@@ -158,8 +158,8 @@ class KernelDensityGate(GateProfile):
                          nearest_seq=score.nearest_seq, nearest_cos=score.nearest_cos, route=routed,
                          information=information, new_terms=tuple(new),
                          decided_by="information" if routed != route else "novelty", changes=changes,
-                         info_tau=c.tau, new_values=unsaid, other_subject=other, nearest_lacks=tuple(dict.fromkeys(undated + marked + lacks)),
-                         folded_information=folded_info)
+                         info_tau=c.tau, new_values=unsaid, other_subject=other,
+                         nearest_lacks=tuple(dict.fromkeys(undated + marked + lacks)), folded_information=folded_info)
 
 
 def _denial_as_not(cues: frozenset[str]) -> frozenset[str]:

@@ -126,7 +126,8 @@ class Searcher:
                 pool = raise_speaker(pool, head, roles, speaker, limit=depth)
             if windowed:
                 # In the offset each was said in: "yesterday" said on the morning of
-                # 1 March in Tokyo is 29 February, though the UTC date is the 29th already.
+                # 1 March in Tokyo is 29 February; read in UTC, where it is still the 29th,
+                # it would be the 28th.
                 dates = {s: it.valid_from_local or it.created_at for s, it in rows.items()}
                 pool, inside = promote(pool, head, dates, f, texts={s: it.text for s, it in rows.items()},
                                        roles=roles)

@@ -7,6 +7,7 @@ import multiprocessing
 
 import numpy as np
 import pytest
+from hypothesis import given, strategies as st
 
 from memsieve import ConfigError
 from memsieve.embedding import OnnxEmbedder
@@ -86,3 +87,23 @@ def test_batch_plans_cover_every_text_once_within_both_caps_longest_first():
     costs = [len(rows) * width for rows, width in zip(batches, widths)]
     assert costs == sorted(costs, reverse=True) and [int(i) for i in batches[0]] == [1]
     assert plan_batches([], batch_size=8) == []
+
+
+def test_a_batch_is_cut_before_a_text_that_would_pad_the_rows_taken_past_a_calls_worth():
+    # An add() of a 40-token turn and its two sentence keys: the keys are not padded to 40.
+    assert [sorted(int(i) for i in rows) for rows in plan_batches([40, 12, 10], batch_size=32)] == [[0], [1, 2]]
+    # Lengths a few tokens apart still share a batch, as a bulk call's sorted lengths do.
+    assert len(plan_batches([30, 31, 31, 32, 33], batch_size=32, call_tokens=8)) == 1
+    # Without the cut (a call costing more than any padding) they are one batch, as before.
+    assert len(plan_batches([40, 12, 10], batch_size=32, call_tokens=10**9)) == 1
+
+
+@given(st.lists(st.integers(1, 300), max_size=60), st.integers(0, 64))
+def test_no_batch_pads_its_earlier_rows_by_more_than_a_calls_worth_at_any_cut(lengths, call_tokens):
+    batches = plan_batches(lengths, batch_size=16, call_tokens=call_tokens)
+    assert sorted(int(i) for rows in batches for i in rows) == list(range(len(lengths)))
+    for rows in batches:
+        got = [lengths[i] for i in rows]
+        assert got == sorted(got)
+        for k in range(1, len(got)):  # each row taken padded the k rows before it by this much
+            assert k * (got[k] - got[k - 1]) <= call_tokens

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import functools
 import math
+import sys
 import threading
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any, TypeVar
@@ -108,12 +109,17 @@ class ScopeGate:
         self.named: dict[int, frozenset[str]] = {}
         # The numbers (a list's numbering left out) and dating phrases a memory states.
         self.stated: dict[int, frozenset[str]] = {}
-        # The value words, denials and ordered values of the memories that say any.
-        self.marks: dict[int, Marks] = {}
-        # How many words the marks' sequences hold in all, and how many doers they name, for the
-        # cache's size estimate.
+        # The value words, denials and ordered values of the memories a fold has been weighed
+        # against (``marks_of``). Most memories are never one's nearest in the band or a NOOP, so
+        # a memory's marks are read on first need: until then the gate holds its text
+        # (``_unread``), which is smaller than its marks and costs no reading on an add or a load.
+        self._marks: dict[int, Marks] = {}
+        self._unread: dict[int, str] = {}
+        # How many words the marks' sequences hold in all, how many doers they name, and the bytes
+        # of the texts not read yet, for the cache's size estimate.
         self.marked_words = 0
         self.marked_doers = 0
+        self.unread_bytes = 0
         self.trace: list[tuple[int, float, float]] = []
         # Memory ids of seqs the write path has met, so naming a candidate's
         # nearest memory needs no query: a seq's id never changes (rows are
@@ -237,11 +243,34 @@ class ScopeGate:
                 self.stated[seq] = stated
             else:
                 self.stated.pop(seq, None)
-            marks = self.lexicon.marks(text)
-            before = self.marks.get(seq)
-            self.marked_words += len(marks.sequence) - (len(before.sequence) if before is not None else 0)
-            self.marked_doers += len(marks.doers) - (len(before.doers) if before is not None else 0)
-            self.marks[seq] = marks
+            self._forget_marks(seq)
+            self._unread[seq] = text
+            self.unread_bytes += _held_bytes(text)
+
+    @_locked
+    def marks_of(self, seq: int) -> Marks | None:
+        """The marks of an active memory (``Lexicon.marks`` of its text), read on first need; None
+        for a seq the gate does not hold."""
+        marks = self._marks.get(seq)
+        if marks is None:
+            text = self._unread.pop(seq, None)
+            if text is None:
+                return None
+            self.unread_bytes -= _held_bytes(text)
+            marks = self._marks[seq] = self.lexicon.marks(text)
+            self.marked_words += len(marks.sequence)
+            self.marked_doers += len(marks.doers)
+        return marks
+
+    def _forget_marks(self, seq: int) -> None:
+        """Drop a memory's marks, read or not (its text changed, or it left the gate)."""
+        marks = self._marks.pop(seq, None)
+        if marks is not None:
+            self.marked_words -= len(marks.sequence)
+            self.marked_doers -= len(marks.doers)
+        text = self._unread.pop(seq, None)
+        if text is not None:
+            self.unread_bytes -= _held_bytes(text)
 
     @_locked
     def terms_of(self, seq: int) -> set[str]:
@@ -379,10 +408,7 @@ class ScopeGate:
         self.counts.pop(seq, None)
         self.named.pop(seq, None)
         self.stated.pop(seq, None)
-        marks = self.marks.pop(seq, None)
-        if marks is not None:
-            self.marked_words -= len(marks.sequence)
-            self.marked_doers -= len(marks.doers)
+        self._forget_marks(seq)
         self.ids.pop(seq, None)
         self.shares.pop(seq, None)
         if self.index is not None:
@@ -391,3 +417,12 @@ class ScopeGate:
     @_locked
     def threshold_bytes(self) -> bytes:
         return self.threshold.to_bytes()
+
+
+def _held_bytes(text: str) -> int:
+    """What holding a text costs: the str object and its dict entry."""
+    return sys.getsizeof(text) + _DICT_ENTRY
+
+
+#: A dict entry's share of its table (key, value and hash slots, with the table's slack).
+_DICT_ENTRY = 100

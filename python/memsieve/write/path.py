@@ -170,7 +170,7 @@ class WritePath:
         another case, compatibility form or sign: exact dedup's normalization reads them as one. The
         memory's written values are its marks' (the gate holds every active memory's)."""
         mine = written_values(text)
-        held = self.gate.marks.get(seq)
+        held = self.gate.marks_of(seq)
         return bool(mine) and held is not None and bool(rewritten_values(mine, held.written))
 
     def _spoken_apart(self, cand: Candidate, seq: int | None) -> tuple[str, str] | None:

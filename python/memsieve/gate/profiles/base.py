@@ -38,12 +38,13 @@ class ScopeView(Protocol):
     counts: dict[int, frozenset[tuple[str, str]]]
     named: dict[int, frozenset[str]]
     stated: dict[int, frozenset[str]]
-    marks: dict[int, Marks]
     threshold: Threshold
     lexicon: Lexicon
     index: ScopeIndex | None
 
     def __len__(self) -> int: ...
+
+    def marks_of(self, seq: int) -> Marks | None: ...
 
     def nearest(self, vector: np.ndarray, k: int) -> tuple[np.ndarray, np.ndarray]: ...
 

@@ -96,7 +96,7 @@ class KernelDensityGate(GateProfile):
         # Read only where a fold is possible (the NOOP and the band routes): most texts are ADDs.
         if score.nearest_seq is not None and score.route != "ADD":
             nearest = int(score.nearest_seq)
-            mine, theirs = gate.lexicon.marks(text), gate.marks.get(nearest, NO_MARKS)
+            mine, theirs = gate.lexicon.marks(text), gate.marks_of(nearest) or NO_MARKS
             if whole is not None:
                 # A passage says less than its text: a denial, a tense or a plan that the memory
                 # says and this passage does not may be said by another passage of it.

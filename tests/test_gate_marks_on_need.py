@@ -1,0 +1,95 @@
+"""A memory's marks are read when a fold is first weighed against it, not when it is added.
+
+The gate holds the text of a memory whose marks it has not read; the cache's
+size estimate counts that text, a purge or removal drops it, and what the
+marks say does not depend on when they were read.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from hypothesis import given, settings, strategies as st
+
+from memsieve import Memory
+from memsieve.gate.cache import gate_bytes
+from memsieve.gate.config import GateConfig
+from memsieve.gate.scope_gate import ScopeGate, new_threshold
+from memsieve.text.lexicon import ENGLISH
+
+D = 8
+TEXTS = ["My bike is blue and I ride it to work at 8:30.", "I was hired by Ben in 2019.",
+         "Our cat Luna is scared of the neighbour's dog."]
+
+
+def _gate() -> ScopeGate:
+    config = GateConfig()
+    return ScopeGate(config, D, threshold=new_threshold(config), sage_tau=None, revision=0)
+
+
+def _unit(seed: int) -> np.ndarray:
+    v = np.random.default_rng(seed).standard_normal(D).astype(np.float32)
+    return v / np.linalg.norm(v)
+
+
+def test_an_added_memory_holds_its_text_until_its_marks_are_first_asked_for():
+    g = _gate()
+    empty = gate_bytes(g)
+    for seq, text in enumerate(TEXTS, start=1):
+        g.add(seq, _unit(seq), float("nan"), text)
+    assert g.marked_words == 0 and g.unread_bytes > sum(len(t) for t in TEXTS)
+    held = gate_bytes(g)
+    assert held > empty + g.unread_bytes  # the estimate counts the texts held
+    before = g.unread_bytes
+    marks = g.marks_of(2)
+    assert marks == ENGLISH.marks(TEXTS[1])
+    assert g.marks_of(2) is marks  # read once
+    assert g.unread_bytes < before and g.marked_words == len(marks.sequence)
+    assert g.marks_of(99) is None
+
+
+def test_a_removed_or_rewritten_memory_leaves_neither_its_text_nor_its_marks():
+    g = _gate()
+    for seq, text in enumerate(TEXTS, start=1):
+        g.add(seq, _unit(seq), float("nan"), text)
+    g.marks_of(1)
+    g.remove(1)
+    g.remove(2)
+    assert g.marks_of(1) is None and g.marks_of(2) is None
+    assert g.marked_words == 0 and g.marked_doers == 0
+    g.replace(3, _unit(7), "Our dog Rex is scared of the neighbour's cat.")
+    assert g.marks_of(3) == ENGLISH.marks("Our dog Rex is scared of the neighbour's cat.")
+    g.remove(3)
+    assert g.unread_bytes == 0 and g.marked_words == 0 and g.marked_doers == 0
+
+
+@settings(max_examples=40, deadline=None)
+@given(st.lists(st.tuples(st.sampled_from(["add", "read", "remove", "replace"]), st.integers(1, 4),
+                          st.sampled_from(TEXTS)), max_size=30))
+def test_the_counters_always_equal_what_the_gate_holds(ops):
+    g = _gate()
+    held: dict[int, str] = {}
+    for op, seq, text in ops:
+        if op == "add" and seq not in held:
+            g.add(seq, _unit(seq), float("nan"), text)
+            held[seq] = text
+        elif op == "read":
+            assert g.marks_of(seq) == (ENGLISH.marks(held[seq]) if seq in held else None)
+        elif op == "remove" and seq in held:
+            g.remove(seq)
+            del held[seq]
+        elif op == "replace" and seq in held:
+            g.replace(seq, _unit(seq + 10), text)
+            held[seq] = text
+    read = [g.marks_of(seq) for seq in held]
+    assert g.unread_bytes == 0
+    assert g.marked_words == sum(len(m.sequence) for m in read)
+    assert g.marked_doers == sum(len(m.doers) for m in read)
+
+
+def test_a_doer_turned_against_a_memory_whose_marks_were_never_read_is_not_folded(tmp_path):
+    # Only the marks tell these apart (who hires whom): the memory's are read when the second text
+    # is weighed against it, from the text the gate held.
+    with Memory(tmp_path / "m.db") as m:
+        m.add("I was hired by Ben at the bakery last year.", user_id="ana")
+        (d,) = m.add("I hired Ben at the bakery last year.", user_id="ana")
+        assert d.event == "ADD" and "another doer of 'hire'" in d.reason, d.reason

@@ -117,9 +117,9 @@ def test_a_purge_drops_the_text_from_the_readers_memo_caches(tmp_path, table_emb
     from memsieve.text.lexicon import ENGLISH
 
     m = Memory(tmp_path / "memo.db", embedder=table_embedder)
-    (a,) = m.add("Zoë's locker code is hidden behind the Qüarzel poster.", user_id="ana")
-    # Said again: exact dedup compares it with the memory's marks, which the gate reads then.
-    m.add("Zoë's locker code is hidden behind the Qüarzel poster.", user_id="ana")
+    (a,) = m.add("Zoë's locker code 4471 is hidden behind the Qüarzel poster.", user_id="ana")
+    # Said again: exact dedup compares its written value with the memory's marks, which the gate reads then.
+    m.add("Zoë's locker code 4471 is hidden behind the Qüarzel poster.", user_id="ana")
     memos = (ENGLISH._derived.marks, ENGLISH._derived.cues, fold._fold_short)
     assert all(memo.cache_info().currsize > 0 for memo in memos)
     m.purge(a.memory_id, user_id="ana")

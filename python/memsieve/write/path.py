@@ -170,8 +170,10 @@ class WritePath:
         another case, compatibility form or sign: exact dedup's normalization reads them as one. The
         memory's written values are its marks' (the gate holds every active memory's)."""
         mine = written_values(text)
+        if not mine:
+            return False  # most duplicates write no value: their memory's marks are not read for it
         held = self.gate.marks_of(seq)
-        return bool(mine) and held is not None and bool(rewritten_values(mine, held.written))
+        return held is not None and bool(rewritten_values(mine, held.written))
 
     def _spoken_apart(self, cand: Candidate, seq: int | None) -> tuple[str, str] | None:
         """(the candidate's speaker, the other) when the memory it would fold into is another

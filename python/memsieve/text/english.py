@@ -182,8 +182,26 @@ REQUEST_WORDS = frozenset((
 
 #: A clause that asks *not* to forget ("don't forget my birthday", "never forget ..."): dropped from a
 #: request, which then asks only what its other clauses ask. Matched on lowercased text, apostrophes folded.
-KEEP_REQUEST = r"\b(?:don'?t|do not|dont|never|not|won'?t|will not|shouldn'?t|should not)\s+(?:\w+\s+)?" \
-               r"(?:forget|delete|remove|erase|wipe|purge)\b"
+#: The negation may stand a few words before the verb ("I don't want you to forget", "don't you dare
+#: delete"), the verb may be any of its forms ("make sure it's not forgotten"), and a clause that asks
+#: to keep ("remember my birthday") or dreads the loss ("forgetting it would be terrible") is one too.
+_LOSE = r"(?:forget|forgets|forgot|forgotten|delete|deleted|remove|removed|erase|erased|wipe|wiped|purge|purged" \
+        r"|lose|lost)"
+KEEP_REQUEST = (
+    r"\b(?:don'?t|do not|dont|never|not|won'?t|will not|shouldn'?t|should not|mustn'?t|must not|can'?t|"
+    r"cannot|wouldn'?t|would not)\s+(?:[\w']+\s+){0,4}?" + _LOSE + r"\b"
+    r"|^\s*(?:(?:please|pls|kindly|do|always|just|and|so)\s+)*(?:remember|keep|save|store|hold on to|hang on to)\b"
+    r"|^(?=.*\b(?:terrible|awful|bad|sad|horrible|shame|disaster|unacceptable|upsetting|mistake|hurt)\b)"
+    r".*\b(?:forgetting|deleting|erasing|losing|if you (?:ever )?" + _LOSE + r")\b"
+)
+
+#: A clause that takes back what the request asked before it ("forget my birthday? no wait, keep it"):
+#: the clauses before it ask nothing then.
+RETRACT_REQUEST = (
+    r"^\s*(?:(?:no|oh|um|uh|actually|hmm|sorry|on second thought)\s+)*(?:wait|never ?mind|scratch that|"
+    r"cancel(?: that| it)?|keep (?:it|that|them|those)|leave (?:it|that|them|those)|don'?t(?: do it)?|ignore that)"
+    r"(?:\s+(?:please|then|after all|actually|for now))*\s*$"
+)
 
 #: Where a request's clauses part: punctuation, and "but" ("don't forget mine, but forget Tom's").
 CLAUSE_BREAK = r"[,;.!?]+|\bbut\b|\binstead\b"

@@ -122,6 +122,8 @@ class Lexicon:
             ``forget_request`` yet are not one ("don't forget to ..."); None: none.
         keep_request: a regular expression for a clause of a request that asks
             not to forget ("don't forget my birthday"); None: no clause does.
+        retract_request: a regular expression for a clause that takes back the clauses
+            before it ("no wait, keep it"); None: none does.
         clause_break: a regular expression where a request's clauses part
             ("," "but"); None: a request is one clause.
         assistant_said: a regular expression for a question about what the assistant
@@ -191,6 +193,7 @@ class Lexicon:
     forget_request: str | None = None
     not_a_forget_request: str | None = None
     keep_request: str | None = None
+    retract_request: str | None = None
     clause_break: str | None = None
     assistant_said: str | None = None
     user_said: str | None = None
@@ -271,6 +274,7 @@ class Lexicon:
                    companions=english.COMPANIONS, request_opening=english.REQUEST_OPENING,
                    request_framing=english.REQUEST_FRAMING, forget_request=english.FORGET_REQUEST,
                    not_a_forget_request=english.NOT_A_FORGET_REQUEST, keep_request=english.KEEP_REQUEST,
+                   retract_request=english.RETRACT_REQUEST,
                    clause_break=english.CLAUSE_BREAK, assistant_said=english.ASSISTANT_SAID,
                    user_said=english.USER_SAID, earlier_chat=english.EARLIER_CHAT,
                    value_words=english.VALUE_WORDS, polarity_words=english.POLARITY_WORDS,
@@ -390,6 +394,10 @@ class Lexicon:
         declined = False
         for part in (p for p in parts if p):
             low = fold(part).lower()
+            if d.retract_request is not None and d.retract_request.search(low):
+                keeping[:0], asking = asking, []  # what was asked so far is taken back
+                declined = True
+                continue
             if d.keep_request is not None and d.keep_request.search(low):
                 declined = True
             elif d.request_opening is not None and d.request_opening.search(low):
@@ -433,7 +441,7 @@ class Lexicon:
         about = self.subject(rest, known=known)
         if about.who == "person" and not about.sure:  # a capitalized word the user asks about is a person
             about = Subject(who="person", terms=about.terms, names=about.names, own=about.own,
-                            people=about.people | about.names)
+                            people=about.people | about.names, chain=about.chain)
         return rest, about
 
     def _named_by_possessive(self, rest: str) -> str:
@@ -472,6 +480,7 @@ class _Derived:
         self.persons = lexicon.relations | lexicon.companions
         self.not_a_forget_request = _pattern(lexicon.not_a_forget_request, name="not_a_forget_request")
         self.keep_request = _pattern(lexicon.keep_request, name="keep_request")
+        self.retract_request = _pattern(lexicon.retract_request, name="retract_request")
         self.clause_break = _pattern(lexicon.clause_break, name="clause_break")
         self.assistant_said = _pattern(lexicon.assistant_said, name="assistant_said")
         self.user_said = _pattern(lexicon.user_said, name="user_said")

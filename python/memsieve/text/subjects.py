@@ -33,8 +33,9 @@ from dataclasses import dataclass
 import memsieve._core as _core
 from memsieve.text.fold import fold
 
-# Words as typed (case kept, apostrophes inside), for the capitals a name has.
-_WORD = re.compile(r"[^\W_][\w']*")
+# Words as typed (case kept, apostrophes inside), for the capitals a name has; a hyphenated
+# word is read whole, so that "mother-in-law" and "ex-wife" can be kept apart from "mother" and "wife".
+_WORD = re.compile(r"[^\W_][\w']*(?:-[^\W_][\w']*)*")
 
 
 @dataclass(frozen=True)
@@ -50,6 +51,8 @@ class Subject:
         own: the relation terms the text names as the user's own ("my boss", not
             "my wife's boss"), and the names beside them.
         people: every name the text gives a person (beside a relation word, or known).
+        chain: for a named subject, the relation terms its name owns, in order: ("dog",) for
+            "Tom's dog", ("brother", "dog") for "Tom's brother's dog", () for "Tom".
     """
 
     who: str
@@ -58,12 +61,15 @@ class Subject:
     sure: bool = True
     own: frozenset[str] = frozenset()
     people: frozenset[str] = frozenset()
+    chain: tuple[str, ...] = ()
 
 
 USER = Subject(who="user")
 
 
 def _term(word: str) -> str:
+    if "-" in word:  # a compound relation ("mother-in-law"): its own term, never one of its parts'
+        return word
     got = _core.tokenize(word)
     return got[0] if got else word.lower()
 
@@ -73,6 +79,37 @@ def _base(lower: str) -> str:
     if lower.endswith("'s"):
         return lower[:-2]
     return lower.rstrip("'")
+
+
+def _words(text: str, relations: Collection[str]) -> list[str]:
+    """A text's words as typed; a hyphenated word stays whole only when a part of it is a relation
+    ("mother-in-law", "ex-wife": another person than the mother or the wife), else its parts are words."""
+    out: list[str] = []
+    for w in _WORD.findall(fold(text)):
+        if "-" not in w:
+            out.append(w)
+        elif any(_base(part.lower()) in relations for part in w.split("-")):
+            out.append(w)
+        else:
+            out.extend(p for p in w.split("-") if p)
+    return out
+
+
+def name_words(text: str, names: Collection[str]) -> frozenset[str]:
+    """The words of a text (lowercased, possessive cut) that give one of ``names`` (index terms)."""
+    return frozenset(b for w in _WORD.findall(fold(text)) for part in w.split("-")
+                     if _term(b := _base(part.lower())) in names)
+
+
+def says_name(text: str, words: Collection[str]) -> bool:
+    """Whether a text gives one of ``words`` (lowercased names, from :func:`name_words`) as a name.
+
+    The word must be the name itself, not a word of the same stem ("Mark", not "marking"), and
+    capitalized ("Jack", not a car's "jack"), unless the text capitalizes nothing at all.
+    """
+    typed = [part for w in _WORD.findall(fold(text)) for part in w.split("-") if part]
+    capitals = any(w[0].isupper() for w in typed)
+    return any(_base(w.lower()) in words and (w[0].isupper() or not capitals) for w in typed)
 
 
 def find_subject(text: str, *, self_words: Collection[str], possessives: Collection[str],
@@ -88,10 +125,10 @@ def find_subject(text: str, *, self_words: Collection[str], possessives: Collect
         relations: lowercased words that name a person by relation ("sister", "dog").
         known: lowercased names known to be people's.
     """
-    typed = _WORD.findall(fold(text))
+    typed = _words(text, relations)
     low = [w.lower() for w in typed]
     base = [_base(w) for w in low]
-    is_rel = [b in relations for b in base]
+    is_rel = [b in relations or "-" in b for b in base]
     known_l = {k.lower() for k in known}
 
     def is_name(j: int) -> bool:
@@ -142,10 +179,21 @@ def find_subject(text: str, *, self_words: Collection[str], possessives: Collect
             if first is None:
                 t = _term(base[i])
                 beside = {_term(base[j]) for j in (i + 1, i + 2) if j < len(low) and is_rel[j]} if sure else set()
-                first = Subject(who="person", terms=frozenset({t} | beside), names=frozenset({t}), sure=sure)
+                first = Subject(who="person", terms=frozenset({t} | beside), names=frozenset({t}), sure=sure,
+                                chain=_owned_chain(i, is_rel, low, base))
     subject = first or USER
     return Subject(who=subject.who, terms=subject.terms, names=subject.names, sure=subject.sure,
-                   own=frozenset(own), people=frozenset(people))
+                   own=frozenset(own), people=frozenset(people), chain=subject.chain)
+
+
+def _owned_chain(i: int, is_rel: list[bool], low: list[str], base: list[str]) -> tuple[str, ...]:
+    """The relation words a possessive name at ``i`` owns, in order: "Tom's brother's dog" -> (brother, dog)."""
+    chain: list[str] = []
+    j = i
+    while low[j] != base[j] and j + 1 < len(low) and is_rel[j + 1]:  # each link is a possessive
+        j += 1
+        chain.append(_term(base[j]))
+    return tuple(chain)
 
 
 def names_beside_relation(i: int, is_rel: list[bool], low: list[str], possessives: Collection[str]) -> bool:
@@ -157,10 +205,10 @@ def names_beside_relation(i: int, is_rel: list[bool], low: list[str], possessive
 
 def relation_names(text: str, *, relations: Collection[str], possessives: Collection[str]) -> frozenset[str]:
     """The names a text gives people beside a relation word ("my cousin Aisha" -> {"aisha"}), lowercased."""
-    typed = _WORD.findall(fold(text))
+    typed = _words(text, relations)
     low = [w.lower() for w in typed]
     base = [_base(w) for w in low]
-    is_rel = [b in relations for b in base]
+    is_rel = [b in relations or "-" in b for b in base]
     out = set()
     for i, w in enumerate(typed):
         if not w[0].isupper() or is_rel[i] or not _core.tokenize(base[i]):

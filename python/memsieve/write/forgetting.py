@@ -3,8 +3,11 @@
 ``Memory.forget("please forget my old address", user_id=...)`` must find the
 memories the request is about. The rule is deterministic and explainable:
 
-0. A clause that asks *not* to forget ("don't forget my birthday", "never
-   delete ...") is left out; a request of only such clauses names nothing.
+0. A clause that asks *not* to forget ("don't forget my birthday", "I don't
+   want you to delete ...", "remember my birthday", "forgetting it would be
+   terrible") is left out, and one that takes back what came before ("no
+   wait, keep it") leaves out the clauses before it; a request of only such
+   clauses names nothing.
    What an asking clause leaves unsaid it takes from the declined one: "don't
    forget my birthday, forget Tom's" asks for Tom's birthday.
 1. The request's opening and framing ("could you please forget", "what I told
@@ -34,7 +37,11 @@ memories the request is about. The rule is deterministic and explainable:
    drives a red Fiat") may be the user's fact written without "I"; beside a
    memory that is surely the user's, it is not. A request that is only a person ("everything about Oskar")
    names every memory that gives that person by name, or as the user's own
-   relation ("my boss", not "my wife's boss").
+   relation ("my boss", not "my wife's boss"). A name is matched as a name
+   ("Mark", not "marking" nor a good "mark"); a compound relation is its own
+   person ("my mother" spares "my mother-in-law", "my wife" the "ex-wife");
+   what a name owns is not the name ("Tom's dog" spares "Tom lives in Leeds"
+   and "Tom's brother's dog").
 5. A value the request gives (a number, a date, a weekday, a name) that a
    memory lacks while it holds another of that kind marks a near miss:
    "forget my dentist appointment on Monday" spares the one on Friday.
@@ -54,7 +61,7 @@ import numpy as np
 
 import memsieve._core as _core
 from memsieve.text.lexicon import ENGLISH, Lexicon
-from memsieve.text.subjects import USER, Subject
+from memsieve.text.subjects import USER, Subject, name_words, says_name
 
 
 @dataclass(frozen=True)
@@ -69,6 +76,8 @@ class ForgetQuery:
         values: (term, kind) of the request's values: its numbers, dates and names (rule 5).
         person_only: the request names a person and nothing else ("everything about Oskar").
         declined: the request only asks *not* to forget ("don't forget my birthday"): it names nothing.
+        name_words: the request's names as typed, lowercased ("mark"): a memory gives the person only by
+            the name itself, capitalized ("Mark", not "marking" nor a good "mark").
         lexicon: the language it was read in, which reads the memories' subjects too.
     """
 
@@ -79,6 +88,7 @@ class ForgetQuery:
     person_only: bool = False
     values: tuple[tuple[str, str], ...] = ()
     declined: bool = False
+    name_words: frozenset[str] = frozenset()
     lexicon: Lexicon = field(default=ENGLISH, compare=False, repr=False)
 
     @property
@@ -86,7 +96,8 @@ class ForgetQuery:
         """The terms that say what is to be forgotten: a named person's own terms left out, unless they are all."""
         if self.about.who != "person" or self.person_only:
             return self.terms
-        return tuple(t for t in self.terms if t not in self.about.terms)
+        person = _person_terms(self.about)
+        return tuple(t for t in self.terms if t not in person)
 
     def _other_value(self, text: str) -> bool:
         """Whether the memory holds another value where the request's is missing ("on Friday" for "on Monday")."""
@@ -107,7 +118,7 @@ class ForgetQuery:
         "oh gosh", is cut before its terms are read)."""
         if self.about.who != "person":
             return self
-        return replace(self, person_only=bool(self.terms) and set(self.terms) <= self.about.terms)
+        return replace(self, person_only=bool(self.terms) and set(self.terms) <= _person_terms(self.about))
 
     def allows(self, text: str, terms: Collection[str], *, known: Collection[str] = ()) -> bool:
         """Whether a memory (its text and index terms) is about whom the request is (rule 4).
@@ -127,13 +138,30 @@ class ForgetQuery:
             return mine.who != "user"
         if self.person_only:
             if about.names:
-                return bool(about.names & set(terms))
+                return self._names_the_person(text, terms, mine)
             return bool(about.terms & mine.own)  # "my boss", not "my wife's boss"
         if mine.who != "person":
             return False
         if about.names and mine.names:
-            return bool(about.names & mine.names)
+            return bool(about.names & mine.names) and self._names_the_person(text, terms, mine)
         return bool(about.terms & mine.terms)
+
+    def _names_the_person(self, text: str, terms: Collection[str], mine: Subject) -> bool:
+        """Whether a memory gives the request's named person, and the same one of theirs ("Tom's dog").
+
+        The name must be said as a name (memsieve.text.subjects.says_name). A request for what a name
+        owns ("Tom's dog") spares what the name owns otherwise ("Tom's brother's dog") and the name
+        alone ("Tom lives in Leeds"); a memory whose subject says no such link ("Tom has a dog")
+        must hold the words of it.
+        """
+        about = self.about
+        if not says_name(text, self.name_words or about.names):
+            return False
+        if not about.chain:
+            return True
+        if mine.names & about.names and mine.chain:
+            return mine.chain == about.chain
+        return set(about.chain) <= set(terms)
 
 
 def parse_request(what: str, *, lexicon: Lexicon = ENGLISH) -> ForgetQuery:
@@ -161,6 +189,12 @@ def parse_request(what: str, *, lexicon: Lexicon = ENGLISH) -> ForgetQuery:
     return query
 
 
+def _person_terms(about: Subject) -> set[str]:
+    """The index terms that name a request's person: a compound relation ("ex-wife") is one term of the
+    subject reading's, and its parts ("ex", "wife") are the request's own index terms for it."""
+    return set(about.terms).union(*(_core.tokenize(t) for t in about.terms if "-" in t))
+
+
 def _parse_clause(what: str, lexicon: Lexicon) -> ForgetQuery:
     """One request's subject terms, read from what follows its asking (opening and framing cut)."""
     request = lexicon.request_terms()
@@ -176,11 +210,12 @@ def _parse_clause(what: str, lexicon: Lexicon) -> ForgetQuery:
         surfaces.append(surface)
         if kind in ("number", "name"):
             values.append((term, kind))
-    if about.who == "person" and not about.terms & set(terms):
+    if about.who == "person" and not _person_terms(about) & set(terms):
         about = USER  # the "person" was a word of the asking ("Bitte ..."), not of the subject
-    person_only = about.who == "person" and bool(terms) and set(terms) <= about.terms
+    person_only = about.who == "person" and bool(terms) and set(terms) <= _person_terms(about)
     return ForgetQuery(terms=tuple(terms), wants_old=wants_old, subject=" ".join(surfaces) or what, about=about,
-                       person_only=person_only, values=tuple(values), lexicon=lexicon)
+                       person_only=person_only, values=tuple(values), name_words=name_words(rest, about.names),
+                       lexicon=lexicon)
 
 
 def coverage(query: ForgetQuery, memory_terms: set[str], idf: Callable[[str], float]) -> float:

@@ -1,0 +1,125 @@
+"""A request to forget erases only whom and what it names (review findings, second round).
+
+Four ways a request named more than it asked, each a class tested across several cases:
+
+- a person's name matched a word of the same stem or spelling ("forget Mark" took "I'm marking exams" and
+  "a good mark"; "forget Jack" a car "jack");
+- a relation matched a compound that is another person ("my mother" took "my mother-in-law", "my wife"
+  "my ex-wife");
+- what a name owns was read as the name ("forget Tom's dog" took "Tom lives in Leeds" and "Tom's
+  brother's dog");
+- a request that asks *not* to forget, in words other than "don't forget X" ("I don't want you to forget",
+  "remember my birthday, don't forget it", "no wait, keep it"), was taken as asking.
+
+With ``purge=True`` each of these was an irreversible erasure of something the user never named.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from memsieve import GateConfig, Memory
+from memsieve.write.forgetting import parse_request
+
+
+@pytest.fixture()
+def mem(tmp_path, embedder):
+    m = Memory(tmp_path / "p.db", embedder=embedder, gate=GateConfig(profile="none"))
+    yield m
+    m.close()
+
+
+def _named(mem, facts, request):
+    """What a dry run of ``request`` names, over ``facts`` in a scope of their own."""
+    scope = f"s{abs(hash((tuple(facts), request))) % 10**9}"
+    decisions = mem.add(facts, user_id=scope)
+    assert all(d.event == "ADD" for d in decisions), [d.reason for d in decisions]
+    return sorted(m.text for m in mem.forget(request, user_id=scope, dry_run=True))
+
+
+# A name that is also a common word: the name goes, the word stays.
+NAMES = [
+    ("Mark", ["Mark lives in Leeds.", "I'm marking exams this week.", "I got a good mark in chemistry."]),
+    ("Jack", ["Jack works at the bank.", "I keep a car jack in the trunk."]),
+    ("Bill", ["Bill coaches the rowing team.", "I paid the electricity bill on Monday."]),
+    ("Rose", ["Rose is allergic to peanuts.", "I planted a red rose by the fence."]),
+    ("Frank", ["Frank drives a blue van.", "I was frank with my landlord about the leak."]),
+]
+
+
+@pytest.mark.parametrize("name,facts", NAMES, ids=[n for n, _ in NAMES])
+def test_a_name_is_not_a_word_of_its_spelling(mem, name, facts):
+    assert _named(mem, facts, f"forget everything about {name}") == [facts[0]]
+    assert _named(mem, facts, f"forget {name}") == [facts[0]]
+
+
+def test_a_name_in_a_text_that_capitalizes_nothing_is_still_found(mem):
+    facts = ["mark lives in leeds.", "I drive a grey Volvo."]
+    assert _named(mem, facts, "forget everything about Mark") == [facts[0]]
+
+
+# A compound relation is another person: "mother" is not "mother-in-law", "wife" not "ex-wife".
+COMPOUNDS = [
+    ("mother", "mother-in-law", "name", "My {}'s name is Maria."),
+    ("wife", "ex-wife", "workplace", "My {} works at the city hospital."),
+    ("husband", "ex-husband", "car", "My {} drives an old Saab."),
+    ("sister", "sister-in-law", "home", "My {} lives in Porto."),
+    ("boss", "ex-boss", "hobby", "My {} plays the cello on weekends."),
+]
+
+
+@pytest.mark.parametrize("plain,compound,_,template", COMPOUNDS, ids=[c for _, c, _, _ in COMPOUNDS])
+def test_a_compound_relation_is_another_person(mem, plain, compound, _, template):
+    facts = [template.format(plain), template.format(compound)]
+    assert _named(mem, facts, f"forget everything about my {plain}") == [facts[0]]
+    assert _named(mem, facts, f"forget everything about my {compound}") == [facts[1]]
+
+
+def test_a_compound_relation_is_one_person_of_the_request():
+    query = parse_request("forget where my ex-wife works")
+    assert query.about.who == "person" and query.about.terms == {"ex-wife"}
+    assert "wife" not in query.what_terms and "ex" not in query.what_terms
+
+
+# What a name owns is not the name: "Tom's dog" is neither Tom nor Tom's brother's dog.
+@pytest.mark.parametrize("name,pet", [("Tom", "dog"), ("Priya", "cat"), ("Lukas", "horse")])
+def test_what_a_name_owns_is_asked_apart_from_the_name(mem, name, pet):
+    facts = [f"{name}'s {pet} is twelve years old.", f"{name} lives in Leeds.",
+             f"{name}'s brother's {pet} is a rescue."]
+    assert _named(mem, facts, f"forget {name}'s {pet}") == [facts[0]]
+    assert _named(mem, facts, f"forget everything about {name}'s brother's {pet}") == [facts[2]]
+    assert _named(mem, facts, f"forget everything about {name}") == sorted(facts)
+
+
+# A request that asks to keep, in any of the ways people say it, names nothing.
+KEEPS = [
+    "I don't want you to forget my birthday",
+    "Don't you dare forget my birthday!",
+    "please do not ever delete my birthday",
+    "make sure my birthday is not forgotten",
+    "remember my birthday, don't forget it",
+    "forgetting my birthday would be terrible",
+    "it would be awful if you forgot my birthday",
+    "can you forget my birthday? no wait, keep it",
+    "forget my birthday. Actually, never mind",
+]
+
+
+@pytest.mark.parametrize("request_text", KEEPS)
+def test_a_request_to_keep_names_nothing(mem, request_text):
+    facts = ["My birthday is on March 3rd.", "I work as a nurse."]
+    assert _named(mem, facts, request_text) == []
+
+
+def test_a_request_to_keep_is_not_purged(mem):
+    facts = ["My birthday is on March 3rd.", "I work as a nurse."]
+    mem.add(facts, user_id="k")
+    assert mem.forget("I don't want you to forget my birthday", user_id="k", purge=True) == []
+    assert sorted(m.text for m in mem.get_all(user_id="k")) == sorted(facts)
+
+
+@pytest.mark.parametrize("request_text", ["forget my birthday", "please forget my birthday, keep my job",
+                                          "don't keep my birthday anymore", "forget my birthday, thanks"])
+def test_a_request_to_forget_still_names_its_fact(mem, request_text):
+    facts = ["My birthday is on March 3rd.", "I work as a nurse."]
+    assert _named(mem, facts, request_text) == [facts[0]]

@@ -123,3 +123,63 @@ def test_a_request_to_keep_is_not_purged(mem):
 def test_a_request_to_forget_still_names_its_fact(mem, request_text):
     facts = ["My birthday is on March 3rd.", "I work as a nurse."]
     assert _named(mem, facts, request_text) == [facts[0]]
+
+
+def _rows_saying(path, word):
+    """Every (table, column) of the SQLite file whose text holds ``word``."""
+    import sqlite3
+
+    found = []
+    with sqlite3.connect(path) as conn:
+        tables = [r[0] for r in conn.execute("SELECT name FROM sqlite_master WHERE type = 'table'")]
+        for table in tables:
+            cols = [r[1] for r in conn.execute(f"PRAGMA table_info('{table}')")]
+            for col in cols:
+                try:
+                    hit = conn.execute(f"SELECT count(*) FROM '{table}' WHERE CAST(\"{col}\" AS TEXT) LIKE ?",
+                                       (f"%{word}%",)).fetchone()[0]
+                except sqlite3.DatabaseError:
+                    continue
+                if hit:
+                    found.append((table, col))
+    return found
+
+
+@pytest.mark.parametrize("name,old,new", [
+    ("Zorblax", "My neighbour Zorblax lives at 4417 Elmwood Lane.", "My neighbour lives next door to me."),
+    ("Quillon", "I bank with Quillon Savings in Leeds.", "I moved my account to a local credit union."),
+])
+def test_a_purge_by_description_reaches_what_a_memory_said_before_an_update(tmp_path, embedder, name, old, new):
+    path = tmp_path / "v.db"
+    mem = Memory(path, embedder=embedder, gate=GateConfig(profile="none"))
+    try:
+        target = mem.add(old, user_id="u")[0].memory_id
+        other = mem.add("I enjoy painting watercolours on weekends.", user_id="u")[0].memory_id
+        mem.update(target, new, user_id="u")
+        assert ("memory_versions", "text") in _rows_saying(path, name)  # the check can see an earlier text
+        assert [m.id for m in mem.forget(f"forget everything about {name}", user_id="u", dry_run=True)] == []
+        named = mem.forget(f"forget everything about {name}", user_id="u", purge=True, dry_run=True)
+        assert [m.id for m in named] == [target]
+        gone = mem.forget(f"forget everything about {name}", user_id="u", purge=True)
+        assert [m.id for m in gone] == [target] and gone[0].text == ""
+        assert [m.id for m in mem.get_all(user_id="u")] == [other]
+    finally:
+        mem.close()
+    assert _rows_saying(path, name) == []
+
+
+@pytest.mark.parametrize("store", ["sqlite", "postgres"])
+def test_the_earlier_texts_are_read_on_both_stores(request, tmp_path, embedder, store):
+    target_db = tmp_path / "e.db" if store == "sqlite" else request.getfixturevalue("pg_url")
+    mem = Memory(target_db, embedder=embedder, gate=GateConfig(profile="none"))
+    try:
+        target = mem.add("My cousin Ilvermorn repairs clocks in Ghent.", user_id="u")[0].memory_id
+        kept = mem.add("My cousin Ada repairs bicycles in Delft.", user_id="u")[0].memory_id
+        mem.update(target, "My cousin repairs clocks for a living.", user_id="u")
+        gone = mem.forget("forget everything about Ilvermorn", user_id="u", purge=True)
+        assert [m.id for m in gone] == [target]
+        assert [m.id for m in mem.get_all(user_id="u")] == [kept]
+        assert all("Ilvermorn" not in (h.old_text or "") + (h.new_text or "")
+                   for h in mem.history(target, user_id="u"))
+    finally:
+        mem.close()

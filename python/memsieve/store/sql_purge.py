@@ -138,6 +138,23 @@ class SqlPurge(SqlReplies):
             f"SELECT seq, id, text FROM memories WHERE scope_key = %s AND is_active = {self._FALSE}"
             " AND text_hash <> %s ORDER BY seq", (scope.key, PURGED_HASH))]
 
+    def earlier_texts(self, scope: Scope) -> list[tuple[int, str, str]]:
+        """(seq, id, text) of every text the scope's unpurged memories held before their current one: their
+        superseded versions and the texts their history quotes (an update's old and new text, a text
+        folded into them). A purge by description reads these too: the memory that once named it erases
+        all of them, which ``purge_memory`` does."""
+        rows = [(int(r[0]), str(r[1]), str(r[2])) for r in self._q(
+            "SELECT m.seq, m.id, v.text FROM memory_versions v JOIN memories m ON m.seq = v.memory_seq"
+            " WHERE m.scope_key = %s AND m.text_hash <> %s", (scope.key, PURGED_HASH))]
+        for seq, memory_id, old, new, extra in self._q(
+                "SELECT m.seq, m.id, h.old_text, h.new_text, h.extra FROM history h JOIN memories m"
+                " ON m.id = h.memory_id WHERE h.scope_key = %s AND m.text_hash <> %s", (scope.key, PURGED_HASH)):
+            # An LLM update's candidate was folded into this memory; "superseded_by_text" quotes another
+            # memory, whose own purge scrubs the quote (``_scrub_quotes``).
+            quoted = [old, new, json.loads(extra).get("candidate")]
+            rows += [(int(seq), str(memory_id), t) for t in quoted if isinstance(t, str) and t]
+        return list(dict.fromkeys(rows))
+
     # ---- the texts a memory has held -----------------------------------------
 
     def _version_texts(self, seq: int) -> set[str]:

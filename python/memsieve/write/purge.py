@@ -95,27 +95,45 @@ def inactive_named(reader: Any, gate: Any, scope: Scope, query: ForgetQuery, *,
     most (memsieve.write.forgetting._scope_idf).
     """
     rows = reader.inactive_texts(scope) if query.terms else []
+    return _rows_named(rows, gate, query, min_coverage=min_coverage,
+                       says="an inactive memory holding {:.0%} of the request's subject terms, weighted by rarity")
+
+
+def earlier_named(reader: Any, gate: Any, scope: Scope, query: ForgetQuery, *,
+                  min_coverage: float = MIN_INACTIVE_COVERAGE) -> list[tuple[int, str, str]]:
+    """(seq, id, reason) of the memories one of whose earlier texts (a superseded version, a text folded into
+    them) covers the request's subject, as ``inactive_named`` reads an inactive memory: a fact updated
+    since ("my neighbour Zorblax lives at ..." now "my neighbour lives next door") still holds the name."""
+    rows = reader.earlier_texts(scope) if query.terms else []
+    return _rows_named(rows, gate, query, min_coverage=min_coverage,
+                       says="an earlier text of it holds {:.0%} of the request's subject terms, weighted by rarity")
+
+
+def _rows_named(rows: list[tuple[int, str, str]], gate: Any, query: ForgetQuery, *, min_coverage: float,
+                says: str) -> list[tuple[int, str, str]]:
+    """(seq, id, reason) of each memory with a text among ``rows`` (seq, id, text) that the request names."""
     if not rows:
         return []
-    terms = {seq: set(_core.tokenize(text)) for seq, _, text in rows}
+    terms = [set(_core.tokenize(text)) for _, _, text in rows]
     n = (len(gate) if gate is not None else 0) + len(rows)
     weights: dict[str, float] = {}
 
     def idf(term: str) -> float:
         if term not in weights:
-            df = (gate.term_df(term) if gate is not None else 0) + sum(term in ts for ts in terms.values())
+            df = (gate.term_df(term) if gate is not None else 0) + sum(term in ts for ts in terms)
             weights[term] = math.log(1.0 + (n - df + 0.5) / (df + 0.5))
         return weights[term]
 
-    query = query.scoped(lambda t: any(t in ts for ts in terms.values()) or bool(gate and gate.term_df(t)))
-    allowed = SubjectFilter(query, {seq: text for seq, _, text in rows}, lambda seq: terms[seq])
-    out = []
-    for seq, memory_id, _ in rows:
-        c = coverage(query, terms[seq], idf)
-        if c >= min_coverage and allowed(seq):
-            out.append((seq, memory_id, f"an inactive memory holding {c:.0%} of the request's subject terms, "
-                                        "weighted by rarity"))
-    return out
+    query = query.scoped(lambda t: any(t in ts for ts in terms) or bool(gate and gate.term_df(t)))
+    allowed = SubjectFilter(query, {i: text for i, (_, _, text) in enumerate(rows)}, lambda i: terms[i])
+    out: dict[str, tuple[int, str, str]] = {}
+    for i, (seq, memory_id, _) in enumerate(rows):
+        if memory_id in out:
+            continue
+        c = coverage(query, terms[i], idf)
+        if c >= min_coverage and allowed(i):
+            out[memory_id] = (seq, memory_id, says.format(c))
+    return list(out.values())
 
 
 def with_retired(reader: Any, scope: Scope, targets: list[Target]) -> list[Target]:
@@ -137,8 +155,15 @@ def forget_targets(reader: Any, gate: Any, scope: Scope, query: ForgetQuery, vec
         targets = [Target(seq=f.seq, memory_id=path.rows[f.seq].id, was_active=True, layer="forget",
                           reason=f.reason) for f in path.named(query, vector)]
     named = {t.memory_id for t in targets}
-    targets += [Target(seq=seq, memory_id=mid, was_active=False, layer="forget", reason=why)
-                for seq, mid, why in inactive_named(reader, gate, scope, query) if mid not in named]
+    for seq, mid, why in inactive_named(reader, gate, scope, query):
+        if mid not in named:
+            named.add(mid)
+            targets.append(Target(seq=seq, memory_id=mid, was_active=False, layer="forget", reason=why))
+    for seq, mid, why in earlier_named(reader, gate, scope, query):
+        if mid not in named:
+            named.add(mid)
+            targets.append(Target(seq=seq, memory_id=mid, was_active=reader.memory_row(mid).is_active,
+                                  layer="forget", reason=why))
     return with_retired(reader, scope, targets)
 
 

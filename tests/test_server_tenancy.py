@@ -201,3 +201,14 @@ def test_serve_without_keys_or_a_database_says_what_to_pass(tmp_path):
     make_keys(tmp_path / "keys.json", a={"user_id": "ana"})
     done = cli("serve", "--db", str(tmp_path / "missing.db"), "--keys", str(tmp_path / "keys.json"), "--port", "0")
     assert done.returncode == 2 and "no database at" in done.stderr and not (tmp_path / "missing.db").exists()
+
+
+def test_the_whole_stores_size_is_an_admins_to_read(tenants):
+    """A tenant polling the store's size would see when and how much other tenants write."""
+    srv, keys, _ = tenants
+    with srv.client(keys["bob"]) as c:
+        assert c.get("/v1/stats", params=BOB).json()["stats"]["store_bytes"] is None
+        assert c.get("/v1/scopes").json()["store_bytes"] is None
+    with srv.client(keys["ops"]) as c:
+        assert c.get("/v1/stats", params=BOB).json()["stats"]["store_bytes"] > 0
+        assert c.get("/v1/scopes").json()["store_bytes"] > 0

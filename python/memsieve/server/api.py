@@ -226,7 +226,9 @@ async def list_scopes(call: Call) -> dict[str, Any]:
         store_bytes = st["store_bytes"]
         out.append({"scope": s.as_dict(), "active_memories": st["active_memories"], "rejections": st["rejections"],
                     "events": st["events"], "tau": st["tau"], "kappa": st["kappa"]})
-    if store_bytes is None:
+    if not call.key.admin:
+        store_bytes = None  # the whole store's size moves with every tenant's writes: an admin's to read
+    elif store_bytes is None:
         store_bytes = (await call.memory.stats(**READY_SCOPE))["store_bytes"]
     return {"scopes": out, "truncated": len(granted) > limit, "store_bytes": store_bytes,
             "key": {"name": call.key.name, "admin": call.key.admin}}
@@ -238,9 +240,11 @@ async def stats(call: Call) -> dict[str, Any]:
 
 def _for_key(key: KeyEntry | None, stats: dict[str, Any]) -> dict[str, Any]:
     """A scope's stats as this key may read them: the LLM's calls and tokens are the whole server
-    process's, every tenant's together, so only an admin key reads them (else ``llm`` is null)."""
+    process's and the store's size the whole store's, every tenant's together, so only an admin key
+    reads them (else ``llm`` and ``store_bytes`` are null: polled, they would show when and how much
+    other tenants write)."""
     if key is None or not key.admin:
-        stats = {**stats, "llm": None}
+        stats = {**stats, "llm": None, "store_bytes": None}
     return stats
 
 
@@ -402,20 +406,21 @@ ENDPOINTS: tuple[Endpoint, ...] = (
              body(), errors=(400, 403, 404, 409)),
     Endpoint("GET", "/v1/scopes", list_scopes, "listScopes",
              "The scopes the store holds that the key grants (every one for an admin key), with counts, tau and "
-             "kappa, and the store's size.",
+             "kappa, and (to an admin key) the store's size.",
              {"scopes": {"type": "array", "items": {"type": "object", "properties": {
                  "scope": {"type": "object"}, "active_memories": {"type": "integer"},
                  "rejections": {"type": "integer"}, "events": {"type": "object"},
                  "tau": nullable_number("the scope's threshold"), "kappa": nullable_number("the kernel concentration")}}},
               "truncated": {"type": "boolean", "description": "more scopes than limit"},
-              "store_bytes": {"type": "integer"},
+              "store_bytes": {"type": ["integer", "null"],
+                              "description": "the whole store's size in bytes; null but to an admin key"},
               "key": {"type": "object", "properties": {"name": {"type": "string"}, "admin": {"type": "boolean"}}}},
              query=[{"name": "limit", "in": "query", "required": False,
                      "schema": integer(f"how many scopes, at most (default {DEFAULT_SCOPES_LIMIT})", minimum=1,
                                    maximum=2**63 - 1)}],
              errors=(400,)),
-    Endpoint("GET", "/v1/stats", stats, "stats", "Counts per event and layer, store size, tau and kappa (and, to "
-             "an admin key, the server's LLM calls and tokens).",
+    Endpoint("GET", "/v1/stats", stats, "stats", "Counts per event and layer, tau and kappa (and, to an admin key, "
+             "the store's size and the server's LLM calls and tokens).",
              {"stats": {"type": "object"}}, query=query_params()),
     Endpoint("GET", "/healthz", healthz, "healthz", "Liveness: the process answers.",
              {"status": {"type": "string", "enum": ["ok"]}}, public=True, errors=(400,)),

@@ -35,6 +35,7 @@ from starlette.requests import Request
 from starlette.responses import Response
 from starlette.routing import Route
 
+from memsieve.aio import DEFAULT_MAX_WORKERS
 from memsieve.errors import InvalidInputError, LLMError, MemsieveError, StoreError
 from memsieve.scope import Scope
 from memsieve.server import api, replies, ui
@@ -75,6 +76,11 @@ def _check_headers(raw: Any, method: str, *, routed: bool) -> None:
         if (length.strip() not in ("", "0")) or "transfer-encoding" in names:
             raise InvalidInputError(f"a {method} request takes no body; put the scope and options in the query "
                                     "string")
+#: How many calls of one key run at once in a server process; the key's others wait on the event loop,
+#: holding no thread. Half the pool: a tenant whose calls are slow (a consolidation of a large scope, a
+#: batch of long texts) or wait on one scope's lock leaves the other half to everyone else.
+KEY_SHARE = max(1, DEFAULT_MAX_WORKERS // 2)
+
 #: A probe scope for /readyz: reading it touches the store and matches nothing a client stored (probably).
 READY_PROBE = {"user_id": "memsieve:readyz"}
 
@@ -151,6 +157,7 @@ class State:
         self.metrics.keys = len(keyring)
         self.memory: Any = None  # an AsyncMemory once the lifespan has opened it
         self.replies: replies.Replies | None = None  # the kept answers of idempotent writes
+        self._shares: dict[bytes, asyncio.Semaphore] = {}  # per key digest: its calls in flight
         self.document = api.openapi_document(version=__version__, max_body_bytes=config.max_body_bytes,
                                              router=config.router_path is not None,
                                              llm=config.llm_base_url is not None)
@@ -172,10 +179,21 @@ class State:
         else:
             log(f"memsieve serve: kept the {len(self.keyring)} key(s) in force, the reload failed: {failed}")
 
+    def share_of(self, key: Any) -> contextlib.AbstractAsyncContextManager[Any]:
+        """The key's share of the memory's threads (``KEY_SHARE`` calls at once); none for a public route."""
+        if key is None:
+            return contextlib.nullcontext()
+        share = self._shares.get(key.sha256)
+        if share is None:
+            share = self._shares[key.sha256] = asyncio.Semaphore(KEY_SHARE)
+        return share
+
     async def ready(self) -> None:
         if self.memory is None:
             raise StoreError("the store is not open yet; retry in a moment")
-        await self.memory.get_all(limit=1, **READY_PROBE)
+        # On a thread of its own, not the memory's pool: a readiness probe must not queue behind the
+        # tenants' calls, or a busy server would be taken out of service for being busy.
+        await asyncio.to_thread(self.memory.memory.get_all, limit=1, **READY_PROBE)
 
 
 async def _send_json(send: Any, status: int, payload: Any, headers: list[tuple[bytes, bytes]]) -> None:
@@ -322,7 +340,9 @@ def _endpoint(ep: api.Endpoint, state: State) -> Any:
             call = api.Call(memory=state.memory, key=front.get("key"), args=args, path=dict(request.path_params),
                             metrics=state.metrics, readiness=state.ready, document=state.document)
             assert ep.handler is not None
-            return 200, json_bytes(await ep.handler(call))
+            async with state.share_of(call.key):
+                result = await ep.handler(call)
+            return 200, json_bytes(result)
         except MemsieveError as exc:
             if isinstance(exc, LLMError):  # the client gets a plain message; the operator the whole one
                 log(f"memsieve serve: request_id={request_id} the LLM failed: {one_line(exc)}")

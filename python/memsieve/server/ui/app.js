@@ -102,7 +102,8 @@ async function loadScopes() {
   const data = await api("GET", "/v1/scopes");
   $("who").textContent = state.preset ? "memsieve ui: a local admin key held by this process"
     : `key ${data.key.name}${data.key.admin ? " (admin: every scope)" : ""}`;
-  $("store-size").textContent = `store size ${bytes(data.store_bytes)} · ${data.scopes.length} scope(s)` +
+  const size = data.store_bytes === null ? "" : `store size ${bytes(data.store_bytes)} · `;
+  $("store-size").textContent = `${size}${data.scopes.length} scope(s)` +
     (data.truncated ? " (more not listed)" : "");
   const list = $("scopes");
   list.replaceChildren();

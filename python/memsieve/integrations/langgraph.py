@@ -46,6 +46,7 @@ import asyncio
 import json
 import os
 import threading
+import weakref
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
@@ -53,9 +54,9 @@ from datetime import datetime
 from typing import Any
 from urllib.parse import quote, unquote
 
-from memsieve.errors import InvalidInputError, ScopeError, short_repr
+from memsieve.errors import InvalidInputError, MemsieveError, ScopeError, short_repr
 from memsieve.integrations import require_extra
-from memsieve.inputs import MAX_SOURCE_CHARS, check_limit, check_metadata, check_storable, check_text
+from memsieve.inputs import MAX_SOURCE_CHARS, check_limit, check_metadata, check_storable, check_text, is_blank
 from memsieve.plain import plain
 from memsieve.integrations.store_filters import check_filter, lookup, matches, pattern_matches
 from memsieve.memory import Memory
@@ -148,8 +149,9 @@ class MemsieveStore(BaseStore):
         self.memory = memory
         self.fields = checked
         self.last_decisions: list[PutDecision] = []
-        # One writer at a time: a put reads the key's memories, then replaces them.
-        self._write_lock = threading.Lock()
+        # One writer at a time per Memory, whichever store it puts through: a put reads the key's
+        # memories, then replaces them.
+        self._write_lock = _put_lock(memory)
 
     @classmethod
     @contextmanager
@@ -246,7 +248,7 @@ class MemsieveStore(BaseStore):
     def memories(self, namespace: tuple[str, ...], key: str) -> list[MemoryItem]:
         """The active memories that hold ``key`` in ``namespace``, newest first (normally one)."""
         found = [m for m in self.memory.get_all(user_id=namespace_user(namespace)) if _key_of(m) == key]
-        return sorted(found, key=lambda m: m.created_at, reverse=True)
+        return sorted(found, key=lambda m: (m.created_at, m.id), reverse=True)  # one order for every reader
 
     def _get(self, namespace: tuple[str, ...], key: str) -> Item | None:
         if not namespace or not _storable(namespace):  # no put there can succeed: it holds no items
@@ -382,7 +384,23 @@ class MemsieveStore(BaseStore):
             decisions = self.memory.add(text, metadata=meta, source=op.key,
                                         user_id=namespace_user(op.namespace))
             stored = any(d.event == "ADD" or (d.event == "DELETE" and d.added_id) for d in decisions)
-            return PutDecision(op.namespace, op.key, stored, decisions, [m.id for m in held])
+            replaced = [m.id for m in held] + self._one_per_key(op.namespace, op.key)
+            return PutDecision(op.namespace, op.key, stored, decisions, replaced)
+
+    def _one_per_key(self, namespace: tuple[str, ...], key: str) -> list[str]:
+        """After a put, the key's newest memory is its item and any other goes: two puts of one key that ran
+        at once through other Memory objects or processes (which no lock here orders) each read the old
+        item, and both added. Each put then keeps the newest, so both leave the same one. Returns the ids
+        this put removed."""
+        held = self.memories(namespace, key)  # newest first
+        removed = []
+        for m in held[1:]:
+            try:
+                self.memory.delete(m.id, reason=f"replaced by a later put to key {key!r} of the LangGraph store")
+            except MemsieveError:
+                continue  # the other put removed it first
+            removed.append(m.id)
+        return removed
 
     def _text(self, value: dict[str, Any], index: Any) -> str:
         fields = _check_fields(index) if isinstance(index, list) else self.fields
@@ -478,10 +496,23 @@ def _check_size(value: Any, *, what: str, minimum: int) -> None:
                                 f"{short_repr(value)}")
 
 
+def _put_lock(memory: Memory) -> threading.Lock:
+    """The one lock of the puts through any MemsieveStore on ``memory``."""
+    with _PUT_LOCKS_GUARD:
+        lock = _PUT_LOCKS.get(memory)
+        if lock is None:
+            lock = _PUT_LOCKS[memory] = threading.Lock()
+        return lock
+
+
+_PUT_LOCKS: "weakref.WeakKeyDictionary[Memory, threading.Lock]" = weakref.WeakKeyDictionary()
+_PUT_LOCKS_GUARD = threading.Lock()
+
+
 def _check_key(key: Any) -> None:
     """A put's key: a non-blank string a store can hold, of at most MAX_SOURCE_CHARS (it is stored as the
-    memory's source)."""
-    if not isinstance(key, str) or not key.strip() or len(key) > MAX_SOURCE_CHARS:
+    memory's source, which refuses what ``is_blank`` calls blank: checked here, before any op runs)."""
+    if not isinstance(key, str) or is_blank(key) or len(key) > MAX_SOURCE_CHARS:
         raise InvalidInputError(f"a put's key must be a non-blank string of at most {MAX_SOURCE_CHARS:,} "
                                 f"characters, got {type(key).__name__} {short_repr(key)}; pass e.g. key='address'")
     check_storable(key, where="a put's key")

@@ -183,3 +183,34 @@ def test_the_earlier_texts_are_read_on_both_stores(request, tmp_path, embedder, 
                    for h in mem.history(target, user_id="u"))
     finally:
         mem.close()
+
+
+# One request that names two of the user's own things asks for each.
+OWN = ["My address is 12 Oak Street.", "My job is nursing at St Mary's.", "My phone number is 555-0101.",
+       "My favourite food is sushi.", "My mother's name is Maria.", "My dentist is Dr Okafor on Hill Road."]
+
+
+@pytest.mark.parametrize("request_text,expected", [
+    ("forget my address and my job", [0, 1]),
+    ("please forget my address, my job and my phone number", [0, 1, 2]),
+    ("forget my phone number & my favourite food", [2, 3]),
+    ("forget my address", [0]),
+])
+def test_a_request_naming_two_of_the_users_things_forgets_each(mem, request_text, expected):
+    assert _named(mem, OWN, request_text) == sorted(OWN[i] for i in expected)
+
+
+@pytest.mark.parametrize("request_text", ["forget the name and the number of my dentist",
+                                          "forget my mom and my dad's anniversary",
+                                          "don't forget my address and my job"])
+def test_an_and_that_does_not_join_two_things_of_the_users_keeps_the_request_whole(request_text):
+    from memsieve.write.forgetting import parse_request, parse_requests
+
+    assert parse_requests(request_text) == [parse_request(request_text)]
+
+
+def test_a_purge_of_two_things_erases_both_and_nothing_else(mem):
+    mem.add(OWN, user_id="two")
+    gone = mem.forget("forget my address and my job", user_id="two", purge=True)
+    assert sorted(m.id for m in gone) == sorted(m.id for m in gone if m.text == "") and len(gone) == 2
+    assert sorted(m.text for m in mem.get_all(user_id="two")) == sorted(OWN[2:])

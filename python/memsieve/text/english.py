@@ -206,6 +206,10 @@ RETRACT_REQUEST = (
 #: Where a request's clauses part: punctuation, and "but" ("don't forget mine, but forget Tom's").
 CLAUSE_BREAK = r"[,;.!?]+|\bbut\b|\binstead\b"
 
+#: Where one request to forget names two of the user's own things ("forget my address and my job"): an
+#: "and" or a comma before a first-person possessive. Each side is then asked on its own (memsieve.write.forgetting).
+REQUEST_CONJUNCTION = r"(?:\s*,\s*(?:(?:and|&|as well as|plus)\s+)?|\s+(?:and|&|as well as|plus)\s+)(?=(?:my|our)\b)"
+
 #: Words that ask for the older version of a fact, not the fact itself.
 OLD_WORDS = frozenset({"old", "previous", "former", "earlier", "past", "outdated", "prior", "before"})
 

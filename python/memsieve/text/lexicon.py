@@ -124,6 +124,8 @@ class Lexicon:
             not to forget ("don't forget my birthday"); None: no clause does.
         retract_request: a regular expression for a clause that takes back the clauses
             before it ("no wait, keep it"); None: none does.
+        request_conjunction: a regular expression where one request names two of the
+            user's own things ("... my address and my job"); None: never split.
         clause_break: a regular expression where a request's clauses part
             ("," "but"); None: a request is one clause.
         assistant_said: a regular expression for a question about what the assistant
@@ -194,6 +196,7 @@ class Lexicon:
     not_a_forget_request: str | None = None
     keep_request: str | None = None
     retract_request: str | None = None
+    request_conjunction: str | None = None
     clause_break: str | None = None
     assistant_said: str | None = None
     user_said: str | None = None
@@ -274,7 +277,7 @@ class Lexicon:
                    companions=english.COMPANIONS, request_opening=english.REQUEST_OPENING,
                    request_framing=english.REQUEST_FRAMING, forget_request=english.FORGET_REQUEST,
                    not_a_forget_request=english.NOT_A_FORGET_REQUEST, keep_request=english.KEEP_REQUEST,
-                   retract_request=english.RETRACT_REQUEST,
+                   retract_request=english.RETRACT_REQUEST, request_conjunction=english.REQUEST_CONJUNCTION,
                    clause_break=english.CLAUSE_BREAK, assistant_said=english.ASSISTANT_SAID,
                    user_said=english.USER_SAID, earlier_chat=english.EARLIER_CHAT,
                    value_words=english.VALUE_WORDS, polarity_words=english.POLARITY_WORDS,
@@ -405,6 +408,11 @@ class Lexicon:
             (keeping if declined else asking).append(part)
         return asking, keeping
 
+    def conjoined(self, text: str) -> list[str]:
+        """A request's parts where it names two of the user's own things ("forget my address and my job")."""
+        d = self._derived
+        return [p for p in d.request_conjunction.split(text) if p.strip()] if d.request_conjunction else [text]
+
     def request_terms(self) -> frozenset[str]:
         """The request words as typed and as index terms (stemmed), to drop from a request's subject."""
         return self._derived.request_terms()
@@ -481,6 +489,8 @@ class _Derived:
         self.not_a_forget_request = _pattern(lexicon.not_a_forget_request, name="not_a_forget_request")
         self.keep_request = _pattern(lexicon.keep_request, name="keep_request")
         self.retract_request = _pattern(lexicon.retract_request, name="retract_request")
+        self.request_conjunction = _pattern(lexicon.request_conjunction, name="request_conjunction",
+                                            flags=re.IGNORECASE)
         self.clause_break = _pattern(lexicon.clause_break, name="clause_break")
         self.assistant_said = _pattern(lexicon.assistant_said, name="assistant_said")
         self.user_said = _pattern(lexicon.user_said, name="user_said")

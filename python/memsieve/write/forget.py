@@ -67,6 +67,14 @@ class ForgetPath:
                       vectors_of=self.reader.embeddings_for_seqs,
                       text_of=lambda s: self.rows[s].text if s in self.rows else None)
 
+    def named_all(self, asked: list[tuple[ForgetQuery, np.ndarray]]) -> list[Forgotten]:
+        """The memories any of a request's queries names (memsieve.write.forgetting.parse_requests), once each."""
+        out: dict[int, Forgotten] = {}
+        for query, vector in asked:
+            for f in self.named(query, vector):
+                out.setdefault(f.seq, f)
+        return list(out.values())
+
     def asked_of_llm(self, request: str, vector: np.ndarray, *, decide: Callable[[str, list[tuple[str, str]]], Any],
                      guard: Callable[[Any, float, float], Any], min_sim: float) -> tuple[Removal | None, Any]:
         """Ask the LLM which memory ``request`` names; return (removal or None, its decision).

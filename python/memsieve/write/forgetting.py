@@ -189,6 +189,26 @@ def parse_request(what: str, *, lexicon: Lexicon = ENGLISH) -> ForgetQuery:
     return query
 
 
+def parse_requests(what: str, *, lexicon: Lexicon = ENGLISH) -> list[ForgetQuery]:
+    """A request to forget as one query per thing it names: "forget my address and my job" is two.
+
+    Split only where each side is a thing of the user's own ("my ...") that names something by itself; a
+    side that is a person alone ("forget my mom and my dad's anniversary") or says nothing, a request
+    with a clause that asks to keep, and any other "and" ("the name and the number of my dentist") keep
+    the request whole, as ``parse_request`` reads it.
+    """
+    whole = parse_request(what, lexicon=lexicon)
+    if whole.declined or lexicon.request_clauses(what)[1]:
+        return [whole]
+    parts = lexicon.conjoined(what)
+    if len(parts) < 2:
+        return [whole]
+    queries = [parse_request(p, lexicon=lexicon) for p in parts]
+    if any(q.declined or q.person_only or not q.terms or q.about.who == "person" for q in queries):
+        return [whole]
+    return queries
+
+
 def _person_terms(about: Subject) -> set[str]:
     """The index terms that name a request's person: a compound relation ("ex-wife") is one term of the
     subject reading's, and its parts ("ex", "wife") are the request's own index terms for it."""

@@ -215,15 +215,25 @@ def rewrite_index_file(gate: Any) -> None:
                 os.unlink(stale)
 
 
-def forget_purge(gates: Any, store: Any, scope: Scope, query: ForgetQuery, vector: np.ndarray, *, dim: int,
-                 dry_run: bool, now: str) -> list[MemoryItem]:
+def _all_targets(reader: Any, gate: Any, scope: Scope, asked: list[tuple[ForgetQuery, np.ndarray]]
+                 ) -> list[Target]:
+    """``forget_targets`` of every query, each memory once (the first query that names it says why)."""
+    out: dict[str, Target] = {}
+    for query, vector in asked:
+        for t in forget_targets(reader, gate, scope, query, vector):
+            out.setdefault(t.memory_id, t)
+    return list(out.values())
+
+
+def forget_purge(gates: Any, store: Any, scope: Scope, asked: list[tuple[ForgetQuery, np.ndarray]], *,
+                 dim: int, dry_run: bool, now: str) -> list[MemoryItem]:
     """``Memory.forget(..., purge=True)``: the memories erased (tombstones), or with ``dry_run`` the ones
-    a real run would erase, as they are now."""
+    a real run would erase, as they are now. ``asked``: each query of the request with its subject's vector."""
     if dry_run:
         gate = gates.for_read(scope, dim=dim)
-        return [store.get(t.memory_id) for t in forget_targets(store, gate, scope, query, vector)]
+        return [store.get(t.memory_id) for t in _all_targets(store, gate, scope, asked)]
     with gates.write(scope, dim=dim) as (tx, gate):
-        targets = forget_targets(tx, gate, scope, query, vector)
+        targets = _all_targets(tx, gate, scope, asked)
         erase(tx, gate, scope, targets, reason="forgotten on request", now=now)
     if targets:
         rewrite_index_file(gate)

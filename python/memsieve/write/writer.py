@@ -33,7 +33,7 @@ from memsieve.write import candidates as bulk, edits
 from memsieve.write.forget import ForgetPath, Removal, forget_asked
 from memsieve.text.lexicon import ENGLISH, Lexicon
 from memsieve.write import purge as purging
-from memsieve.write.forgetting import parse_request
+from memsieve.write.forgetting import parse_request, parse_requests
 from memsieve.write.infer import Pair, infer_candidates
 from memsieve.text.passages import Part, embed_passages
 from memsieve.write.path import Candidate, WritePath
@@ -219,20 +219,20 @@ class Writer:
         dim = self.gates.scope_dim(scope)
         if dim is None:
             return []
-        query = parse_request(what, lexicon=self.lexicon)
-        vector = self.embed([query.subject])[0]
+        queries = parse_requests(what, lexicon=self.lexicon)  # "my address and my job": two
+        asked = list(zip(queries, self.embed([q.subject for q in queries])))
         if purge:  # every copy, inactive memories and retired members included (memsieve.write.purge)
-            return purging.forget_purge(self.gates, self.store, scope, query, vector, dim=dim, dry_run=dry_run,
+            return purging.forget_purge(self.gates, self.store, scope, asked, dim=dim, dry_run=dry_run,
                                         now=now_iso())
         if dry_run:
             gate = self.gates.for_read(scope, dim=dim)
             if gate is None:
                 return []
             path = ForgetPath(self.store, gate, scope)
-            return [path.rows[f.seq] for f in path.named(query, vector)]
+            return [path.rows[f.seq] for f in path.named_all(asked)]
         with self.gates.write(scope, dim=dim) as (tx, gate):
             path = ForgetPath(tx, gate, scope)
-            removals = [Removal(seq=f.seq, layer="forget", reason=f.reason) for f in path.named(query, vector)]
+            removals = [Removal(seq=f.seq, layer="forget", reason=f.reason) for f in path.named_all(asked)]
             done = path.remove(tx, removals, purge=purge, now=now_iso())
         return [self.store.get(d.memory_id) for d in done if d.memory_id is not None]
 

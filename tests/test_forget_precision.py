@@ -214,3 +214,23 @@ def test_a_purge_of_two_things_erases_both_and_nothing_else(mem):
     gone = mem.forget("forget my address and my job", user_id="two", purge=True)
     assert sorted(m.id for m in gone) == sorted(m.id for m in gone if m.text == "") and len(gone) == 2
     assert sorted(m.text for m in mem.get_all(user_id="two")) == sorted(OWN[2:])
+
+
+def test_a_request_with_no_words_of_its_own_names_nothing(mem):
+    """'Will' is a word the index drops: the request has nothing to match, and the nearest memory in
+    meaning ("my will") is a guess that a purge could not undo."""
+    facts = ["Will is moving to Lisbon in May.", "I wrote my will last year.", "I will visit the dentist."]
+    assert _named(mem, facts, "forget everything about Will") == []
+    assert _named(mem, facts, "please forget it") == []
+
+
+@pytest.mark.parametrize("name,thing,owner", [("Omar", "car", "father"), ("Kofi", "phone number", "sister"),
+                                              ("Lena", "flat", "boss")])
+def test_a_thing_of_a_persons_is_not_the_same_thing_of_someone_they_own(mem, name, thing, owner):
+    facts = [f"{name}'s {thing} is new.", f"{name}'s {owner}'s {thing} is old.", f"{name} lives in Leeds."]
+    assert _named(mem, facts, f"forget {name}'s {thing}") == [facts[0]]
+
+
+def test_what_the_assistant_knows_is_the_requests_framing(mem):
+    facts = ["Sandy is allergic to shellfish.", "The beach near my flat is sandy and quiet."]
+    assert _named(mem, facts, "forget everything you know about Sandy") == [facts[0]]

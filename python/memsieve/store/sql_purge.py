@@ -143,17 +143,18 @@ class SqlPurge(SqlReplies):
         superseded versions and the texts their history quotes (an update's old and new text, a text
         folded into them). A purge by description reads these too: the memory that once named it erases
         all of them, which ``purge_memory`` does."""
-        rows = [(int(r[0]), str(r[1]), str(r[2])) for r in self._q(
-            "SELECT m.seq, m.id, v.text FROM memory_versions v JOIN memories m ON m.seq = v.memory_seq"
+        rows = [(int(r[0]), str(r[1]), str(r[2]), str(r[3])) for r in self._q(
+            "SELECT m.seq, m.id, v.text, m.text FROM memory_versions v JOIN memories m ON m.seq = v.memory_seq"
             " WHERE m.scope_key = %s AND m.text_hash <> %s", (scope.key, PURGED_HASH))]
-        for seq, memory_id, old, new, extra in self._q(
-                "SELECT m.seq, m.id, h.old_text, h.new_text, h.extra FROM history h JOIN memories m"
+        for seq, memory_id, current, old, new, extra in self._q(
+                "SELECT m.seq, m.id, m.text, h.old_text, h.new_text, h.extra FROM history h JOIN memories m"
                 " ON m.id = h.memory_id WHERE h.scope_key = %s AND m.text_hash <> %s", (scope.key, PURGED_HASH)):
             # An LLM update's candidate was folded into this memory; "superseded_by_text" quotes another
             # memory, whose own purge scrubs the quote (``_scrub_quotes``).
             quoted = [old, new, json.loads(extra).get("candidate")]
-            rows += [(int(seq), str(memory_id), t) for t in quoted if isinstance(t, str) and t]
-        return list(dict.fromkeys(rows))
+            rows += [(int(seq), str(memory_id), t, str(current)) for t in quoted if isinstance(t, str) and t]
+        # The current text is the rule's to judge (an ADD's history row quotes it): only what it no longer says.
+        return list(dict.fromkeys((seq, mid, text) for seq, mid, text, current in rows if text != current))
 
     # ---- the texts a memory has held -----------------------------------------
 

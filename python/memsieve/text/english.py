@@ -177,6 +177,8 @@ REQUEST_WORDS = frozenset((
     # what a request is padded with: thanks, interjections, hedges, and the question words of
     # "forget how much I weigh"
     "thanks thank ok okay oh gosh really actually sorry hey um uh well just now pls plz kindly also too "
+    # "everything you know about Sandy": what the assistant knows is the request's framing
+    "know knew known remember remembered "
     "how much many where when who whom whose why"
 ).split())
 

@@ -143,20 +143,23 @@ class ForgetQuery:
         if mine.who != "person":
             return False
         if about.names and mine.names:
-            return bool(about.names & mine.names) and self._names_the_person(text, terms, mine)
+            return bool(about.names & mine.names) and self._names_the_person(text, terms, mine, exact=True)
         return bool(about.terms & mine.terms)
 
-    def _names_the_person(self, text: str, terms: Collection[str], mine: Subject) -> bool:
+    def _names_the_person(self, text: str, terms: Collection[str], mine: Subject, *, exact: bool = False) -> bool:
         """Whether a memory gives the request's named person, and the same one of theirs ("Tom's dog").
 
         The name must be said as a name (memsieve.text.subjects.says_name). A request for what a name
         owns ("Tom's dog") spares what the name owns otherwise ("Tom's brother's dog") and the name
         alone ("Tom lives in Leeds"); a memory whose subject says no such link ("Tom has a dog")
-        must hold the words of it.
+        must hold the words of it. ``exact``: a request for a thing of the person's ("Omar's car")
+        spares the same thing of someone the person owns ("Omar's father's car").
         """
         about = self.about
         if not says_name(text, self.name_words or about.names):
             return False
+        if exact and mine.names & about.names and mine.chain != about.chain and mine.chain:
+            return False  # "Omar's car" asked: "Omar's father's car" is the father's
         if not about.chain:
             return True
         if mine.names & about.names and mine.chain:
@@ -379,7 +382,10 @@ def choose(query: ForgetQuery, gate: Any, subject_vector: np.ndarray, *, version
             the default embedder puts them at cosines of 0.2 to 0.4; the
             subject, not the pair, is what ties them.
     """
-    if not len(gate) or query.declined:
+    if not len(gate) or query.declined or not query.terms:
+        # A request with no words of its own to match ("forget it", or a name the index drops as a
+        # word, "everything about Will") names nothing: the nearest memory in meaning to the whole
+        # request is a guess, and a purge cannot be undone.
         return []
     query = query.scoped(lambda t: bool(gate.term_df(t)))
     lexical = [s for s, _ in gate.keyword_search(" ".join(query.terms), len(gate))] if query.terms else []

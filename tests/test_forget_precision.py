@@ -234,3 +234,39 @@ def test_a_thing_of_a_persons_is_not_the_same_thing_of_someone_they_own(mem, nam
 def test_what_the_assistant_knows_is_the_requests_framing(mem):
     facts = ["Sandy is allergic to shellfish.", "The beach near my flat is sandy and quiet."]
     assert _named(mem, facts, "forget everything you know about Sandy") == [facts[0]]
+
+
+def test_a_purge_spares_what_a_merge_joined_that_the_request_tells_apart(tmp_path, embedder):
+    """A merge may join two people's facts or two values as versions; a purge by description reaches
+    the members retired into what it erases only when the request names them too."""
+    mem = Memory(tmp_path / "m.db", embedder=embedder)
+    try:
+        for text in ["My daughter Mia is 7 years old.", "My daughter Zoe is 9 years old.", "I am 41 years old.",
+                     "I have a meeting with Priya on Monday.", "I have a meeting with Priya on Thursday."]:
+            mem.add(text, user_id="u")
+        merged = [m for m in mem.consolidate(user_id="u").merges if m.status == "merged"]
+        assert len(merged) == 2  # each pair joined as versions: what the purge must tell apart
+        retired = {t for m in merged for t in (mem.get(i).text for i in m.member_ids) if not t.endswith(m.text)}
+        gone = mem.forget("forget everything about Zoe", user_id="u", purge=True)
+        gone += mem.forget("forget my Thursday meeting with Priya", user_id="u", purge=True)
+        left = {m.text for m in mem.get_all(user_id="u", include_inactive=True)}
+        assert "My daughter Mia is 7 years old." in left and "I have a meeting with Priya on Monday." in left
+        assert "My daughter Zoe is 9 years old." not in left
+        assert "I have a meeting with Priya on Thursday." not in left
+        assert all(m.text == "" for m in gone) and gone
+        assert retired <= left  # whatever the merges retired and the requests did not name is still there
+    finally:
+        mem.close()
+
+
+def test_a_purge_by_an_earlier_value_spares_the_memory_that_holds_another_now(tmp_path, embedder):
+    mem = Memory(tmp_path / "n.db", embedder=embedder, gate=GateConfig(profile="none"))
+    try:
+        appt = mem.add("My dentist appointment is on Monday at 9.", user_id="u")[0].memory_id
+        mem.update(appt, "My dentist appointment is on Friday at 9.", user_id="u")
+        phone = mem.add("My phone number is 555-1234.", user_id="u")[0].memory_id
+        assert mem.forget("forget my Monday dentist appointment", user_id="u", purge=True, dry_run=True) == []
+        assert mem.forget("forget my old phone number", user_id="u", purge=True, dry_run=True) == []
+        assert {m.id for m in mem.get_all(user_id="u")} == {appt, phone}
+    finally:
+        mem.close()

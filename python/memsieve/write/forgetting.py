@@ -99,7 +99,7 @@ class ForgetQuery:
         person = _person_terms(self.about)
         return tuple(t for t in self.terms if t not in person)
 
-    def _other_value(self, text: str) -> bool:
+    def near_miss(self, text: str) -> bool:
         """Whether the memory holds another value where the request's is missing ("on Friday" for "on Monday")."""
         wanted = [(t, k) for t, k in self.values if t not in self.about.terms]
         if not wanted:
@@ -126,7 +126,7 @@ class ForgetQuery:
         Args:
             known: lowercased names known to be people's in the scope.
         """
-        if self._other_value(text):
+        if self.near_miss(text):
             return False
         about = self.about
         if not self.lexicon.self_words:

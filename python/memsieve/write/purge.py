@@ -104,9 +104,14 @@ def earlier_named(reader: Any, gate: Any, scope: Scope, query: ForgetQuery, *,
     """(seq, id, reason) of the memories one of whose earlier texts (a superseded version, a text folded into
     them) covers the request's subject, as ``inactive_named`` reads an inactive memory: a fact updated
     since ("my neighbour Zorblax lives at ..." now "my neighbour lives next door") still holds the name."""
+    if query.wants_old:
+        return []  # "my old address": the rule's own reading of versions decides (forgetting.choose)
     rows = reader.earlier_texts(scope) if query.terms else []
-    return _rows_named(rows, gate, query, min_coverage=min_coverage,
-                       says="an earlier text of it holds {:.0%} of the request's subject terms, weighted by rarity")
+    named = _rows_named(rows, gate, query, min_coverage=min_coverage,
+                        says="an earlier text of it holds {:.0%} of the request's subject terms, weighted by rarity")
+    # A memory that now holds another value where the request's is missing ("my Monday appointment",
+    # moved to Friday since) is not the one asked for: erasing it would lose the value it holds now.
+    return [(seq, mid, why) for seq, mid, why in named if not query.near_miss(reader.memory_row(mid).text)]
 
 
 def _rows_named(rows: list[tuple[int, str, str]], gate: Any, query: ForgetQuery, *, min_coverage: float,
@@ -136,14 +141,24 @@ def _rows_named(rows: list[tuple[int, str, str]], gate: Any, query: ForgetQuery,
     return list(out.values())
 
 
-def with_retired(reader: Any, scope: Scope, targets: list[Target]) -> list[Target]:
-    """``targets`` and, after them, every memory merges retired into one of them (``retired_into``)."""
+def with_retired(reader: Any, scope: Scope, targets: list[Target], *, query: ForgetQuery | None = None,
+                 gate: Any = None) -> list[Target]:
+    """``targets`` and, after them, every memory merges retired into one of them (``retired_into``).
+
+    With ``query`` (a purge by description), a retired member the request can tell apart is spared: one
+    about someone else ("Mia is 7" merged into "Zoe is 9", asked "everything about Zoe") or holding
+    another value where the request's is missing ("Monday" merged into "Thursday", asked "my Thursday
+    meeting"). A merge may have joined what it should not have; the request says what is to go."""
     layer_of = {t.memory_id: t.layer for t in targets}
-    out = list(targets)
-    for member, root, why in retired_into(reader, scope, layer_of):
-        out.append(Target(seq=reader.memory_row(member).seq, memory_id=member, was_active=False,
-                          layer=layer_of[root], reason=why))
-    return out
+    reached = [(member, root, why, reader.memory_row(member)) for member, root, why in
+               retired_into(reader, scope, layer_of)]
+    if query is not None and reached:
+        scoped = query.scoped(lambda t: bool(gate is not None and gate.term_df(t)))
+        texts = {row.seq: row.text for _, _, _, row in reached}
+        allowed = SubjectFilter(scoped, texts, lambda seq: set(_core.tokenize(texts[seq])))
+        reached = [r for r in reached if allowed(r[3].seq)]
+    return [*targets, *(Target(seq=row.seq, memory_id=member, was_active=False, layer=layer_of[root], reason=why)
+                        for member, root, why, row in reached)]
 
 
 def forget_targets(reader: Any, gate: Any, scope: Scope, query: ForgetQuery, vector: np.ndarray) -> list[Target]:
@@ -164,7 +179,7 @@ def forget_targets(reader: Any, gate: Any, scope: Scope, query: ForgetQuery, vec
             named.add(mid)
             targets.append(Target(seq=seq, memory_id=mid, was_active=reader.memory_row(mid).is_active,
                                   layer="forget", reason=why))
-    return with_retired(reader, scope, targets)
+    return with_retired(reader, scope, targets, query=query, gate=gate)
 
 
 # ---- erasing -------------------------------------------------------------------------

@@ -102,6 +102,14 @@ KEEPS = [
     "it would be awful if you forgot my birthday",
     "can you forget my birthday? no wait, keep it",
     "forget my birthday. Actually, never mind",
+    # not a request at all: a question, a complaint, someone else's words, what may be asked one day
+    "did you forget my birthday?",
+    "why have you deleted my birthday?",
+    "you forgot my birthday last year",
+    "my sister said forget my birthday",
+    "he told me to delete my birthday from the calendar",
+    "I didn't ask you to forget my birthday",
+    "maybe tomorrow I'll ask you to delete my birthday",
 ]
 
 
@@ -270,3 +278,27 @@ def test_a_purge_by_an_earlier_value_spares_the_memory_that_holds_another_now(tm
         assert {m.id for m in mem.get_all(user_id="u")} == {appt, phone}
     finally:
         mem.close()
+
+
+
+@pytest.mark.parametrize("request_text,expected", [
+    ("forget everything except my birthday", []),
+    ("forget my job, not my birthday", [1]),
+    ("forget my job but not my birthday", [1]),
+    ("forget my job instead of my birthday", [1]),
+    ("forget my job rather than my birthday", [1]),
+    ("forget my job other than my birthday", [1]),
+])
+def test_what_a_request_excepts_is_kept_and_lends_it_no_words(mem, request_text, expected):
+    facts = ["My birthday is on March 3rd.", "My job is nursing at St Mary's."]
+    assert _named(mem, facts, request_text) == sorted(facts[i] for i in expected)
+
+
+@pytest.mark.parametrize("text,asks", [("did you forget my birthday?", False),
+                                       ("my sister said forget my birthday", False),
+                                       ("please forget my birthday", True),
+                                       ("could you please delete my phone number?", True)])
+def test_a_chat_message_is_a_request_to_forget_only_when_it_asks(text, asks):
+    from memsieve.text.lexicon import ENGLISH
+
+    assert ENGLISH.is_forget_request(text) is asks

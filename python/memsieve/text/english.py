@@ -191,10 +191,28 @@ _LOSE = r"(?:forget|forgets|forgot|forgotten|delete|deleted|remove|removed|erase
         r"|lose|lost)"
 KEEP_REQUEST = (
     r"\b(?:don'?t|do not|dont|never|not|won'?t|will not|shouldn'?t|should not|mustn'?t|must not|can'?t|"
-    r"cannot|wouldn'?t|would not)\s+(?:[\w']+\s+){0,4}?" + _LOSE + r"\b"
+    r"cannot|wouldn'?t|would not|didn'?t|did not|doesn'?t|does not|haven'?t|have not|hasn'?t|has not|"
+    r"isn'?t|wasn'?t|aren'?t|weren'?t|no one|nobody)\s+(?:[\w']+\s+){0,4}?" + _LOSE + r"\b"
     r"|^\s*(?:(?:please|pls|kindly|do|always|just|and|so)\s+)*(?:remember|keep|save|store|hold on to|hang on to)\b"
     r"|^(?=.*\b(?:terrible|awful|bad|sad|horrible|shame|disaster|unacceptable|upsetting|mistake|hurt)\b)"
     r".*\b(?:forgetting|deleting|erasing|losing|if you (?:ever )?" + _LOSE + r")\b"
+    # a question about forgetting, not a request ("did you forget my birthday?", "why have you deleted ...")
+    r"|^\s*(?:(?:why|when|how come|so)\s+)?(?:did|have|has|had|do|does|were|was)\s+(?:you|it|they|we)\b"
+    r"(?:\s+[\w']+){0,3}?\s+" + _LOSE + r"\b"
+    # a complaint about what was done ("you forgot my birthday last year")
+    r"|\byou(?:'ve|'d)?\s+(?:[\w']+\s+){0,2}?(?:forgot|forgotten|deleted|erased|removed|lost|wiped|purged)\b"
+    # someone else's words ("my sister said forget it", "he told me to delete ..."); the user's own stay
+    r"|\b(?!(?:i|we)\b)[a-z']+\s+(?:said|says|told\s+\w+|tells\s+\w+|asked\s+\w+|asks\s+\w+|wants?\s+\w+|"
+    r"wanted\s+\w+|thinks?|thought)\s+(?:(?:that|to|you|me|i|we|should|would|could|must)\s+)*" + _LOSE + r"\b"
+    # what the user may ask one day ("maybe tomorrow I'll ask you to delete ...", "if I tell you to forget ...")
+    r"|\b(?:i'?ll|i will|i might|i may|i could|if i|if we|when i)\s+(?:[\w']+\s+){0,3}?(?:ask|tell)\s+you\s+to\b"
+)
+
+#: A clause that names what is to be kept out of the request ("... except my birthday", "not my email",
+#: "instead of my phone number"): it asks nothing, and lends no words to the asking clause.
+REQUEST_EXCEPTION = (
+    r"^\s*(?:(?:and|but|though|yet)\s+)?(?:not|except(?: for)?|other than|rather than|apart from|aside from|"
+    r"excluding|instead of|save for|leave out|leaving out)\b"
 )
 
 #: A clause that takes back what the request asked before it ("forget my birthday? no wait, keep it"):
@@ -206,7 +224,8 @@ RETRACT_REQUEST = (
 )
 
 #: Where a request's clauses part: punctuation, and "but" ("don't forget mine, but forget Tom's").
-CLAUSE_BREAK = r"[,;.!?]+|\bbut\b|\binstead\b"
+CLAUSE_BREAK = (r"[,;.!?]+|\bbut\b(?!\s+not\b)|\binstead\b(?!\s+of\b)"
+                r"|(?=\b(?:except|other than|rather than|apart from|aside from|excluding|instead of|but not)\b)")
 
 #: Where one request to forget names two of the user's own things ("forget my address and my job"): an
 #: "and" or a comma before a first-person possessive. Each side is then asked on its own (memsieve.write.forgetting).

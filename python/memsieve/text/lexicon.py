@@ -124,6 +124,8 @@ class Lexicon:
             not to forget ("don't forget my birthday"); None: no clause does.
         retract_request: a regular expression for a clause that takes back the clauses
             before it ("no wait, keep it"); None: none does.
+        request_exception: a regular expression for a clause that keeps something out of
+            the request ("except my birthday", "not my email"); None: none does.
         request_conjunction: a regular expression where one request names two of the
             user's own things ("... my address and my job"); None: never split.
         clause_break: a regular expression where a request's clauses part
@@ -197,6 +199,7 @@ class Lexicon:
     keep_request: str | None = None
     retract_request: str | None = None
     request_conjunction: str | None = None
+    request_exception: str | None = None
     clause_break: str | None = None
     assistant_said: str | None = None
     user_said: str | None = None
@@ -278,6 +281,7 @@ class Lexicon:
                    request_framing=english.REQUEST_FRAMING, forget_request=english.FORGET_REQUEST,
                    not_a_forget_request=english.NOT_A_FORGET_REQUEST, keep_request=english.KEEP_REQUEST,
                    retract_request=english.RETRACT_REQUEST, request_conjunction=english.REQUEST_CONJUNCTION,
+                   request_exception=english.REQUEST_EXCEPTION,
                    clause_break=english.CLAUSE_BREAK, assistant_said=english.ASSISTANT_SAID,
                    user_said=english.USER_SAID, earlier_chat=english.EARLIER_CHAT,
                    value_words=english.VALUE_WORDS, polarity_words=english.POLARITY_WORDS,
@@ -380,7 +384,9 @@ class Lexicon:
         if asks is None:
             return False
         folded = fold(text).lower()
-        return bool(asks.search(folded)) and not (unless is not None and unless.search(folded))
+        if not asks.search(folded) or (unless is not None and unless.search(folded)):
+            return False
+        return bool(self.request_clauses(text)[0])  # a question, a complaint, someone else's words ask nothing
 
     def request_clauses(self, text: str) -> tuple[list[str], list[str]]:
         """A request's clauses that ask to forget, and those that ask not to ("don't forget ...").
@@ -401,12 +407,20 @@ class Lexicon:
                 keeping[:0], asking = asking, []  # what was asked so far is taken back
                 declined = True
                 continue
+            if self.is_exception(part):
+                keeping.append(part)  # kept out; the clauses after it go on as before
+                continue
             if d.keep_request is not None and d.keep_request.search(low):
                 declined = True
             elif d.request_opening is not None and d.request_opening.search(low):
                 declined = False
             (keeping if declined else asking).append(part)
         return asking, keeping
+
+    def is_exception(self, clause: str) -> bool:
+        """Whether a request's clause keeps something out of it ("except my birthday", "not my email")."""
+        d = self._derived
+        return d.request_exception is not None and bool(d.request_exception.search(fold(clause).lower()))
 
     def conjoined(self, text: str) -> list[str]:
         """A request's parts where it names two of the user's own things ("forget my address and my job")."""
@@ -489,6 +503,7 @@ class _Derived:
         self.not_a_forget_request = _pattern(lexicon.not_a_forget_request, name="not_a_forget_request")
         self.keep_request = _pattern(lexicon.keep_request, name="keep_request")
         self.retract_request = _pattern(lexicon.retract_request, name="retract_request")
+        self.request_exception = _pattern(lexicon.request_exception, name="request_exception")
         self.request_conjunction = _pattern(lexicon.request_conjunction, name="request_conjunction",
                                             flags=re.IGNORECASE)
         self.clause_break = _pattern(lexicon.clause_break, name="clause_break")

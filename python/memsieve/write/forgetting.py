@@ -183,8 +183,9 @@ def parse_request(what: str, *, lexicon: Lexicon = ENGLISH) -> ForgetQuery:
     if keeping and not asking:
         return ForgetQuery(terms=(), wants_old=False, subject=what, declined=True, lexicon=lexicon)
     query = _parse_clause(" ".join(asking) if keeping else what, lexicon)
-    if keeping and (query.person_only or not query.terms):
-        declined = _parse_clause(" ".join(keeping), lexicon)
+    lending = [c for c in keeping if not lexicon.is_exception(c)]  # "except my birthday" lends nothing
+    if lending and (query.person_only or not query.terms):
+        declined = _parse_clause(" ".join(lending), lexicon)
         extra = tuple(t for t in declined.what_terms if t not in query.terms and t not in query.about.terms)
         query = replace(query, terms=query.terms + extra, person_only=False,
                         subject=" ".join([query.subject, *extra]) if query.terms else " ".join(extra) or what,

@@ -302,3 +302,33 @@ def test_a_chat_message_is_a_request_to_forget_only_when_it_asks(text, asks):
     from memsieve.text.lexicon import ENGLISH
 
     assert ENGLISH.is_forget_request(text) is asks
+
+
+@pytest.mark.parametrize("request_text,expected", [
+    ("forget where carlos lives", 0),
+    ("forget greg phone number", 2),
+    ("forget the phone number of greg", 2),
+    ("forget where I live", 1),
+])
+def test_a_name_typed_in_lower_case_is_the_persons_the_scope_names(mem, request_text, expected):
+    """Read as the user's own, "where carlos lives" took "I live in Quito"; the scope's memories say
+    who Carlos is ("my friend Carlos"), and the request is read again with the name as a name."""
+    facts = ["My friend Carlos lives in Lima.", "I live in Quito.", "Greg's phone number is 555-0101.",
+             "My phone number is 555-2222."]
+    assert _named(mem, facts, request_text) == [facts[expected]]
+
+
+def test_words_said_of_someone_else_are_not_guessed_among_the_users_own(mem):
+    facts = ["Zelda's locker is number 18 by the pool.", "I keep my towel in the car."]
+    assert _named(mem, facts, "forget zelda locker") in ([facts[0]], [])
+
+
+@pytest.mark.parametrize("request_text,expected", [
+    ("forget my brother's Tesla", [1]),
+    ("forget where my sister lives", [3]),
+    ("forget where my wife's sister lives", [4]),
+])
+def test_a_thing_or_a_relation_of_a_relations_is_not_the_users_own(mem, request_text, expected):
+    facts = ["I drive a Tesla.", "My brother's Tesla is red.", "I subscribe to Spotify Premium.",
+             "My sister lives in Porto.", "My wife's sister lives in Braga."]
+    assert _named(mem, facts, request_text) == sorted(facts[i] for i in expected)

@@ -138,7 +138,7 @@ def find_subject(text: str, *, self_words: Collection[str], possessives: Collect
 
     def names_beside(i: int) -> set[str]:
         out = set()
-        if is_name(i + 1):
+        if is_name(i + 1) and low[i] == base[i]:  # "my brother Tom"; "my brother's Tesla" is a thing of his
             out.add(_term(base[i + 1]))
         for j in (i - 1, i - 2):  # "Tomas, my roommate": the name two words back, "my" between
             if j >= 0 and is_name(j) and (j == i - 1 or low[i - 1] in possessives):

@@ -53,6 +53,7 @@ memories the request is about. The rule is deterministic and explainable:
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable, Collection, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
@@ -78,6 +79,7 @@ class ForgetQuery:
         declined: the request only asks *not* to forget ("don't forget my birthday"): it names nothing.
         name_words: the request's names as typed, lowercased ("mark"): a memory gives the person only by
             the name itself, capitalized ("Mark", not "marking" nor a good "mark").
+        request: the words the query was read from.
         lexicon: the language it was read in, which reads the memories' subjects too.
     """
 
@@ -89,6 +91,7 @@ class ForgetQuery:
     values: tuple[tuple[str, str], ...] = ()
     declined: bool = False
     name_words: frozenset[str] = frozenset()
+    request: str = ""
     lexicon: Lexicon = field(default=ENGLISH, compare=False, repr=False)
 
     @property
@@ -144,6 +147,8 @@ class ForgetQuery:
             return False
         if about.names and mine.names:
             return bool(about.names & mine.names) and self._names_the_person(text, terms, mine, exact=True)
+        if about.terms & about.own and not about.terms & mine.own and mine.own:
+            return False  # "my sister" asked: "my wife's sister" is the wife's, not the user's own sister
         return bool(about.terms & mine.terms)
 
     def _names_the_person(self, text: str, terms: Collection[str], mine: Subject, *, exact: bool = False) -> bool:
@@ -190,7 +195,30 @@ def parse_request(what: str, *, lexicon: Lexicon = ENGLISH) -> ForgetQuery:
         query = replace(query, terms=query.terms + extra, person_only=False,
                         subject=" ".join([query.subject, *extra]) if query.terms else " ".join(extra) or what,
                         values=query.values + tuple(v for v in declined.values if v[0] in extra))
-    return query
+    return replace(query, request=what)
+
+
+def with_names(query: ForgetQuery, people: Collection[str]) -> ForgetQuery:
+    """The query read again with the words that are people's names in the scope capitalized, when it was
+    read as the user's own: "forget where carlos lives", typed in lower case beside "My friend Carlos
+    lives in Lima", is about Carlos, not about where the user lives.
+
+    Args:
+        people: index terms of names the scope's memories give people (memsieve.text.subjects.Subject.people).
+    """
+    if query.about.who != "user" or query.declined or not query.request:
+        return query
+    typed = set(query.terms) & set(people)
+    if not typed:
+        return query
+
+    def capitalized(m: re.Match[str]) -> str:
+        word = m.group(0)
+        base = word[:-2] if word.endswith("'s") else word
+        found = _core.tokenize(base)
+        return word[:1].upper() + word[1:] if found and found[0] in typed else word
+
+    return parse_request(re.sub(r"\b[a-z][\w']*", capitalized, query.request), lexicon=query.lexicon)
 
 
 def parse_requests(what: str, *, lexicon: Lexicon = ENGLISH) -> list[ForgetQuery]:
@@ -272,11 +300,18 @@ def named_memories(query: ForgetQuery, *, keys: Sequence[int], terms_of: Callabl
     if query.declined:
         return []
     named = []
+    elsewhere = False  # the request's words are said of someone else
     for key in keys:
         c = coverage(query, terms_of(key), idf)
-        if c >= min_coverage and allowed(key):
-            named.append((key, f"it holds {c:.0%} of the request's subject terms, weighted by rarity"))
-    if named or not keys:
+        if c >= min_coverage:
+            if allowed(key):
+                named.append((key, f"it holds {c:.0%} of the request's subject terms, weighted by rarity"))
+            else:
+                elsewhere = True
+    if named or not keys or elsewhere:
+        # A memory of someone else's that holds the request's words ("where carlos lives", typed in lower
+        # case, beside "My friend Carlos lives in Lima") says the request is about that one: no guess by
+        # meaning among the user's own ("I live in Quito").
         return named
     # Rule 3: a paraphrase. When the scope holds some of the words of what is asked, only a
     # memory holding one of them may be the paraphrase: "my sister's birthday" where the
@@ -395,6 +430,10 @@ def choose(query: ForgetQuery, gate: Any, subject_vector: np.ndarray, *, version
     keys = list(dict.fromkeys(lexical + near))
     cos_of = dict(zip(near, (float(c) for c in near_cos)))
     texts = {k: t for k in keys if (t := text_of(k)) is not None}
+    if query.about.who == "user":
+        people = set().union(*(query.lexicon.subject(t).people for t in texts.values()))
+        people |= {p for t in texts.values() for n in query.lexicon.relation_names(t) for p in _core.tokenize(n)}
+        query = with_names(query, people).scoped(lambda t: bool(gate.term_df(t)))
     allowed = SubjectFilter(query, texts, gate.terms_of)
     named = named_memories(query, keys=keys, terms_of=gate.terms_of, idf=_scope_idf(gate),
                            cosines=[cos_of.get(k, -1.0) for k in keys], min_coverage=min_coverage,

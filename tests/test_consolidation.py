@@ -333,3 +333,30 @@ def test_the_words_of_two_speakers_are_never_merged(gated_off):
     assert kept.metadata["role"] == "user" and sorted(kept.sources) == ["u1", "u2"]
     roles = sorted(i.metadata["role"] for i in mem.get_all(**U))
     assert roles == ["assistant", "user"]
+
+
+@pytest.mark.parametrize("older,newer", [
+    ("Ben hired me.", "I hired Ben."),
+    ("I wake up at 7 am.", "I wake up at 7 pm."),
+    ("Lena is 41 and Marco is 38.", "Lena is 38 and Marco is 41."),
+    ("My dad is worried about my health.", "I'm worried about my dad's health."),
+    ("I visited Paris in 2019.", "I visited Paris in 2021."),
+    ("My daughter starts university in September.", "My cousin's daughter starts university in September."),
+])
+def test_what_the_gate_keeps_apart_consolidation_keeps_apart(tmp_path, embedder, older, newer):
+    """Review finding: these pairs, each stored by the gate as two facts, were merged (as duplicates, or
+    the older closed as a version) because the merge rule compared sets of terms only."""
+    with Memory(tmp_path / "apart.db", embedder=embedder, gate=GateConfig(profile="none")) as m:
+        m.add(older, user_id="u")
+        m.add(newer, user_id="u")
+        report = m.consolidate(user_id="u")
+        assert report.merges == []
+        assert sorted(x.text for x in m.get_all(user_id="u")) == sorted([older, newer])
+
+
+def test_a_newer_value_of_a_state_still_closes_the_older(tmp_path, embedder):
+    with Memory(tmp_path / "state.db", embedder=embedder, gate=GateConfig(profile="none")) as m:
+        m.add("My gate code is 4471.", user_id="u")
+        m.add("My gate code is 4472.", user_id="u")
+        assert [x.kind for x in m.consolidate(user_id="u").merges] == ["versions"]
+        assert [x.text for x in m.get_all(user_id="u")] == ["My gate code is 4472."]

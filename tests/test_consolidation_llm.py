@@ -86,3 +86,64 @@ def test_a_dry_run_with_an_llm_proposes_the_text_and_writes_nothing(server, mem)
     report = mem.consolidate(llm=client(server), dry_run=True, **U)
     assert report.merges[0].status == "proposed" and report.merges[0].text.endswith("always")
     assert len(mem.get_all(**U)) == 2 and mem.faults(**U) == []
+
+
+@pytest.mark.parametrize("merged", ["I don't love hiking in the mountains on weekends",
+                                    "I never love hiking in the mountains on weekends"])
+def test_a_merge_that_holds_every_term_but_says_it_otherwise_is_refused(server, mem, merged):
+    """Every member term is in the merged text, yet folding a member into it leaves a denial
+    unsaid, as the gate refuses such a NOOP: the guard reads the marks too (review finding: an
+    LLM text that swapped two people's ages passed the term check)."""
+    server.reply(json.dumps({"text": merged}))
+    before = active_texts(mem)
+    report = mem.consolidate(llm=client(server), **U)
+    assert report.merges == [] and "says 1 thing(s) of member" in report.refused[0].reason
+    assert active_texts(mem) == before
+
+
+def test_a_merge_that_swaps_values_is_refused():
+    from memsieve.consolidation.llm_merge import LLMMerger
+    from memsieve.text.lexicon import ENGLISH
+
+    class Member:
+        def __init__(self, text):
+            import numpy as np
+
+            self.item = type("Item", (), {"text": text, "id": "m"})()
+            self.vector = np.ones(4, dtype=np.float32) / 2
+
+    import numpy as np
+
+    members = [Member("Lena is 38 and Marco is 41."), Member("Lena is 38 and Marco is 41!")]
+    cluster = type("Cluster", (), {"members": members, "kind": "duplicates", "kept": members[0]})()
+    merger = LLMMerger(None, lambda t: np.ones(4, dtype=np.float32) / 2)
+    vec = np.ones(4, dtype=np.float32) / 2
+    assert merger.guard(cluster, "Lena is 41 and Marco is 38.", vec) is None  # the terms alone pass
+    assert "otherwise" in merger.guard(cluster, "Lena is 41 and Marco is 38.", vec, marks=ENGLISH.marks)
+
+
+def test_undo_after_an_edit_put_back_restores_the_text_from_before_the_merge(server, mem):
+    """Review finding: the undo took the kept memory's latest superseded text, which after an edit and
+    its reversal is the edit's predecessor, not the text the merge replaced."""
+    before = {i.id: i.text for i in mem.get_all(**U)}
+    merged = "I love hiking in the mountains on weekends, every weekend"
+    server.reply(json.dumps({"text": merged}))
+    report = mem.consolidate(llm=client(server), **U)
+    kept = report.merges[0].kept_id
+    mem.update(kept, "I love hiking in the Dolomites on weekends", **U)
+    mem.update(kept, merged, **U)  # put back, as the conflict error advises
+    mem.unconsolidate(report.merges[0].id)
+    assert {i.id: i.text for i in mem.get_all(**U)} == before
+
+
+def test_a_repeat_folded_into_the_kept_memory_does_not_block_the_undo(server, mem):
+    """Review finding: a NOOP into the kept memory (a sighting and a source) made the merge impossible to
+    undo, with advice that could not help. The undo now keeps the sighting and its source."""
+    server.reply(json.dumps({"text": "I love hiking in the mountains on weekends, every weekend"}))
+    report = mem.consolidate(llm=client(server), **U)
+    kept = report.merges[0].kept_id
+    again = mem.add("I love hiking in the mountains on weekends, every weekend", source="t3", **U)[0]
+    assert again.event == "NOOP" and again.memory_id == kept
+    back = mem.unconsolidate(report.merges[0].id)
+    assert back and active_texts(mem) == sorted(t for t, _ in DUPES)
+    assert "t3" in mem.get(kept).sources

@@ -15,8 +15,8 @@ gate (vectors, keyword index, threshold shares) back with the same calls
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from typing import Any
 from dataclasses import replace
+from typing import Any
 
 import numpy as np
 
@@ -130,7 +130,8 @@ class MergeWriter:
         # A purge leaves a retired member's state as the merge left it, but erases its text and vector.
         stale = [r["id"] for r in state["retired"] if tx.row_state(r["seq"]) != RowState.from_dict(r["after"])
                  or not tx.memory_row(r["id"]).text]
-        if tx.row_state(kept["seq"]) != RowState.from_dict(kept["after"]) or text_hash(kept_row.text) != kept["hash"]:
+        kept_now = tx.row_state(kept["seq"])
+        if not _same_but_seen(kept_now, RowState.from_dict(kept["after"])) or text_hash(kept_row.text) != kept["hash"]:
             stale.append(merge.kept_id)
         if stale:
             raise MergeConflictError(f"merge {merge.id!r} cannot be undone: "
@@ -145,9 +146,15 @@ class MergeWriter:
                            layer=LAYER, reason=reason, now=self.now, extra=extra)
             self.gate.add(r["seq"], row.embedding, row.share, row.text)
             self.gate.load_parts(tx.parts_of([r["seq"]], self.gate.dim))  # kept while it was retired
-        tx.set_row_state(kept["seq"], RowState.from_dict(kept["before"]))
+        tx.set_row_state(kept["seq"], _seen_since(RowState.from_dict(kept["before"]), RowState.from_dict(kept["after"]),
+                                                  kept_now))
         if kept["text_changed"]:
-            old = tx.last_version(kept["seq"])
+            # The text the kept memory had when the merge was made, not whatever came before its latest
+            # edit: an edit put back to the merged text since leaves a later version on top.
+            before = next((h.old_text for h in tx.history(merge.kept_id) if h.event == "CONSOLIDATE"
+                           and h.extra.get("merge_id") == merge.id and h.old_text), None)
+            old = (tx.version_with_hash(kept["seq"], text_hash(before)) if before else None) \
+                or tx.last_version(kept["seq"])
             if old is not None:
                 # The merge dropped the old text's parts with it; they are cut and embedded again.
                 parts = self.split(old[0])
@@ -162,6 +169,20 @@ class MergeWriter:
         tx.mark_unmerged(merge.id, self.now)
         tx.bump(self.scope, "UNCONSOLIDATE", LAYER)
         return [r["id"] for r in state["retired"]]
+
+
+def _same_but_seen(now: RowState, after: RowState) -> bool:
+    """Whether the kept memory is as the merge left it but for being seen again since: a NOOP folded into
+    it (a repeat of the fact) adds a sighting and its source, which an undo keeps, not a change."""
+    return (now.is_active, now.valid_to, now.expired_at) == (after.is_active, after.valid_to, after.expired_at) \
+        and set(after.sources) <= set(now.sources) and now.seen_count >= after.seen_count
+
+
+def _seen_since(before: RowState, after: RowState, now: RowState) -> RowState:
+    """The kept memory's state from before the merge, with the sightings and sources added since it."""
+    added = [s for s in now.sources if s not in set(after.sources)]
+    return replace(before, sources=[*before.sources, *(s for s in added if s not in set(before.sources))],
+                   seen_count=before.seen_count + now.seen_count - after.seen_count)
 
 
 def _what_changed(tx: Any, memory_id: str) -> str:

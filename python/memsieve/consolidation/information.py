@@ -38,6 +38,7 @@ from typing import Any
 import memsieve._core as _core
 from memsieve.gate.config import GateConfig
 from memsieve.gate.profiles.kde import IDF_PRIOR, IDF_PRIOR_WEIGHT, unsaid_values
+from memsieve.text.marks import Marks, other_doers, other_modality, unmarked
 from memsieve.gate.versions import (VersionBars, VersionEvidence, newer_version_reason, older_may_leave,
                                     other_subject_of_ids, slot_terms)
 
@@ -126,4 +127,36 @@ class TermView:
         leave = older_may_leave(forward, backward, bars=self._bars)
         return PairVerdict(versions=versions, information=max(forward.information, self.information(older, newer)),
                            differing=tuple(sorted(set(forward.new_values) | set(backward.new_values))),
-                           distinct=not leave)
+                           distinct=not leave or self.told_apart(older[1], newer[1], versions=versions))
+
+    def told_apart(self, older: str, newer: str, *, versions: bool) -> bool:
+        """What the gate's fold check reads in two texts and term sets cannot see: a merge of these
+        would lose a true fact.
+
+        Either way: another doer ("Ben hired me" / "I hired Ben"), a plan against a deed, the same
+        values in another order ("Lena is 41 and Marco is 38" / the ages swapped), or another person
+        the fact is about ("my daughter" / "my cousin's daughter"). Duplicates: anything one says
+        that folding it into the other would leave unsaid ("7 am" / "7 pm"), as the gate refuses such
+        a NOOP. Versions: two past facts ("I visited Paris in 2019" / "... in 2021") are both true;
+        a newer value supersedes a state, not what happened.
+        """
+        lexicon = self._gate.lexicon
+        a, b = lexicon.marks(older), lexicon.marks(newer)
+        if other_doers(a, b) or other_doers(b, a) or other_modality(a, b) or _swapped(a, b):
+            return True
+        sa, sb = lexicon.subject(older), lexicon.subject(newer)
+        if sa.sure and sb.sure and (sa.who, sa.terms, sa.own) != (sb.who, sb.terms, sb.own):
+            return True
+        if versions:
+            return "past" in a.tense and "past" in b.tense
+        return bool(unmarked(a, b) or unmarked(b, a))
+
+
+def _swapped(a: Marks, b: Marks) -> bool:
+    """Whether two texts say the same values of one class (numbers, days, names) in another order."""
+    for cls in {c for c, _ in a.values} & {c for c, _ in b.values}:
+        mine = [t for c, t in a.values if c == cls]
+        theirs = [t for c, t in b.values if c == cls]
+        if len(set(mine)) > 1 and set(mine) == set(theirs) and mine != theirs:
+            return True
+    return False

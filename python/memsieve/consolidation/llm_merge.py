@@ -25,6 +25,7 @@ import memsieve._core as _core
 from memsieve.consolidation.plan import Cluster
 from memsieve.errors import LLMError
 from memsieve.llm.prompts import quote_data
+from memsieve.text.marks import Marks, unmarked
 
 #: The lowest cosine a merged text may have with any member.
 DEFAULT_MIN_MEMBER_COS = 0.8
@@ -75,7 +76,9 @@ class LLMMerger:
         self.embed_one = embed_one
         self.min_member_cos = min_member_cos
 
-    def merge(self, cluster: Cluster) -> MergedText:
+    def merge(self, cluster: Cluster, *, marks: Callable[[str], Marks] | None = None) -> MergedText:
+        """The cluster's merged text, or why it is refused. ``marks``: the scope's lexicon's reading of
+        a text's marks (memsieve.text.marks), for the guard's check of what the terms cannot see."""
         try:
             data, _ = self.client.complete_json(merge_messages(cluster), schema=MERGE_SCHEMA, name="consolidate")
         except LLMError as exc:
@@ -85,11 +88,16 @@ class LLMMerger:
             return MergedText(None, None, "the model returned no merged text", str(data)[:500])
         text = " ".join(text.split())
         vector = self.embed_one(text)
-        refused = self.guard(cluster, text, vector)
+        refused = self.guard(cluster, text, vector, marks=marks)
         return MergedText(None if refused else text, None if refused else vector, refused, text)
 
-    def guard(self, cluster: Cluster, text: str, vector: np.ndarray) -> str | None:
-        """None when the merged text passes both guards, else the reason it is refused."""
+    def guard(self, cluster: Cluster, text: str, vector: np.ndarray, *,
+              marks: Callable[[str], Marks] | None = None) -> str | None:
+        """None when the merged text passes the guards, else the reason it is refused.
+
+        With ``marks``, a member must also fold into the merged text as the gate folds a NOOP: the
+        same values in the same order ("Lena is 41 and Marco is 38" is not "Lena is 38 and Marco is
+        41", though it holds every term), the same doers, denials and tense."""
         for m in cluster.members:
             cos = float(np.dot(m.vector, vector))
             if not cos >= self.min_member_cos:
@@ -104,4 +112,8 @@ class LLMMerger:
                 # member would not find by its text.
                 return (f"the merged text drops {len(lost)} content term(s) of member {m.item.id}; "
                         "cluster left alone")
+            unsaid = unmarked(marks(m.item.text), marks(text)) if marks is not None else ()
+            if unsaid:
+                return (f"the merged text says {len(unsaid)} thing(s) of member {m.item.id} otherwise (values in "
+                        "another order, another doer, a denial or a tense); cluster left alone")
         return None

@@ -95,7 +95,7 @@ class Consolidator:
             reason = cluster.reason(min_sim)
             text, vector = cluster.kept.item.text, None
             if merger is not None:
-                out = merger.merge(cluster)
+                out = merger.merge(cluster, marks=gate.lexicon.marks)
                 if out.refused is not None:
                     refused.append(self._entry(cluster, None, text, f"LLM merge refused: {out.refused}", "refused"))
                     if writer is not None:

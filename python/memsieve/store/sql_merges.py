@@ -93,6 +93,14 @@ class SqlMerges(SqlRecords):
             return None
         return str(row[0]), np.array(self._vector(row[1]), dtype=np.float32)
 
+    def version_with_hash(self, seq: int, text_hash: str) -> tuple[str, np.ndarray] | None:
+        """The text and (d,) float32 embedding of the memory's latest superseded version with this text hash."""
+        row = self._q("SELECT text, embedding FROM memory_versions WHERE memory_seq = %s AND text_hash = %s"
+                      " ORDER BY known_to DESC, seq DESC LIMIT 1", (int(seq), text_hash), binary=True).fetchone()
+        if row is None:
+            return None
+        return str(row[0]), np.array(self._vector(row[1]), dtype=np.float32)
+
     def remove_link(self, memory_id: str, linked_id: str, *, kind: str) -> None:
         self._q("DELETE FROM links WHERE memory_id = %s AND linked_id = %s AND kind = %s",
                 (memory_id, linked_id, kind))

@@ -177,3 +177,23 @@ def test_a_typo_in_db_creates_nothing(tmp_path, argv):
     assert proc.returncode == 2, proc.stderr
     assert proc.stderr.startswith(f"memsieve: error: no database at {str(db)!r}")
     assert list(db.parent.iterdir()) == []
+
+
+def test_the_served_scope_is_named_as_the_library_spells_it(tmp_path, embedder):
+    """Review finding: a server started for a decomposed "José" refused the composed spelling its own
+    results report, and a "--user me" server refused "me "; the library reads each as the one scope.
+    Another scope stays refused, however it is spelled."""
+    db = tmp_path / "n.db"
+    decomposed = "Jose\u0301"
+
+    async def main():
+        async with stdio_session(db, "--user", decomposed) as session:
+            await session.initialize()
+            await call(session, "add_memories", text="I like green tea.")
+            for spelling in ("Jos\u00e9", decomposed, " Jos\u00e9 ", "Jos\u00e9\u200b"):
+                listed = await call(session, "list_memories", user_id=spelling)
+                assert [m["text"] for m in listed["memories"]] == ["I like green tea."]
+            for other in ("jos\u00e9", "Jose", "Jos\u00e9 2"):
+                assert "serves only" in await fails(session, "list_memories", user_id=other)
+
+    anyio.run(main)

@@ -154,7 +154,7 @@ class MemoryTools:
         given = {"user_id": user_id, "agent_id": agent_id, "run_id": run_id}
         if not any(v is not None for v in given.values()):
             return dict(self.defaults)
-        if given != self.defaults and not self.unsafe_any_scope:
+        if not self.unsafe_any_scope and not _same_scope(given, self.defaults):
             raise ScopeError(f"this server serves only the scope {_scope_text(self.defaults)}, and the call named "
                              f"{_scope_text(given)}; leave the ids out, or start the server with "
                              "--unsafe-any-scope to let every client read and erase every scope")
@@ -324,6 +324,15 @@ def build_server(tools: MemoryTools) -> MCPServer:
         "Long-term memory. add_memories stores what is worth remembering (the write gate refuses near-duplicates "
         "and says why); search_memory before answering questions about the user; list_rejections and "
         "restore_rejection audit and undo the gate."), log_level="WARNING", tools=registered)
+
+
+def _same_scope(given: JSONDict, served: JSONDict) -> bool:
+    """Whether a call's ids name the served scope, as the library reads ids (NFC, edges stripped):
+    "José" typed composed or decomposed, or "me " for "me", is the one scope."""
+    try:
+        return Scope.of(**given) == Scope.of(**served)
+    except ScopeError:
+        return False  # ids the library refuses name no scope, and the served one least of all
 
 
 def _scope_text(ids: JSONDict) -> str:

@@ -245,24 +245,25 @@ def test_what_the_assistant_knows_is_the_requests_framing(mem):
 
 
 def test_a_purge_spares_what_a_merge_joined_that_the_request_tells_apart(tmp_path, embedder):
-    """A merge may join two people's facts or two values as versions; a purge by description reaches
-    the members retired into what it erases only when the request names them too."""
-    mem = Memory(tmp_path / "m.db", embedder=embedder)
+    """A merge closes an older version into the newer; a purge by description reaches the members retired
+    into what it erases only when the request names them too: "my gate code 4472" spares the 4471 the
+    merge retired, "my locker code" takes both of its versions."""
+    mem = Memory(tmp_path / "m.db", embedder=embedder, gate=GateConfig(profile="none"))
     try:
-        for text in ["My daughter Mia is 7 years old.", "My daughter Zoe is 9 years old.", "I am 41 years old.",
-                     "I have a meeting with Priya on Monday.", "I have a meeting with Priya on Thursday."]:
+        for text in ["My gate code is 4471.", "My gate code is 4472.", "My locker code is 1234.",
+                     "My locker code is 5678.", "I swim on Tuesdays."]:
             mem.add(text, user_id="u")
         merged = [m for m in mem.consolidate(user_id="u").merges if m.status == "merged"]
-        assert len(merged) == 2  # each pair joined as versions: what the purge must tell apart
-        retired = {t for m in merged for t in (mem.get(i).text for i in m.member_ids) if not t.endswith(m.text)}
-        gone = mem.forget("forget everything about Zoe", user_id="u", purge=True)
-        gone += mem.forget("forget my Thursday meeting with Priya", user_id="u", purge=True)
+        assert sorted(m.kind for m in merged) == ["versions", "versions"]
+        gone = mem.forget("forget my gate code 4472", user_id="u", purge=True)
+        assert len(gone) == 1 and gone[0].text == ""
         left = {m.text for m in mem.get_all(user_id="u", include_inactive=True)}
-        assert "My daughter Mia is 7 years old." in left and "I have a meeting with Priya on Monday." in left
-        assert "My daughter Zoe is 9 years old." not in left
-        assert "I have a meeting with Priya on Thursday." not in left
-        assert all(m.text == "" for m in gone) and gone
-        assert retired <= left  # whatever the merges retired and the requests did not name is still there
+        assert "My gate code is 4471." in left and "My gate code is 4472." not in left
+        gone = mem.forget("forget my locker code", user_id="u", purge=True)
+        assert len(gone) == 2 and all(m.text == "" for m in gone)
+        left = {m.text for m in mem.get_all(user_id="u", include_inactive=True)}
+        assert not {"My locker code is 1234.", "My locker code is 5678."} & left
+        assert "I swim on Tuesdays." in left
     finally:
         mem.close()
 

@@ -19,7 +19,7 @@ PACKAGE = Path(__file__).resolve().parent.parent / "python" / "memsieve"
 
 #: The stages from the ground up: each may import any stage before it, none after it.
 ORDER = [
-    "_core", "errors", "jsonable", "plain", "resources", "offsets", "records", "scope",
+    "_core", "errors", "jsonable", "plain", "resources", "offsets", "records", "scope", "times",
     "text", "embedding", "llm", "inputs", "parts",
     "store", "gate", "read", "stats", "consolidation", "write",
     "scoped", "memory", "aio", "router", "integrations", "__init__",

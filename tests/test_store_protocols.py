@@ -114,6 +114,7 @@ def _calls() -> dict[str, object]:
         "purge_rejection": lambda s: s.purge_rejection("r", reason="r", now="t"),
         "checkpoint": lambda s: s.checkpoint(),
         "inactive_texts": lambda s: s.inactive_texts(u),
+        "earlier_texts": lambda s: s.earlier_texts(u),
         "finish_erasure": lambda s: s.finish_erasure(wait=0.0),
         "compact": lambda s: s.compact(),
         "claim_reply": lambda s: s.claim_reply("k", "i", scope_key=None, fingerprint="f", now="t", stale_before="t"),

@@ -125,8 +125,9 @@ class TermView:
         backward = self.evidence(older, newer, words=True)
         versions = newer_version_reason(forward, bars=self._bars) is not None
         leave = older_may_leave(forward, backward, bars=self._bars)
+        differing = tuple(sorted(set(forward.new_values) | set(backward.new_values)))
         return PairVerdict(versions=versions, information=max(forward.information, self.information(older, newer)),
-                           differing=tuple(sorted(set(forward.new_values) | set(backward.new_values))),
+                           differing=differing,
                            distinct=not leave or self.told_apart(older[1], newer[1], versions=versions))
 
     def told_apart(self, older: str, newer: str, *, versions: bool) -> bool:
@@ -148,7 +149,8 @@ class TermView:
         if sa.sure and sb.sure and (sa.who, sa.terms, sa.own) != (sb.who, sb.terms, sb.own):
             return True
         if versions:
-            return "past" in a.tense and "past" in b.tense
+            # (the values each says, from the marks: ``differing`` reads a long text by its opening)
+            return set(a.values) != set(b.values) and "past" in a.tense and "past" in b.tense
         return bool(unmarked(a, b) or unmarked(b, a))
 
 

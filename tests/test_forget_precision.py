@@ -333,3 +333,16 @@ def test_a_thing_or_a_relation_of_a_relations_is_not_the_users_own(mem, request_
     facts = ["I drive a Tesla.", "My brother's Tesla is red.", "I subscribe to Spotify Premium.",
              "My sister lives in Porto.", "My wife's sister lives in Braga."]
     assert _named(mem, facts, request_text) == sorted(facts[i] for i in expected)
+
+
+@pytest.mark.parametrize("request_text,expected", [
+    ("forget my mom's birthday", 0), ("forget my mother's birthday", 0), ("forget where my dad works", 2),
+    ("forget where my father works", 2), ("forget everything about my mum", 0),
+])
+@pytest.mark.parametrize("spelled", ["formal", "familiar"])
+def test_a_familiar_relation_word_names_the_same_person(mem, request_text, expected, spelled):
+    facts = (["My mother's birthday is on May 2.", "My birthday is on March 3.", "My father works at the port.",
+              "My mother-in-law lives in Braga."] if spelled == "formal" else
+             ["My mom's birthday is on May 2.", "My birthday is on March 3.", "My dad works at the port.",
+              "My mother-in-law lives in Braga."])
+    assert _named(mem, facts, request_text) == [facts[expected]]

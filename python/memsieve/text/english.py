@@ -138,6 +138,12 @@ in-law stepmother stepfather stepson stepdaughter friend colleague coworker co-w
 neighbour neighbor roommate flatmate housemate landlord landlady
 """.split())
 
+#: Relation words that name the same person as another: whom a text is about reads them as it
+#: ("forget my mom's birthday" is the mother's; memsieve.text.subjects).
+RELATION_ALIASES = {"mom": "mother", "mum": "mother", "dad": "father", "grandma": "grandmother",
+                    "granny": "grandmother", "grandpa": "grandfather", "kid": "child", "kids": "children",
+                    "coworker": "colleague", "co-worker": "colleague", "neighbor": "neighbour"}
+
 #: Words that name the speaker: a text whose first person reference is one of
 #: these is about the user (memsieve.text.subjects).
 SELF_WORDS = frozenset("i me my mine myself we us our ours ourselves i'm i've i'd i'll we're we've we'd we'll".split())

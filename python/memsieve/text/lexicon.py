@@ -102,6 +102,8 @@ class Lexicon:
         relations: words that name a person by their relation to the speaker
             ("sister", "boss"); with the names beside them they are whom a
             fact is about, not what it says.
+        relation_aliases: (word, relation) pairs of relation words that name the same
+            person as another ("mom", "mother"), read as it in whom a text is about.
         request_words: the words a request to forget is made of ("please",
             "forget", "everything about"), dropped to leave its subject.
         old_words: words that ask for the older version of a fact ("old", "previous").
@@ -184,6 +186,7 @@ class Lexicon:
     change_cues: frozenset[str] = frozenset()
     cue_suffixes: frozenset[str] = frozenset()
     relations: frozenset[str] = frozenset()
+    relation_aliases: tuple[tuple[str, str], ...] = ()
     request_words: frozenset[str] = frozenset()
     old_words: frozenset[str] = frozenset()
     determiners: frozenset[str] = frozenset()
@@ -273,7 +276,7 @@ class Lexicon:
         """The English lexicon (memsieve.text.english) with MiniLM's vocabulary as the rarity prior."""
         suffixes = frozenset(english.CUE_SUFFIXES)
         return cls(name="english", change_cues=frozenset(c for g in english.CUES.values() for c in g) - suffixes,
-                   cue_suffixes=suffixes, relations=english.RELATIONS, request_words=english.REQUEST_WORDS,
+                   cue_suffixes=suffixes, relations=english.RELATIONS, relation_aliases=tuple(sorted(english.RELATION_ALIASES.items())), request_words=english.REQUEST_WORDS,
                    old_words=english.OLD_WORDS, determiners=english.DETERMINERS,
                    value_labels=english.VALUE_LABELS, self_words=english.SELF_WORDS,
                    self_possessives=english.SELF_POSSESSIVES, other_pronouns=english.OTHER_PRONOUNS,
@@ -444,7 +447,8 @@ class Lexicon:
         """
         d = self._derived
         return find_subject(text, self_words=self.self_words, possessives=self.self_possessives,
-                            other_pronouns=self.other_pronouns, relations=d.persons, known=known)
+                            other_pronouns=self.other_pronouns, relations=d.persons, known=known,
+                            aliases=dict(self.relation_aliases))
 
     def request_subject(self, text: str) -> tuple[str, Subject]:
         """A request's subject text (its opening and framing cut) and whom it is about.

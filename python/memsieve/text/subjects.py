@@ -27,7 +27,7 @@ stems), so they compare with a memory's stored terms.
 from __future__ import annotations
 
 import re
-from collections.abc import Collection
+from collections.abc import Collection, Mapping
 from dataclasses import dataclass
 
 import memsieve._core as _core
@@ -114,7 +114,7 @@ def says_name(text: str, words: Collection[str]) -> bool:
 
 def find_subject(text: str, *, self_words: Collection[str], possessives: Collection[str],
                  other_pronouns: Collection[str], relations: Collection[str],
-                 known: Collection[str] = ()) -> Subject:
+                 known: Collection[str] = (), aliases: Mapping[str, str] | None = None) -> Subject:
     """The subject of a text by the rule of the module docstring.
 
     Args:
@@ -124,11 +124,14 @@ def find_subject(text: str, *, self_words: Collection[str], possessives: Collect
         other_pronouns: lowercased third-person pronouns ("she", "his").
         relations: lowercased words that name a person by relation ("sister", "dog").
         known: lowercased names known to be people's.
+        aliases: relation words that name the same person as another ("mom" -> "mother"): the
+            subject's terms are the other's, so "my mom" and "my mother" are one person.
     """
     typed = _words(text, relations)
     low = [w.lower() for w in typed]
     base = [_base(w) for w in low]
     is_rel = [b in relations or "-" in b for b in base]
+    rel = [(aliases or {}).get(b, b) for b in base]  # a relation word as the person it names
     known_l = {k.lower() for k in known}
 
     def is_name(j: int) -> bool:
@@ -155,12 +158,12 @@ def find_subject(text: str, *, self_words: Collection[str], possessives: Collect
             names = names_beside(i)
             people |= names
             if not chained and any(low[j] in possessives for j in range(max(0, i - 3), i)):
-                own.add(_term(base[i]))
+                own.add(_term(rel[i]))
                 own.update(names)
             if low[i] != base[i] and i + 1 < len(low) and is_rel[i + 1]:
                 continue  # "my husband's sister": the sister is the subject, not the husband
             if first is None:
-                first = Subject(who="person", terms=frozenset({_term(base[i])} | names), names=frozenset(names))
+                first = Subject(who="person", terms=frozenset({_term(rel[i])} | names), names=frozenset(names))
         elif w in self_words:
             ahead = range(i + 1, min(len(low), i + 3))
             if w in possessives and any(is_rel[j] for j in ahead):
@@ -178,21 +181,21 @@ def find_subject(text: str, *, self_words: Collection[str], possessives: Collect
                 people.add(_term(base[i]))
             if first is None:
                 t = _term(base[i])
-                beside = {_term(base[j]) for j in (i + 1, i + 2) if j < len(low) and is_rel[j]} if sure else set()
+                beside = {_term(rel[j]) for j in (i + 1, i + 2) if j < len(low) and is_rel[j]} if sure else set()
                 first = Subject(who="person", terms=frozenset({t} | beside), names=frozenset({t}), sure=sure,
-                                chain=_owned_chain(i, is_rel, low, base))
+                                chain=_owned_chain(i, is_rel, low, base, rel))
     subject = first or USER
     return Subject(who=subject.who, terms=subject.terms, names=subject.names, sure=subject.sure,
                    own=frozenset(own), people=frozenset(people), chain=subject.chain)
 
 
-def _owned_chain(i: int, is_rel: list[bool], low: list[str], base: list[str]) -> tuple[str, ...]:
+def _owned_chain(i: int, is_rel: list[bool], low: list[str], base: list[str], rel: list[str]) -> tuple[str, ...]:
     """The relation words a possessive name at ``i`` owns, in order: "Tom's brother's dog" -> (brother, dog)."""
     chain: list[str] = []
     j = i
     while low[j] != base[j] and j + 1 < len(low) and is_rel[j + 1]:  # each link is a possessive
         j += 1
-        chain.append(_term(base[j]))
+        chain.append(_term(rel[j]))
     return tuple(chain)
 
 

@@ -53,6 +53,7 @@ memories the request is about. The rule is deterministic and explainable:
 
 from __future__ import annotations
 
+import functools
 import re
 from collections.abc import Callable, Collection, Sequence
 from dataclasses import dataclass, field, replace
@@ -99,8 +100,16 @@ class ForgetQuery:
         """The terms that say what is to be forgotten: a named person's own terms left out, unless they are all."""
         if self.about.who != "person" or self.person_only:
             return self.terms
-        person = _person_terms(self.about)
+        person = _person_terms(self.about, self.lexicon)
         return tuple(t for t in self.terms if t not in person)
+
+    def forms_of(self, term: str) -> set[str]:
+        """A term and the index terms of the relation words that name the same person ("mum": mother, mom)."""
+        pairs = _alias_terms(self.lexicon.relation_aliases)
+        person = next((relation for word, relation in pairs if term in (word, relation)), None)
+        if person is None:
+            return {term}
+        return {term, person, *(word for word, relation in pairs if relation == person)}
 
     def near_miss(self, text: str) -> bool:
         """Whether the memory holds another value where the request's is missing ("on Friday" for "on Monday")."""
@@ -121,7 +130,8 @@ class ForgetQuery:
         "oh gosh", is cut before its terms are read)."""
         if self.about.who != "person":
             return self
-        return replace(self, person_only=bool(self.terms) and set(self.terms) <= _person_terms(self.about))
+        return replace(self, person_only=bool(self.terms) and set(self.terms) <= _person_terms(self.about,
+                                                                                                self.lexicon))
 
     def allows(self, text: str, terms: Collection[str], *, known: Collection[str] = ()) -> bool:
         """Whether a memory (its text and index terms) is about whom the request is (rule 4).
@@ -241,10 +251,18 @@ def parse_requests(what: str, *, lexicon: Lexicon = ENGLISH) -> list[ForgetQuery
     return queries
 
 
-def _person_terms(about: Subject) -> set[str]:
+@functools.lru_cache(maxsize=8)
+def _alias_terms(aliases: tuple[tuple[str, str], ...]) -> tuple[tuple[str, str], ...]:
+    """The lexicon's relation aliases as index terms ("mum" -> "mum", "mother" -> "mother")."""
+    return tuple(((_core.tokenize(w) or [w])[0], (_core.tokenize(r) or [r])[0]) for w, r in aliases)
+
+
+def _person_terms(about: Subject, lexicon: Lexicon = ENGLISH) -> set[str]:
     """The index terms that name a request's person: a compound relation ("ex-wife") is one term of the
-    subject reading's, and its parts ("ex", "wife") are the request's own index terms for it."""
-    return set(about.terms).union(*(_core.tokenize(t) for t in about.terms if "-" in t))
+    subject reading's, and its parts ("ex", "wife") are the request's own index terms for it; so are
+    the words that name the same person ("mom" for the subject's "mother")."""
+    aliases = [_core.tokenize(word) for word, relation in lexicon.relation_aliases if relation in about.terms]
+    return set(about.terms).union(*(_core.tokenize(t) for t in about.terms if "-" in t), *aliases)
 
 
 def _parse_clause(what: str, lexicon: Lexicon) -> ForgetQuery:
@@ -262,9 +280,9 @@ def _parse_clause(what: str, lexicon: Lexicon) -> ForgetQuery:
         surfaces.append(surface)
         if kind in ("number", "name"):
             values.append((term, kind))
-    if about.who == "person" and not _person_terms(about) & set(terms):
+    if about.who == "person" and not _person_terms(about, lexicon) & set(terms):
         about = USER  # the "person" was a word of the asking ("Bitte ..."), not of the subject
-    person_only = about.who == "person" and bool(terms) and set(terms) <= _person_terms(about)
+    person_only = about.who == "person" and bool(terms) and set(terms) <= _person_terms(about, lexicon)
     return ForgetQuery(terms=tuple(terms), wants_old=wants_old, subject=" ".join(surfaces) or what, about=about,
                        person_only=person_only, values=tuple(values), name_words=name_words(rest, about.names),
                        lexicon=lexicon)
@@ -280,7 +298,7 @@ def coverage(query: ForgetQuery, memory_terms: set[str], idf: Callable[[str], fl
     total = sum(max(idf(t), 1e-6) for t in terms)
     if total <= 0.0:
         return 0.0
-    return sum(max(idf(t), 1e-6) for t in terms if t in memory_terms) / total
+    return sum(max(idf(t), 1e-6) for t in terms if query.forms_of(t) & memory_terms) / total
 
 
 def named_memories(query: ForgetQuery, *, keys: Sequence[int], terms_of: Callable[[int], set[str]],

@@ -55,6 +55,7 @@ from memsieve.server.deadlines import DEFAULT_READ_TIMEOUT, body_deadline
 from memsieve.server.keys import KeyRing
 from memsieve.server.metrics import CONTENT_TYPE, Metrics
 from memsieve.server.schema import finite, parse_body, parse_query
+from memsieve.server.shares import ThreadShares
 
 _REQUEST_ID = re.compile(r"[A-Za-z0-9._:-]{1,128}")
 _BODY_METHODS = ("POST", "PATCH", "PUT")
@@ -78,7 +79,8 @@ def _check_headers(raw: Any, method: str, *, routed: bool) -> None:
                                     "string")
 #: How many calls of one key run at once in a server process; the key's others wait on the event loop,
 #: holding no thread. Half the pool: a tenant whose calls are slow (a consolidation of a large scope, a
-#: batch of long texts) or wait on one scope's lock leaves the other half to everyone else.
+#: batch of long texts) or wait on one scope's lock leaves the other half to everyone else, and a
+#: second call of any key never takes the last free thread (memsieve.server.shares).
 KEY_SHARE = max(1, DEFAULT_MAX_WORKERS // 2)
 
 #: A probe scope for /readyz: reading it touches the store and matches nothing a client stored (probably).
@@ -157,7 +159,7 @@ class State:
         self.metrics.keys = len(keyring)
         self.memory: Any = None  # an AsyncMemory once the lifespan has opened it
         self.replies: replies.Replies | None = None  # the kept answers of idempotent writes
-        self._shares: dict[bytes, asyncio.Semaphore] = {}  # per key digest: its calls in flight
+        self.shares = ThreadShares(threads=DEFAULT_MAX_WORKERS, per_key=KEY_SHARE)  # by key digest
         self.document = api.openapi_document(version=__version__, max_body_bytes=config.max_body_bytes,
                                              router=config.router_path is not None,
                                              llm=config.llm_base_url is not None)
@@ -180,13 +182,11 @@ class State:
             log(f"memsieve serve: kept the {len(self.keyring)} key(s) in force, the reload failed: {failed}")
 
     def share_of(self, key: Any) -> contextlib.AbstractAsyncContextManager[Any]:
-        """The key's share of the memory's threads (``KEY_SHARE`` calls at once); none for a public route."""
+        """The key's share of the memory's threads (memsieve.server.shares: ``KEY_SHARE`` calls at once,
+        and never the last free thread for a second one); none for a public route."""
         if key is None:
             return contextlib.nullcontext()
-        share = self._shares.get(key.sha256)
-        if share is None:
-            share = self._shares[key.sha256] = asyncio.Semaphore(KEY_SHARE)
-        return share
+        return self.shares.of(key.sha256)
 
     async def ready(self) -> None:
         if self.memory is None:

@@ -19,7 +19,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from memsieve import Memory
-from memsieve.text.aligned import changed_in_place
+from memsieve.text.aligned import changed_in_place, placed_values
 from memsieve.text.marks import sequence_words, unmarked
 from memsieve.text.lexicon import ENGLISH
 from tests.conftest import unit
@@ -70,6 +70,11 @@ def _second(tmp_path, table_embedder, first: str, later: str):
     ("I used to sing in a choir on Thursdays.", "I sing in a choir on Thursdays.", "without the past tense"),
     ("We swam in the lake every morning.", "We swim in the lake every morning.", "without the past tense"),
     ("I gave away my old skis.", "I gave my old skis back.", "'back'"),
+    # A stopword that says a value, put in another's place (Lexicon.placed_values).
+    ("The library is open until 8 tonight.", "The library is open from 8 tonight.", "'from'"),
+    ("We'll eat outside unless it's windy.", "We'll eat outside if it's windy.", "'if'"),
+    ("I call my parents each weekend.", "I call my parents some weekends.", "'some'"),
+    ("I can drive a manual car.", "I could drive a manual car.", "'could'"),
 ])
 def test_a_word_changed_in_place_is_not_folded(tmp_path, table_embedder, first, later, unsaid):
     a, d, _ = _second(tmp_path, table_embedder, first, later)
@@ -187,3 +192,16 @@ def test_real_vectors_keep_a_new_value_and_fold_a_repeat(tmp_path, embedder):
         (again,) = m.add("My sister's dog is a poodle!", user_id="u")
         assert again.event == "NOOP", again.reason
     assert np.isfinite(changed.novelty)
+
+
+def test_placed_values_reads_only_a_stopword_put_in_another_words_place():
+    said, placed = ENGLISH.marks, ENGLISH.placed_values
+
+    def placed_in(first: str, later: str) -> tuple[str, ...]:
+        return placed_values(sequence_words(later), said(later), said(first), placed)
+
+    assert placed_in("Dinner is at 7 unless the game runs late.", "Dinner is at 7 if the game runs late.") == ("if",)
+    # a condition added, not put in another's place: its content words say it
+    assert placed_in("I'll bring the salad.", "I'll bring the salad if it's sunny.") == ()
+    assert placed_in("I water the plants each morning.", "I water the plants each morning.") == ()
+    assert placed_in("My bike is blue.", "My bike is green.") == ()

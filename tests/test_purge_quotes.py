@@ -68,8 +68,8 @@ def test_a_faults_raw_reply_that_quotes_the_text_as_json_is_erased(tmp_path, tab
 
 
 def test_the_gates_reason_quoting_a_folded_texts_words_is_erased_with_it(tmp_path, table_embedder):
-    # A paraphrase that rebuilds the sentence folds (one that swaps a word in place is a change).
-    cat, kitty = "Ana has a small grey cat named Pip.", "Pip is the name of Ana's small grey kitty."
+    # A paraphrase that rebuilds the sentence folds (one that puts a word in place of another is a change).
+    cat, kitty = "Ana has a small grey cat named Pip.", "Pip is what Ana calls her little grey kitty."
     table_embedder.table.update({cat: unit(1, 0, 0), kitty: unit(1, 0.02, 0)})
     m = Memory(tmp_path / "n.db", embedder=table_embedder)
     (a,) = m.add(cat, user_id="ana")

@@ -13,7 +13,7 @@ from __future__ import annotations
 import functools
 from array import array
 from collections import Counter
-from collections.abc import Collection, Sequence
+from collections.abc import Collection, Mapping, Sequence
 from difflib import SequenceMatcher
 
 from memsieve.text.marks import MAX_SWAP_WORDS, Marks, is_term, sequence_words, word_hash
@@ -114,16 +114,16 @@ def _filler_in_place(said: Sequence[str], a: array, b: array, opcodes: Sequence[
     nothing; one put for a word the memory says ("yeah" for "yes") neither."""
     if not filler or len(terms) != len(b):
         return []
-    fill = _filler_hashes(frozenset(filler))
+    fill = _word_hashes(frozenset(filler))
     return [said[i1] for tag, i1, i2, j1, j2 in opcodes
             if tag == "replace" and i2 - i1 == 1 and said[i1] in filler
             and any(terms[j] and b[j] not in fill and b[j] not in counts for j in range(j1, j2))]
 
 
 @functools.lru_cache(maxsize=8)
-def _filler_hashes(filler: frozenset[str]) -> frozenset[int]:
-    """The sequence hashes of a lexicon's filler words (``Marks.sequence``'s form)."""
-    return frozenset(word_hash(w) for w in filler)
+def _word_hashes(words: frozenset[str]) -> frozenset[int]:
+    """The sequence hashes of a set of a lexicon's words (``Marks.sequence``'s form)."""
+    return frozenset(word_hash(w) for w in words)
 
 
 def _owner_dropped(said: Sequence[str], a: array, b: array, opcodes: Sequence[tuple[str, int, int, int, int]],
@@ -231,3 +231,91 @@ def _swapped(said: Sequence[str], a: array, b: array, counts: Counter, theirs: C
 def _lined(a: array, b: array) -> int:
     """How many words of ``a`` and ``b`` line up (difflib's matching blocks)."""
     return sum(block.size for block in SequenceMatcher(None, a, b, autojunk=False).get_matching_blocks())
+
+
+def swapped_in_slot(said: Sequence[str], mine: Marks, memory: Marks,
+                    filler: Collection[str] = (), *, most: int = 2,
+                    forms: Mapping[int, int] | None = None) -> tuple[str, ...]:
+    """The content words a rebuilt text puts in the slot of a memory's word it drops.
+
+    A text that moves a clause and changes one word does not line up with its memory
+    ("My daughter plays soccer on weekends" / "On weekends my daughter plays basketball"), so
+    ``changed_in_place`` returns None and the information term nets the new word against the
+    dropped one as a paraphrase's swap. A paraphrase rebuilds around other words ("I'm afraid of
+    heights" / "Heights scare me"); a change keeps the words around the one it changes. So a new
+    content word is in a dropped word's slot when the nearest content word before both, or after
+    both, is one word both texts say ("plays basketball" / "plays soccer", "watch the news" /
+    "read the news"). Stopwords are passed over: "the", "my" and "a" move with the sentence.
+
+    Args:
+        said: the text's words (``sequence_words``), one per entry of ``mine.sequence``.
+        mine: the text's marks; ``memory`` the memory's (``Lexicon.marks``).
+        filler: words that say nothing by themselves ("honestly"): never in a slot.
+        most: read only a text that says at most this many content words the memory does not,
+            and drops as many of the memory's: a sentence rebuilt around one or two changed
+            words. A text that says less than its memory, or two chat turns sharing a
+            few words, are the information term's to weigh.
+
+    Returns:
+        The text's words in a dropped word's slot, each once, in text order.
+    """
+    if len(mine.terms) != len(mine.sequence) or len(memory.terms) != len(memory.sequence):
+        return ()
+    forms = forms or {}
+    a = [forms.get(h, h) for h in mine.sequence]
+    b = [forms.get(h, h) for h in memory.sequence]
+    if not a or not b:
+        return ()
+    ours, theirs = set(a), set(b)
+    new = [i for i in range(len(a)) if mine.terms[i] and a[i] not in theirs and said[i] not in filler]
+    dropped = [j for j in range(len(b)) if memory.terms[j] and b[j] not in ours]
+    # A change trades words one for one; a rewording says the thing in more or fewer words
+    # ("meets" / "gets together", "my flight leaves" / "I fly out").
+    count = len({a[i] for i in new})
+    if not dropped or not count or count > most or count != len({b[j] for j in dropped}):
+        return ()
+    # An adverb in "-ly" qualifies what the memory says ("takes about" / "is roughly"): not a slot's value.
+    new = [i for i in new if not said[i].endswith("ly")]
+    a_slots, b_slots = _content_slots(a, mine.terms), _content_slots(b, memory.terms)
+    held = {slot for j in dropped for slot in b_slots[j] if slot is not None}
+    return tuple(dict.fromkeys(said[i] for i in new if held.intersection(s for s in a_slots[i] if s is not None)))
+
+
+def _content_slots(seq: Sequence[int], terms: bytes) -> list[tuple[tuple[str, int] | None, tuple[str, int] | None]]:
+    """For each word of ``seq``: (("before", the hash of the nearest content word before it), ("after",
+    the nearest after)), None at an edge."""
+    content = [k for k in range(len(seq)) if terms[k]]
+    out: list[tuple[tuple[str, int] | None, tuple[str, int] | None]] = []
+    prev: tuple[str, int] | None = None
+    nxt = 0
+    for k in range(len(seq)):
+        while nxt < len(content) and content[nxt] <= k:
+            nxt += 1
+        after = ("after", seq[content[nxt]]) if nxt < len(content) else None
+        out.append((prev, after))
+        if terms[k]:
+            prev = ("before", seq[k])
+    return out
+
+
+def placed_values(said: Sequence[str], mine: Marks, memory: Marks, placed: Collection[str]) -> tuple[str, ...]:
+    """The text's words where it puts a stopword that says a value in another word's place, or
+    another word in one's place, against a memory it lines up with: "away until June 3" / "away
+    from June 3", "unless it rains" / "if it rains". ``changed_in_place`` passes stopwords over;
+    these (``Lexicon.placed_values``) carry the value. Texts longer than ``MAX_SWAP_WORDS`` are
+    not read (a long text's alignment is the overlap of its words, which keeps no places).
+
+    Returns:
+        The text's words in such a place, each once, in text order.
+    """
+    a, b = mine.sequence, memory.sequence
+    if not placed or not a or not b or len(a) > MAX_SWAP_WORDS or len(b) > MAX_SWAP_WORDS:
+        return ()
+    hashes = _word_hashes(frozenset(placed))
+    if hashes.isdisjoint(a) and hashes.isdisjoint(b):
+        return ()
+    out: list[str] = []
+    for tag, i1, i2, j1, j2 in SequenceMatcher(None, a, b, autojunk=False).get_opcodes():
+        if tag == "replace" and (not hashes.isdisjoint(a[i1:i2]) or not hashes.isdisjoint(b[j1:j2])):
+            out += said[i1:i2]
+    return tuple(dict.fromkeys(out))

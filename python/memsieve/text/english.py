@@ -106,6 +106,11 @@ intending intended considering thinking try tries trying tried attempt attemptin
 might should must ought almost nearly barely gonna
 """.split()) | {"going to", "would like", "about to", "supposed to", "meant to"}
 
+#: Stopwords that say a value when put in another word's place in a text that lines up with its
+#: memory ("away until June 3" / "away from June 3", "unless it rains" / "if it rains", "each
+#: Friday" / "some Fridays"): the index drops them, so only the alignment sees them change.
+PLACED_VALUE_WORDS = frozenset("until unless if each some any can could will would".split())
+
 #: Words a restatement adds without saying more: "as I said", "honestly", "lol". A text
 #: that lines up with a memory and adds only these is a repeat (memsieve.text.marks).
 FILLER_WORDS = frozenset("""

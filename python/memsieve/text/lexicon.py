@@ -31,7 +31,7 @@ from memsieve.errors import ConfigError
 from memsieve.resources import packaged_tokenizer_path
 from memsieve.text import english
 from memsieve.text.cues import find_cues, find_identifying_values, find_subject_terms
-from memsieve.text.marks import MarkReader, Marks
+from memsieve.text.marks import MarkReader, Marks, word_hash
 from memsieve.text.marks import forget_texts as forget_read_texts
 from memsieve.text.fold import fold, words
 from memsieve.text.rarity import load_ranks, rarity_of_rank
@@ -175,6 +175,8 @@ class Lexicon:
         role_prepositions: words that say a thing's part in what happens ("from", "for",
             "with"): put in place of another in a text that lines up with a memory ("a gift
             from my aunt" / "a gift for my aunt"), they change it.
+        placed_values: stopwords that say a value when put in another word's place ("until" /
+            "from", "unless" / "if") in a text that lines up with a memory word for word.
         progressive_ending: the ending of a verb in the progressive ("ing"; "" for none): after
             a form of "be" it is said in the active ("my grandmother is knitting").
         vocabulary: a Hugging Face ``tokenizer.json`` (path or Traversable)
@@ -228,6 +230,7 @@ class Lexicon:
     contraction_hosts: frozenset[str] = frozenset()
     progressive_ending: str = ""
     role_prepositions: frozenset[str] = frozenset()
+    placed_values: frozenset[str] = frozenset()
     vocabulary: Any = None
     _derived: "_Derived" = field(init=False, repr=False, compare=False)
 
@@ -238,7 +241,7 @@ class Lexicon:
                      "value_labels", "self_words", "self_possessives", "other_pronouns", "companions", "value_words",
                      "polarity_words", "past_words", "present_words", "future_words", "not_past", "filler_words",
                      "pronoun_forms", "word_forms", "auxiliaries", "passive_auxiliaries", "agent_words", "verb_forms",
-                     "modal_words", "contractions", "contraction_hosts", "role_prepositions"):
+                     "modal_words", "contractions", "contraction_hosts", "role_prepositions", "placed_values"):
             object.__setattr__(self, name, _entries(getattr(self, name), name=name))
         for name, example in (("pronoun_forms", "'i/me/my'"), ("word_forms", "'a/an'"),
                               ("verb_forms", "'gave/given'"), ("contractions", "\"'m/am\"")):
@@ -297,7 +300,7 @@ class Lexicon:
                    verb_forms=english.VERB_FORMS, modal_words=english.MODAL_WORDS,
                    contractions=english.CONTRACTIONS, possessive_ending=english.POSSESSIVE_ENDING,
                    contraction_hosts=english.CONTRACTION_HOSTS, progressive_ending=english.PROGRESSIVE_ENDING,
-                   role_prepositions=english.ROLE_PREPOSITIONS,
+                   role_prepositions=english.ROLE_PREPOSITIONS, placed_values=english.PLACED_VALUE_WORDS,
                    vocabulary=packaged_tokenizer_path())
 
     # ---- what a text says ------------------------------------------------------
@@ -322,6 +325,12 @@ class Lexicon:
     def modal_terms(self) -> frozenset[str]:
         """The index terms of ``modal_words`` ("planning": "plan"): the content words a modal says."""
         return self._derived.modal_terms
+
+    @property
+    def verb_form_hashes(self) -> dict[int, int]:
+        """Each of ``verb_forms``' words as ``Marks.sequence`` holds it (memsieve.text.marks.word_hash),
+        mapped to its group's first form: "given" and "gave" are one verb."""
+        return self._derived.verb_form_hashes
 
     def marks(self, text: str) -> Marks:
         """The value words, denials, currency signs and ordered values of a text
@@ -528,6 +537,8 @@ class _Derived:
         self.request_terms = functools.cache(self._request_terms)
         self.ranks = functools.cache(self._ranks)
         self.modal_terms = frozenset(t for w in lexicon.modal_words for t in _core.tokenize(w))
+        self.verb_form_hashes = {word_hash(form): word_hash(group.split("/")[0])
+                                 for group in lexicon.verb_forms for form in group.split("/")}
         self.marks: Callable[[str], Marks] = functools.lru_cache(maxsize=_CUE_MEMO_SIZE)(MarkReader(
             value_words=lexicon.value_words, polarity_words=lexicon.polarity_words,
             tenses={"past": lexicon.past_words, "present": lexicon.present_words, "future": lexicon.future_words},

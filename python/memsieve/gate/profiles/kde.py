@@ -17,8 +17,8 @@ from memsieve.gate.profiles.base import GateProfile, ScopeView
 from memsieve.gate.score import GateScore
 from memsieve.gate.versions import VersionBars, VersionEvidence, newer_version_reason, other_subject_of_ids
 from memsieve.text.cues import value_tokens
-from memsieve.text.aligned import changed_in_place
-from memsieve.text.marks import NO_MARKS, other_doers, other_modality, part_of, unmarked
+from memsieve.text.aligned import changed_in_place, placed_values, swapped_in_slot
+from memsieve.text.marks import NO_MARKS, other_doers, other_modality, part_of, sequence_words, unmarked
 from memsieve.text.lexicon import Lexicon
 from memsieve.text.when import time_phrases
 
@@ -115,6 +115,8 @@ class KernelDensityGate(GateProfile):
                     mine, theirs, aligned=changed is not None)
                 marked += tuple(sorted(_denial_as_not(cues)
                                        - _denial_as_not(gate.cues.get(nearest, frozenset()))))
+                if changed is not None and whole is None:
+                    marked += placed_values(sequence_words(text), mine, theirs, gate.lexicon.placed_values)
             else:
                 # Who does it needs no alignment. Nor does a plan against a deed ("I was going to
                 # buy a bike" / "I bought a bike"), but only where the text says little else the
@@ -123,6 +125,11 @@ class KernelDensityGate(GateProfile):
                 marked = tuple(other_doers(mine, theirs))
                 if len(set(lacks) - gate.lexicon.modal_terms) <= MODAL_MAX_LACKING:
                     marked += tuple(other_modality(mine, theirs))
+                # A rebuilt sentence that keeps the memory's words but one, put where a word of
+                # the memory was ("plays soccer" / "plays basketball"), changes that word.
+                if whole is None and len(lacks) <= SLOT_MAX_LACKING:
+                    marked += swapped_in_slot(sequence_words(text), mine, theirs, gate.lexicon.filler_words,
+                                              most=SLOT_MAX_LACKING, forms=gate.lexicon.verb_form_hashes)
         evidence = VersionEvidence(said=frozenset(changes), information=information, new_values=unsaid)
         carries = newer_version_reason(evidence, bars=VersionBars(info_tau=c.tau)) is not None
         # A candidate that names its subject by another number or name than its nearest
@@ -212,6 +219,11 @@ def unsaid_values(gate: ScopeView, text: str, nearest: int) -> tuple[str, ...]:
 #: few words and differ in a "gonna"); at 1 the probes' plan/deed changes folded again (2 of 26 and
 #: 1 of 10); at 2 they did not, and 16 LoCoMo dev turns were marked for it.
 MODAL_MAX_LACKING = 2
+
+#: A text not aligned with its nearest memory is read for a word put in the slot of one the memory
+#: says (``swapped_in_slot``) only when it says at most this many content words the memory lacks:
+#: a rebuilt sentence with one value changed, not two chat turns that share a few words.
+SLOT_MAX_LACKING = 2
 
 
 def unsaid_by(gate: ScopeView, text: str,

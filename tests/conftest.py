@@ -146,3 +146,30 @@ def unit(*coords: float, dim: int = 32) -> np.ndarray:
 @pytest.fixture()
 def table_embedder():
     return TableEmbedder()
+
+
+#: Unrelated memories a gate test writes before the pair it weighs, so that the scope has neighbours.
+GATE_FILLER = [
+    "I started a pottery class at the community centre.",
+    "Our neighbours have a loud parrot.",
+    "I prefer trains to planes for short trips.",
+    "My laptop battery barely lasts two hours.",
+    "We repainted the kitchen cabinets last spring.",
+]
+
+
+def fold_pair(tmp_path, table_embedder, first: str, later: str):
+    """Write ``GATE_FILLER``, then ``first`` and ``later`` with vectors 0.9998 apart (the filler far from
+    both), so that ``later`` reaches the NOOP route against ``first``.
+
+    Returns:
+        (the decision on ``first``, the decision on ``later``, the text of the memory ``later`` went to).
+    """
+    from memsieve import Memory
+
+    table_embedder.table.update({first: unit(1, 0, 0), later: unit(1, 0.02, 0)})
+    with Memory(tmp_path / "m.db", embedder=table_embedder) as m:
+        m.add_many(GATE_FILLER, user_id="u")
+        (a,) = m.add(first, user_id="u")
+        (d,) = m.add(later, user_id="u")
+        return a, d, m.get(d.memory_id).text if d.memory_id else None

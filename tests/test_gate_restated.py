@@ -22,30 +22,7 @@ from memsieve import Memory
 from memsieve.text.aligned import changed_in_place, placed_values
 from memsieve.text.marks import sequence_words, unmarked
 from memsieve.text.lexicon import ENGLISH
-from tests.conftest import unit
-
-FILLER = [
-    "I started a pottery class at the community centre.",
-    "Our neighbours have a loud parrot.",
-    "I prefer trains to planes for short trips.",
-    "My laptop battery barely lasts two hours.",
-    "We repainted the kitchen cabinets last spring.",
-]
-
-
-def _twins(table_embedder, first: str, later: str) -> None:
-    """Give ``first`` and ``later`` vectors 0.9998 apart, the filler far from both."""
-    table_embedder.table.update({first: unit(1, 0, 0), later: unit(1, 0.02, 0)})
-
-
-def _second(tmp_path, table_embedder, first: str, later: str):
-    _twins(table_embedder, first, later)
-    with Memory(tmp_path / "m.db", embedder=table_embedder) as m:
-        m.add_many(FILLER, user_id="u")
-        (a,) = m.add(first, user_id="u")
-        (d,) = m.add(later, user_id="u")
-        return a, d, m.get(d.memory_id).text if d.memory_id else None
-
+from tests.conftest import GATE_FILLER, fold_pair, unit
 
 @pytest.mark.parametrize("first, later, unsaid", [
     ("My bike is blue.", "My bike is green.", "'green'"),
@@ -70,6 +47,10 @@ def _second(tmp_path, table_embedder, first: str, later: str):
     ("I used to sing in a choir on Thursdays.", "I sing in a choir on Thursdays.", "without the past tense"),
     ("We swam in the lake every morning.", "We swim in the lake every morning.", "without the past tense"),
     ("I gave away my old skis.", "I gave my old skis back.", "'back'"),
+    # A rebuilt sentence that puts a word in a dropped word's slot (swapped_in_slot).
+    ("I knit hats most evenings.", "Most evenings I knit scarves.", "'scarves'"),
+    ("On Fridays my partner cooks lasagna.", "My partner cooks curry on Fridays.", "'curri'"),
+    ("Every summer we rent a cabin by the lake.", "We rent a houseboat by the lake every summer.", "'houseboat'"),
     # A stopword that says a value, put in another's place (Lexicon.placed_values).
     ("The library is open until 8 tonight.", "The library is open from 8 tonight.", "'from'"),
     ("We'll eat outside unless it's windy.", "We'll eat outside if it's windy.", "'if'"),
@@ -77,7 +58,7 @@ def _second(tmp_path, table_embedder, first: str, later: str):
     ("I can drive a manual car.", "I could drive a manual car.", "'could'"),
 ])
 def test_a_word_changed_in_place_is_not_folded(tmp_path, table_embedder, first, later, unsaid):
-    a, d, _ = _second(tmp_path, table_embedder, first, later)
+    a, d, _ = fold_pair(tmp_path, table_embedder, first, later)
     assert d.event == "ADD", d.reason
     assert unsaid in d.reason, d.reason
     assert d.linked_to == a.memory_id  # stored beside the memory it would have been folded into
@@ -94,7 +75,7 @@ def test_a_word_changed_in_place_is_not_folded(tmp_path, table_embedder, first, 
     ("I bought a kettle yesterday.", "Yesterday I bought a kettle."),
 ])
 def test_a_paraphrase_or_a_repeat_still_folds(tmp_path, table_embedder, first, later):
-    a, d, into = _second(tmp_path, table_embedder, first, later)
+    a, d, into = fold_pair(tmp_path, table_embedder, first, later)
     assert d.event == "NOOP", d.reason
     assert d.memory_id == a.memory_id and into == first
 
@@ -103,7 +84,7 @@ def test_a_change_cue_counts_against_the_nearest_memory_alone(tmp_path, table_em
     cue, first, later = "I no longer play tennis.", "I play chess on Sundays.", "I no longer play chess on Sundays."
     table_embedder.table.update({cue: unit(1, 0.3, 0), first: unit(1, 0, 0), later: unit(1, 0.02, 0)})
     with Memory(tmp_path / "m.db", embedder=table_embedder) as m:
-        m.add_many([*FILLER, cue], user_id="u")
+        m.add_many([*GATE_FILLER, cue], user_id="u")
         (a,) = m.add(first, user_id="u")
         (d,) = m.add(later, user_id="u")
         assert d.event == "ADD" and d.nearest_id == a.memory_id, d.reason
@@ -122,7 +103,7 @@ def test_a_value_changed_in_the_last_paragraph_of_a_long_text_is_kept(tmp_path, 
                     self.table[t] = unit(1, 0.02 if "coffee with" in t else 0.0, 0)
             return super().embed(texts)
 
-    a, d, _ = _second(tmp_path, Diary(), first, later)
+    a, d, _ = fold_pair(tmp_path, Diary(), first, later)
     # "coffee" is in the memory's body, but not in this place: the text says it once more
     assert d.event == "ADD" and "'coffee'" in d.reason, d.reason
 
@@ -155,7 +136,7 @@ def test_a_swapped_describing_word_is_never_folded_away(tmp_path_factory, noun, 
     table = TableEmbedder()
     table.table.update({first: unit(1, 0, 0), later: unit(1, 0.02, 0)})
     with Memory(tmp_path_factory.mktemp("h") / "m.db", embedder=table) as m:
-        m.add_many(FILLER, user_id="u")
+        m.add_many(GATE_FILLER, user_id="u")
         m.add(first, user_id="u")
         (d,) = m.add(later, user_id="u")
         if d.event == "NOOP":  # only a repeat may fold, and then the memory says the word
@@ -183,7 +164,7 @@ def test_two_people_who_trade_places_are_a_change(x, y, template):
 
 def test_real_vectors_keep_a_new_value_and_fold_a_repeat(tmp_path, embedder):
     with Memory(tmp_path / "m.db", embedder=embedder) as m:
-        m.add_many(FILLER, user_id="u")
+        m.add_many(GATE_FILLER, user_id="u")
         m.add("My sister's dog is a beagle.", user_id="u")
         (changed,) = m.add("My sister's dog is a poodle.", user_id="u")
         assert changed.event == "ADD", changed.reason

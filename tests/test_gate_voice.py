@@ -19,7 +19,7 @@ from memsieve.text.lexicon import ENGLISH, Lexicon
 from memsieve.text.aligned import changed_in_place
 from memsieve.text.marks import unmarked
 from tests.conftest import TableEmbedder, unit
-from tests.test_gate_restated import FILLER
+from tests.conftest import GATE_FILLER
 
 
 def _fold_reasons(first: str, later: str) -> tuple[str, ...]:
@@ -36,7 +36,7 @@ def _second(tmp_path, first: str, later: str, *, lexicon: Lexicon | None = None)
     table.table.update({first: unit(1, 0, 0), later: unit(1, 0.02, 0)})
     options = {} if lexicon is None else {"lexicon": lexicon}
     with Memory(tmp_path / "m.db", embedder=table, **options) as m:
-        m.add_many(FILLER, user_id="u")
+        m.add_many(GATE_FILLER, user_id="u")
         (a,) = m.add(first, user_id="u")
         (d,) = m.add(later, user_id="u")
         return a, d

@@ -21,6 +21,7 @@ from memsieve.text.aligned import swapped_in_slot
 from memsieve.text.lexicon import ENGLISH
 from memsieve.text.marks import sequence_words
 
+
 def _slots(first: str, later: str) -> tuple[str, ...]:
     return swapped_in_slot(sequence_words(later), ENGLISH.marks(later), ENGLISH.marks(first),
                            ENGLISH.filler_words, forms=ENGLISH.verb_form_hashes)
@@ -65,7 +66,7 @@ def test_slot_words_are_new_content_words_of_the_text(first, later):
     a, b = " ".join(first), " ".join(later)
     got = _slots(a, b)
     said = set(sequence_words(b))
-    held = {ENGLISH.marks(a).sequence[k] for k in range(len(ENGLISH.marks(a).sequence))}
+    held = set(ENGLISH.marks(a).sequence)
     for w in got:
         assert w in said
         # never a word the memory says, never a stopword

@@ -255,6 +255,9 @@ def swapped_in_slot(said: Sequence[str], mine: Marks, memory: Marks,
             and drops as many of the memory's: a sentence rebuilt around one or two changed
             words. A text that says less than its memory, or two chat turns sharing a
             few words, are the information term's to weigh.
+        forms: a word's hash mapped to its group's first form (``Lexicon.verb_form_hashes``): a
+            verb's past and participle ("gave" / "given") are one word here, whose voice the
+            voice rules read.
 
     Returns:
         The text's words in a dropped word's slot, each once, in text order.

@@ -111,6 +111,18 @@ might should must ought almost nearly barely gonna
 #: Friday" / "some Fridays"): the index drops them, so only the alignment sees them change.
 PLACED_VALUE_WORDS = frozenset("until unless if each some any can could will would".split())
 
+#: Words that say a fraction, and the value each says: "half a pound" is 0.5 pound, "a pound
+#: and a half" 1.5 (memsieve.text.amounts). The index reads both as "pound" and "half".
+FRACTION_WORDS = {"half": 0.5, "quarter": 0.25, "quarters": 0.25}
+#: Words that count one thing in such a phrase ("a pound and a half").
+ONE_WORDS = frozenset({"a", "an"})
+#: Words after a fraction that make it a time of day, not an amount ("half past six", "a quarter to nine").
+CLOCK_WORDS = frozenset({"past", "to", "after"})
+
+#: Words that join two clauses, each of which says its own values: "my brother lives in Denver
+#: and my sister lives in Austin" says Austin of the sister (memsieve.text.clauses).
+CLAUSE_JOINTS = frozenset("and but while whereas although".split())
+
 #: Words a restatement adds without saying more: "as I said", "honestly", "lol". A text
 #: that lines up with a memory and adds only these is a repeat (memsieve.text.marks).
 FILLER_WORDS = frozenset("""

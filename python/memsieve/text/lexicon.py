@@ -57,6 +57,22 @@ def _entries(value: Any, *, name: str) -> frozenset[str]:
     return frozenset(out)
 
 
+def _fractions(value: Any) -> tuple[tuple[str, float], ...]:
+    """``fraction_words`` checked: (word, value) pairs, one lowercased word and a number in (0, 1)."""
+    if isinstance(value, (str, bytes)) or not isinstance(value, Iterable):
+        raise ConfigError(f"lexicon fraction_words must be (word, value) pairs, got {type(value).__name__}; "
+                          f"pass e.g. (('half', 0.5),)")
+    out = {}
+    for entry in value:
+        word, number = entry if isinstance(entry, tuple) and len(entry) == 2 else (None, None)
+        if not isinstance(word, str) or " " in word.strip() or not word.strip() or isinstance(number, bool) \
+                or not isinstance(number, (int, float)) or not 0 < number < 1:
+            raise ConfigError(f"lexicon fraction_words holds {entry!r}, not a (word, value) pair with one word "
+                              f"and a value between 0 and 1; write it like ('half', 0.5)")
+        out[fold(word.strip()).lower()] = float(number)
+    return tuple(sorted(out.items()))
+
+
 def _pattern(value: Any, *, name: str, flags: int = 0) -> re.Pattern[str] | None:
     if value is None:
         return None
@@ -177,6 +193,13 @@ class Lexicon:
             from my aunt" / "a gift for my aunt"), they change it.
         placed_values: stopwords that say a value when put in another word's place ("until" /
             "from", "unless" / "if") in a text that lines up with a memory word for word.
+        fraction_words: (word, value) pairs of the words that say a fraction (("half", 0.5)):
+            "half a pound" and "a pound and a half" say two amounts in the same words
+            (memsieve.text.amounts) ...
+        one_words: ... the words that count one thing there ("a", "an") ...
+        clock_words: ... and the words after a fraction that make it a time ("half past").
+        clause_joints: words that join two clauses ("and", "but"): a value is said of the
+            words of its clause (memsieve.text.clauses).
         progressive_ending: the ending of a verb in the progressive ("ing"; "" for none): after
             a form of "be" it is said in the active ("my grandmother is knitting").
         vocabulary: a Hugging Face ``tokenizer.json`` (path or Traversable)
@@ -231,6 +254,10 @@ class Lexicon:
     progressive_ending: str = ""
     role_prepositions: frozenset[str] = frozenset()
     placed_values: frozenset[str] = frozenset()
+    fraction_words: tuple[tuple[str, float], ...] = ()
+    one_words: frozenset[str] = frozenset()
+    clock_words: frozenset[str] = frozenset()
+    clause_joints: frozenset[str] = frozenset()
     vocabulary: Any = None
     _derived: "_Derived" = field(init=False, repr=False, compare=False)
 
@@ -241,7 +268,8 @@ class Lexicon:
                      "value_labels", "self_words", "self_possessives", "other_pronouns", "companions", "value_words",
                      "polarity_words", "past_words", "present_words", "future_words", "not_past", "filler_words",
                      "pronoun_forms", "word_forms", "auxiliaries", "passive_auxiliaries", "agent_words", "verb_forms",
-                     "modal_words", "contractions", "contraction_hosts", "role_prepositions", "placed_values"):
+                     "modal_words", "contractions", "contraction_hosts", "role_prepositions", "placed_values",
+                     "one_words", "clock_words", "clause_joints"):
             object.__setattr__(self, name, _entries(getattr(self, name), name=name))
         for name, example in (("pronoun_forms", "'i/me/my'"), ("word_forms", "'a/an'"),
                               ("verb_forms", "'gave/given'"), ("contractions", "\"'m/am\"")):
@@ -262,6 +290,7 @@ class Lexicon:
                 raise ConfigError(f"lexicon {name} must be a word's ending without spaces, got "
                                   f"{getattr(self, name)!r}; pass e.g. 'ing', or '' for none")
             object.__setattr__(self, name, ending)
+        object.__setattr__(self, "fraction_words", _fractions(self.fraction_words))
         _check_vocabulary(self.vocabulary)
         object.__setattr__(self, "_derived", _Derived(self))
 
@@ -301,6 +330,8 @@ class Lexicon:
                    contractions=english.CONTRACTIONS, possessive_ending=english.POSSESSIVE_ENDING,
                    contraction_hosts=english.CONTRACTION_HOSTS, progressive_ending=english.PROGRESSIVE_ENDING,
                    role_prepositions=english.ROLE_PREPOSITIONS, placed_values=english.PLACED_VALUE_WORDS,
+                   fraction_words=tuple(sorted(english.FRACTION_WORDS.items())), one_words=english.ONE_WORDS,
+                   clock_words=english.CLOCK_WORDS, clause_joints=english.CLAUSE_JOINTS,
                    vocabulary=packaged_tokenizer_path())
 
     # ---- what a text says ------------------------------------------------------
@@ -331,6 +362,11 @@ class Lexicon:
         """Each of ``verb_forms``' words as ``Marks.sequence`` holds it (memsieve.text.marks.word_hash),
         mapped to its group's first form: "given" and "gave" are one verb."""
         return self._derived.verb_form_hashes
+
+    @property
+    def filler_hashes(self) -> frozenset[int]:
+        """``filler_words`` as ``Marks.sequence`` holds them (memsieve.text.marks.word_hash)."""
+        return self._derived.filler_hashes
 
     def marks(self, text: str) -> Marks:
         """The value words, denials, currency signs and ordered values of a text
@@ -537,6 +573,7 @@ class _Derived:
         self.request_terms = functools.cache(self._request_terms)
         self.ranks = functools.cache(self._ranks)
         self.modal_terms = frozenset(t for w in lexicon.modal_words for t in _core.tokenize(w))
+        self.filler_hashes = frozenset(word_hash(w) for w in lexicon.filler_words)
         self.verb_form_hashes = {word_hash(form): word_hash(group.split("/")[0])
                                  for group in lexicon.verb_forms for form in group.split("/")}
         self.marks: Callable[[str], Marks] = functools.lru_cache(maxsize=_CUE_MEMO_SIZE)(MarkReader(
@@ -548,7 +585,9 @@ class _Derived:
             verb_forms=lexicon.verb_forms, determiners=lexicon.determiners, modal_words=lexicon.modal_words,
             contractions=lexicon.contractions, possessive_ending=lexicon.possessive_ending,
             contraction_hosts=lexicon.contraction_hosts, progressive_ending=lexicon.progressive_ending,
-            self_words=lexicon.self_words, person_words=lexicon.relations | lexicon.companions))
+            self_words=lexicon.self_words, person_words=lexicon.relations | lexicon.companions,
+            fractions=dict(lexicon.fraction_words), ones=lexicon.one_words, clock_words=lexicon.clock_words,
+            clause_joints=lexicon.clause_joints))
 
     def _cues(self, text: str) -> frozenset[str]:
         return find_cues(text, cue_words=self.cue_words, phrases=self.phrases, suffixes=self.suffixes)

@@ -22,6 +22,7 @@ from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 
 import memsieve._core as _core
+from memsieve.text.amounts import amounts
 from memsieve.text.contractions import Contractions
 from memsieve.text.cues import digits, value_tokens
 from memsieve.text.fold import fold
@@ -70,6 +71,10 @@ class Marks:
         terms: one byte per word of ``sequence``, 1 where the index keeps the word (a content
             word), 0 for a stopword: a filler put in a content word's place changes it ("the
             left side" / "the right side").
+        clauses: one byte per word of ``sequence``, the index of the clause that says it (a
+            sentence's end or a joining word such as "and" starts the next; at most 255):
+            "my brother lives in Denver and my sister lives in Austin" says Austin of the
+            sister (memsieve.text.clauses).
     """
 
     words: frozenset[str]
@@ -86,6 +91,7 @@ class Marks:
     owners: tuple[int, ...] = ()
     written: frozenset[str] = frozenset()
     terms: bytes = b""
+    clauses: bytes = b""
 
 
 #: The empty set every Marks with nothing of a kind shares (an empty frozenset is no singleton).
@@ -114,8 +120,13 @@ class MarkReader:
                  modal_words: Collection[str] = (), contractions: Collection[str] = (),
                  possessive_ending: str = "", contraction_hosts: Collection[str] = (),
                  progressive_ending: str = "", self_words: Collection[str] = (),
-                 person_words: Collection[str] = ()) -> None:
+                 person_words: Collection[str] = (), fractions: Mapping[str, float] | None = None,
+                 ones: Collection[str] = (), clock_words: Collection[str] = (),
+                 clause_joints: Collection[str] = ()) -> None:
         self.value_words, self.polarity_words = frozenset(value_words), frozenset(polarity_words)
+        # "a pound and a half": an amount the index reads as the words "pound" and "half".
+        self.fractions, self.ones, self.clock_words = dict(fractions or {}), frozenset(ones), frozenset(clock_words)
+        self.clause_joints = frozenset(clause_joints)
         # "i/me/my": each form of a pronoun, doer, receiver or owner, mapped to its group.
         self.role_of = {form: group for group in pronoun_forms for form in group.split("/")}
         self.role_words = frozenset(self.role_of)
@@ -184,6 +195,8 @@ class MarkReader:
             if ending and len(w) > len(ending) + 2 and w.endswith(ending) and w not in self.not_past:
                 tense.add("past")
         said.update(c for c in self.currency_signs if c in text)
+        if self.fractions and not self.fractions.keys().isdisjoint(sequence):
+            said.update(amounts(sequence, fractions=self.fractions, ones=self.ones, times=self.clock_words))
         values = tuple((_value_class(term, kind), term) for term, _, kind in value_tokens(text) if kind != "word")
         hashes = array("q", [hash(_term_of(self.form_of.get(w, w))) for w in sequence])
         people = (self.person_terms.intersection(hashes) | frozenset(hash(t) for c, t in values if c == "name")
@@ -199,7 +212,8 @@ class MarkReader:
                      speakers=frozenset(hash(g) for g, _ in roles if g in self.speaker_groups) or _NONE,
                      people=people or _NONE,
                      denials=denials, owners=owners, written=written_values(text),
-                     terms=bytes(is_term(w) for w in sequence))
+                     terms=bytes(is_term(w) for w in sequence),
+                     clauses=clause_ids(text, self.clause_joints) if self.clause_joints else b"")
 
 
 _WORD_EDGES = "\"'.,;:!?()[]{}<>«»“”‘’"
@@ -210,19 +224,43 @@ _HAS_DIGIT = re.compile(r"[\d\u00b2\u00b3\u00b9\u00bc-\u00be\u2070-\u2079\u2080-
 #: A short word with a sign the index drops: a grade or a blood group ("B+", "O-"), a language ("C++", "C#").
 _SIGNED_WORD = re.compile(r"[^\W\d_]{1,3}(?:\+\+|[+#\u2212-])")
 _SIGNS = "+-#\u2212\u00b1"
+#: A capital letter standing alone inside a sentence, after a word or a comma: a grade, a vitamin,
+#: a plan ("an A in calculus", "vitamin D", "plan B"). "I" is the speaker; a letter opening a
+#: sentence is read as the article "A".
+_LETTER = re.compile(r"[\w,][ \t]+([A-HJ-Z])(?![\w'\u2019+#\u2212-])")
 
 
 def written_values(text: str) -> frozenset[str]:
-    """The words of ``text`` that hold a digit (superscripts and fractions too), or are a short word
-    with a sign ("O+", "C#"), as written (NFC): values the index reads alike when they differ.
+    """The words of ``text`` that hold a digit (superscripts and fractions too), are a short word
+    with a sign ("O+", "C#"), or a capital letter alone inside a sentence ("an A"), as written
+    (NFC): values the index reads alike when they differ, or does not read.
 
     >>> sorted(written_values("My code is Tr0ub4dor, the count 10⁵ per ml, it was -5 and I got a B+."))
     ['-5', '10⁵', 'B+', 'Tr0ub4dor']
+    >>> sorted(written_values("A week ago I got an A in calculus"))
+    ['A']
     """
+    letters = frozenset(_LETTER.findall(text)) if _LETTER.search(text) else _NONE
     if not _HAS_DIGIT.search(text) and not _SIGNED_WORD.search(text):
-        return _NONE
+        return letters
     words = (w.strip(_WORD_EDGES) for w in unicodedata.normalize("NFC", text).split())
-    return frozenset(w for w in words if _HAS_DIGIT.search(w) or _SIGNED_WORD.fullmatch(w)) or _NONE
+    return frozenset(w for w in words if _HAS_DIGIT.search(w) or _SIGNED_WORD.fullmatch(w)) | letters or _NONE
+
+
+def unread_values(text: frozenset[str], memory: frozenset[str]) -> list[str]:
+    """The text's written values without a digit (a grade, a letter: "A-", "A") that the memory
+    says in no writing: the index drops them ("a" is a stopword) or reads "A-" as "a", so nothing
+    else sees that "I got an A-" is not "I got a B+".
+
+    >>> unread_values(frozenset({"A-"}), frozenset({"B+"}))
+    ['A-']
+    >>> unread_values(frozenset({"B"}), frozenset({"B+"}))
+    []
+    """
+    if not text:
+        return []
+    keys = {_value_key(w) for w in memory}
+    return [w for w in sorted(text - memory) if not _HAS_DIGIT.search(w) and _value_key(w) not in keys]
 
 
 def _value_key(word: str) -> str:
@@ -303,6 +341,31 @@ _SEQUENCE_WORD = re.compile(r"[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud
                             r"(?:[^\W_\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af\uf900-\ufaff]|'(?=\w))*")
 
 
+#: Where a clause ends between two words: a sentence's end, a semicolon or a colon before a space, a line.
+_CLAUSE_END = re.compile(r"[.!?;:](?=\s)|\n")
+
+
+def clause_ids(text: str, joints: Collection[str]) -> bytes:
+    """For each word of ``sequence_words(text)``, the index of the clause that says it (``Marks.clauses``).
+
+    A clause ends at a sentence's end, a semicolon, a colon or a line's end, and a joining word
+    (``joints``: "and", "but") opens the next. A decimal point ("3.5") or a clock's colon
+    ("8:30") ends nothing. Indexes stop at 255.
+
+    >>> list(clause_ids("Breakfast is at 8:30 and dinner at 6. I cook.", {"and"}))
+    [0, 0, 0, 0, 0, 1, 1, 1, 1, 2, 2]
+    """
+    low = fold(text).lower()
+    out = bytearray()
+    clause, end = 0, 0
+    for m in _SEQUENCE_WORD.finditer(low):
+        if _CLAUSE_END.search(low, end, m.start()) or m.group() in joints:
+            clause += 1
+        out.append(min(clause, 255))
+        end = m.end()
+    return bytes(out)
+
+
 #: Texts of at most this many words are read for their doers and checked for two words that
 #: swapped places (memsieve.text.aligned).
 MAX_SWAP_WORDS = 80
@@ -346,6 +409,7 @@ def unmarked(text: Marks, memory: Marks, *, aligned: bool = False) -> tuple[str,
     """
     out = [w for w in sorted(text.words - memory.words)]
     out += [f"{w!r} where it says {m!r}" for w, m in rewritten_values(text.written, memory.written)]
+    out += [repr(w) for w in unread_values(text.written, memory.written)]
     out += [f"without {w!r}" for w in sorted(memory.polarity - text.polarity)]
     # A text that lines up with the memory word for word and drops one of its value words says
     # another value: "at six" against "at half past six", "every week" against "every other week".

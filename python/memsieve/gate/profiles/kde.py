@@ -18,6 +18,7 @@ from memsieve.gate.score import GateScore
 from memsieve.gate.versions import VersionBars, VersionEvidence, newer_version_reason, other_subject_of_ids
 from memsieve.text.cues import value_tokens
 from memsieve.text.aligned import changed_in_place, placed_values, swapped_in_slot
+from memsieve.text.clauses import said_of_another
 from memsieve.text.marks import NO_MARKS, other_doers, other_modality, part_of, sequence_words, unmarked
 from memsieve.text.lexicon import Lexicon
 from memsieve.text.when import time_phrases
@@ -115,8 +116,13 @@ class KernelDensityGate(GateProfile):
                     mine, theirs, aligned=changed is not None)
                 marked += tuple(sorted(_denial_as_not(cues)
                                        - _denial_as_not(gate.cues.get(nearest, frozenset()))))
-                if changed is not None and whole is None:
-                    marked += placed_values(sequence_words(text), mine, theirs, gate.lexicon.placed_values)
+                if whole is None:
+                    said_words = sequence_words(text)
+                    if changed is not None:
+                        marked += placed_values(said_words, mine, theirs, gate.lexicon.placed_values)
+                    # A value said with words the memory says of another ("My brother lives in
+                    # Austin" / "... in Denver and my sister lives in Austin"), lined up or not.
+                    marked += said_of_another(said_words, mine, theirs, gate.lexicon.filler_hashes)
             else:
                 # Who does it needs no alignment. Nor does a plan against a deed ("I was going to
                 # buy a bike" / "I bought a bike"), but only where the text says little else the

@@ -275,11 +275,14 @@ def cmd_consolidate(ns: argparse.Namespace) -> int:
 
             for scope in scopes:
                 reports.append(mem.consolidate(**scope, dry_run=ns.dry_run, min_sim=ns.min_sim,
-                                               progress=None if ns.all_scopes else step))
+                                               progress=None if ns.all_scopes else step,
+                                               max_seconds=ns.max_seconds))
                 if ns.all_scopes:
                     bar.update(1)
     verb = "would merge" if ns.dry_run else "merged"
     lines = [f"{r.scope}: {verb} {len(r.merges)} clusters, active {r.active_before} -> {r.active_after}"
+             + ("" if r.complete else f" (--max-seconds ran out: {r.clusters_left} clusters and {r.pairs_left} close "
+                                      "pairs left; run it again)")
              + "".join(f"\n  {m.kind:<10} {m.id or '-'}  keeps {m.text[:60]!r}\n    why: {m.reason}" for m in r.merges)
              for r in reports]
     _out(ns, [r.to_dict() for r in reports], "\n".join(lines) or "(no scopes)")
@@ -369,7 +372,7 @@ def cmd_serve(ns: argparse.Namespace) -> int:
     return serve(target, keys_path=ns.keys, host=ns.host, port=ns.port, workers=ns.workers,
                  max_body_bytes=ns.max_body_bytes, create=ns.create, max_cache_mb=ns.max_cache_mb,
                  llm_base_url=ns.llm_base_url, llm_model=ns.llm_model, llm_api_key_env=ns.llm_api_key_env,
-                 router_path=ns.router, read_timeout=ns.read_timeout)
+                 router_path=ns.router, read_timeout=ns.read_timeout, consolidate_seconds=ns.consolidate_seconds)
 
 
 def cmd_ui(ns: argparse.Namespace) -> int:
@@ -395,6 +398,9 @@ def _serve_parser(sub: Any) -> None:
     p.add_argument("--read-timeout", type=float, default=30.0,
                    help="seconds a client has to send a request's head, and again its body; 408 past either "
                         "(default 30)")
+    p.add_argument("--consolidate-seconds", type=float, default=30.0,
+                   help="the longest one POST /v1/consolidate runs, holding the scope's write lock; what is left "
+                        "is reported for the next call (default 30)")
     p.add_argument("--max-cache-mb", type=float, default=None,
                    help="bound of each worker's cache of scopes' gate state, in MiB (default 512); scopes past it "
                         "are evicted and re-read from the store when next used")
@@ -490,6 +496,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--dry-run", action="store_true", help="only list the clusters, texts and reasons")
     p.add_argument("--all-scopes", action="store_true", help="consolidate every scope of the database")
     p.add_argument("--min-sim", type=float, default=None, help="cosine two members must have (default 0.7)")
+    p.add_argument("--max-seconds", type=float, default=None,
+                   help="begin no new cluster of a scope after this long; what is left waits for the next run")
     p.add_argument("--progress", action="store_true", help="show the progress bar even when not on a terminal")
     _scope_args(p); _common(p); p.set_defaults(func=cmd_consolidate)  # noqa: E702
 

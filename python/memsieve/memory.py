@@ -385,7 +385,7 @@ class Memory:
 
     def consolidate(self, *, user_id: str | None = None, agent_id: str | None = None, run_id: str | None = None,
                     dry_run: bool = False, min_sim: float | None = None, llm: Any = None,
-                    progress: Any = None) -> ConsolidationReport:
+                    progress: Any = None, max_seconds: float | None = None) -> ConsolidationReport:
         """Merge the scope's duplicates and close its older versions, undoably.
 
         Takes the scope's write lock; members leave search and the gate, stay
@@ -398,6 +398,11 @@ class Memory:
             llm: an ``memsieve.llm.LLMConfig`` or ``LLMClient`` to write one
                 merged text per cluster (guarded; see memsieve.consolidation.llm_merge).
             progress: called with (clusters done, clusters) as merges are made.
+            max_seconds: begin no new cluster past this many seconds from the call (None: no
+                bound). The first cluster is always weighed; the merges made are kept, and
+                the report says ``complete=False`` and how many clusters are left for the next
+                run. Finding the clusters is not cut short (about 7 s for 50,000 memories,
+                benches/RESULTS.md), nor is an LLM call under way.
         """
         scope = Scope.of(user_id, agent_id, run_id)
         if llm is not None and not hasattr(llm, "complete_json"):
@@ -407,6 +412,7 @@ class Memory:
                 raise ConfigError(f"llm must be an LLMConfig or LLMClient, got {type(llm).__name__}")
             llm = LLMClient(llm)
         return self._consolidator.run(scope, dry_run=check_flag(dry_run, where="dry_run"), min_sim=min_sim, llm=llm,
+                                        max_seconds=max_seconds,
                                         progress=check_progress(
                                             progress, takes="(clusters done, clusters)", args=2,
                                             after="the consolidation was rolled back: nothing was merged"))

@@ -97,10 +97,11 @@ class ScopedMemory:
     # ---- consolidation ---------------------------------------------------------
 
     def consolidate(self, *, dry_run: bool = False, min_sim: float | None = None, llm: Any = None,
-                    progress: Callable[[int, int], Any] | None = None) -> ConsolidationReport:
+                    progress: Callable[[int, int], Any] | None = None,
+                    max_seconds: float | None = None) -> ConsolidationReport:
         """``Memory.consolidate`` of this scope: merge duplicates, close older versions, undoably."""
         return self._memory.consolidate(dry_run=dry_run, min_sim=min_sim, llm=llm, progress=progress,
-                                        **self._ids)
+                                        max_seconds=max_seconds, **self._ids)
 
     def unconsolidate(self, merge_id: str) -> list[MemoryItem]:
         """``Memory.unconsolidate`` of a merge of this scope (another scope's id is not found)."""

@@ -37,6 +37,14 @@ def check_min_sim(value: object) -> float:
                       fix=f"the default is {DEFAULT_MIN_SIM}")
 
 
+def check_max_seconds(value: object) -> float | None:
+    """``max_seconds`` as a float in (0, 86400], None for no bound, or ConfigError naming the value."""
+    if value is None:
+        return None
+    return check_real(value, name="max_seconds", what="a time in seconds", low=0.0, high=86400.0, low_open=True,
+                      fix="pass None for no bound")
+
+
 @dataclass(frozen=True)
 class Pairs:
     """Close pairs of rows: ``left`` (k,) int64 < ``right`` (k,) int64, ``sim`` (k,) float32 cosines."""

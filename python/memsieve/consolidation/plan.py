@@ -20,6 +20,7 @@ replace, another subject).
 
 from __future__ import annotations
 
+import time
 from dataclasses import asdict, dataclass, field
 from typing import Any, Literal
 
@@ -120,6 +121,11 @@ class ConsolidationReport:
         pairs: close pairs the kernel found.
         merges: the merges made (or proposed), in scope order.
         refused: clusters left alone, with the reason.
+        complete: every close pair and every cluster was weighed; False when ``max_seconds`` ran
+            out first (the rest waits for the next run).
+        clusters_left: the clusters found but not merged (or proposed) for lack of time.
+        pairs_left: the close pairs not weighed for lack of time (the least similar ones): none of
+            them joined a cluster, which leaves clusters smaller, never wrong.
     """
 
     scope: dict[str, str | None]
@@ -130,14 +136,18 @@ class ConsolidationReport:
     pairs: int
     merges: list[Merge] = field(default_factory=list)
     refused: list[Merge] = field(default_factory=list)
+    complete: bool = True
+    clusters_left: int = 0
+    pairs_left: int = 0
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
 
 
 def plan_clusters(seqs: np.ndarray, matrix: np.ndarray, items: dict[int, MemoryItem], view: TermView, *,
-                  min_sim: float) -> tuple[list[Cluster], int]:
-    """The scope's clusters and the number of close pairs (distinct facts included).
+                  min_sim: float, deadline: float | None = None) -> tuple[list[Cluster], int, int]:
+    """The scope's clusters, the number of close pairs (distinct facts included), and how many of
+    those were not weighed before ``deadline``.
 
     Args:
         seqs: (n,) int64 seqs of the active memories.
@@ -145,9 +155,11 @@ def plan_clusters(seqs: np.ndarray, matrix: np.ndarray, items: dict[int, MemoryI
         items: the memories by seq.
         view: the scope's terms and IDF.
         min_sim: the cosine threshold.
+        deadline: a ``time.monotonic()`` past which no more pairs are weighed (None: all are).
     """
     found = close_pairs(matrix, min_sim)
-    link = CompleteLink(mergeable(found, seqs, items, view))
+    kept, left = mergeable(found, seqs, items, view, deadline=deadline)
+    link = CompleteLink(kept)
     clusters = []
     for group in link.groups():
         members = sorted((Member(int(seqs[r]), items[int(seqs[r])], matrix[r]) for r in group), key=lambda m: m.when)
@@ -158,30 +170,43 @@ def plan_clusters(seqs: np.ndarray, matrix: np.ndarray, items: dict[int, MemoryI
         clusters.append(Cluster(members=members, kind="versions" if versions else "duplicates",
                                 min_cos=link.min_similarity(group), differing=differing,
                                 information=max(v.information for v in verdicts)))
-    return clusters, len(found)
+    return clusters, len(found), left
 
 
-def mergeable(pairs: Pairs, seqs: np.ndarray, items: dict[int, MemoryItem], view: TermView) -> Pairs:
+def mergeable(pairs: Pairs, seqs: np.ndarray, items: dict[int, MemoryItem], view: TermView, *,
+              deadline: float | None = None) -> tuple[Pairs, int]:
     """The close pairs that are not distinct facts (information.py), nor the words of two speakers
     (chat roles: a merge would leave what the user said only as the assistant's, or the reverse),
     nor two memories whose metadata give one field two values (a merge keeps one memory's
     metadata: the other's item key in a LangGraph store, or its category, would no longer find
-    it): only these may join a group."""
+    it): only these may join a group.
+
+    Pairs are weighed most similar first; past ``deadline`` (a ``time.monotonic()``) the rest are
+    left unweighed, and none of them may join a group. Returns the mergeable pairs and how many
+    were left."""
     def memory(row: int) -> tuple[tuple[str, str, int], tuple[int, str]]:
         seq = int(seqs[row])
         item = items[seq]
         return (item.valid_from or item.created_at, item.created_at, seq), (seq, item.text)
 
     keep = []
-    for k, (i, j) in enumerate(zip(pairs.left.tolist(), pairs.right.tolist())):
+    left, right = pairs.left.tolist(), pairs.right.tolist()
+    order = np.argsort(-pairs.sim, kind="stable").tolist() if deadline is not None else range(len(left))
+    unweighed = 0
+    for n, k in enumerate(order):
+        # The clock is read every 64 pairs: one verdict costs microseconds, a clock read about as much.
+        if deadline is not None and n % 64 == 0 and n and time.monotonic() >= deadline:
+            unweighed = len(left) - n
+            break
+        i, j = left[k], right[k]
         a, b = items[int(seqs[i])].metadata, items[int(seqs[j])].metadata
         if role_of(a) != role_of(b) or metadata_conflict(a, b):
             continue
         older, newer = sorted((memory(i), memory(j)))
         if not view.verdict(older[1], newer[1]).distinct:
             keep.append(k)
-    idx = np.asarray(keep, dtype=np.int64)
-    return Pairs(pairs.left[idx], pairs.right[idx], pairs.sim[idx])
+    idx = np.sort(np.asarray(keep, dtype=np.int64))
+    return Pairs(pairs.left[idx], pairs.right[idx], pairs.sim[idx]), unweighed
 
 
 def metadata_conflict(a: dict[str, Any] | None, b: dict[str, Any] | None) -> bool:

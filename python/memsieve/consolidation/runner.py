@@ -12,6 +12,7 @@ same state outside any transaction and writes nothing.
 from __future__ import annotations
 
 import numbers
+import time
 
 from collections.abc import Callable
 from typing import Any
@@ -20,7 +21,7 @@ import numpy as np
 
 from memsieve.gate.config import GateConfig
 from memsieve.consolidation.apply import MergeWriter
-from memsieve.consolidation.candidates import check_min_sim
+from memsieve.consolidation.candidates import check_max_seconds, check_min_sim
 from memsieve.consolidation.information import TermView
 from memsieve.consolidation.llm_merge import LLMMerger
 from memsieve.consolidation.plan import Cluster, ConsolidationReport, Merge, plan_clusters
@@ -58,9 +59,12 @@ class Consolidator:
         return text_parts(self.embed, text, enabled=self.config.passages, keys=self.config.sentence_keys)
 
     def run(self, scope: Scope, *, dry_run: bool = False, min_sim: float | None = None, llm: Any = None,
-            progress: Progress | None = None) -> ConsolidationReport:
+            progress: Progress | None = None, max_seconds: float | None = None) -> ConsolidationReport:
         """Consolidate one scope (see ``Memory.consolidate``)."""
         sim = check_min_sim(min_sim)
+        budget = check_max_seconds(max_seconds)
+        # The clock starts before the write lock is taken: a run that waited for writers has spent that time.
+        deadline = None if budget is None else time.monotonic() + budget
         merger = LLMMerger(llm, lambda t: self.embed([t])[0]) if llm is not None else None
         dim = self.gates.scope_dim(scope)
         if dim is None:
@@ -72,7 +76,7 @@ class Consolidator:
             for attempt in range(DRY_RUN_ATTEMPTS):
                 gate = self.gates.for_read(scope, dim=dim)
                 try:
-                    return self._pass(self.store, gate, scope, dim, sim, merger, None, progress)
+                    return self._pass(self.store, gate, scope, dim, sim, merger, None, progress, deadline)
                 except StateError:
                     if attempt + 1 == DRY_RUN_ATTEMPTS:
                         raise StateError(f"the scope changed under the dry run {DRY_RUN_ATTEMPTS} times "
@@ -80,18 +84,24 @@ class Consolidator:
                                          "fewer writes run, or without dry_run") from None
         with self.gates.write(scope, dim=dim) as (tx, gate):
             return self._pass(tx, gate, scope, dim, sim, merger, MergeWriter(tx, gate, scope, now=now_iso(), split=self._split),
-                              progress)
+                              progress, deadline)
 
     def _pass(self, reader: Any, gate: Any, scope: Scope, dim: int, min_sim: float, merger: LLMMerger | None,
-              writer: MergeWriter | None, progress: Progress | None) -> ConsolidationReport:
+              writer: MergeWriter | None, progress: Progress | None, deadline: float | None) -> ConsolidationReport:
         rows = reader.scope_vectors(scope, dim)
         items = reader.items_for_seqs([int(s) for s in rows.seqs])
-        clusters, npairs = plan_clusters(rows.seqs, rows.matrix, items, TermView(gate, self.config),
-                                         min_sim=min_sim)
+        clusters, npairs, pairs_left = plan_clusters(rows.seqs, rows.matrix, items, TermView(gate, self.config),
+                                                     min_sim=min_sim, deadline=deadline)
         merges: list[Merge] = []
         refused: list[Merge] = []
         retired = 0
+        left = 0
         for k, cluster in enumerate(clusters):
+            # Past the deadline no new cluster is begun (one at least is, so that runs make headway);
+            # the merges made so far are kept and the rest wait for the next run.
+            if deadline is not None and k > 0 and time.monotonic() >= deadline:
+                left = len(clusters) - k
+                break
             reason = cluster.reason(min_sim)
             text, vector = cluster.kept.item.text, None
             if merger is not None:
@@ -111,7 +121,8 @@ class Consolidator:
                 progress(k + 1, len(clusters))
         return ConsolidationReport(scope=scope.as_dict(), dry_run=writer is None, min_sim=min_sim,
                                    active_before=len(rows.seqs), active_after=len(rows.seqs) - retired,
-                                   pairs=npairs, merges=merges, refused=refused)
+                                   pairs=npairs, merges=merges, refused=refused,
+                                   complete=left == 0 and pairs_left == 0, clusters_left=left, pairs_left=pairs_left)
 
     @staticmethod
     def _entry(cluster: Cluster, merge_id: str | None, text: str, reason: str, status: str) -> Merge:

@@ -57,6 +57,7 @@ class Call:
     metrics: Any
     readiness: Callable[[], Awaitable[None]] | None = None
     document: dict[str, Any] | None = None
+    consolidate_seconds: float | None = None  # the server's bound on one consolidation (None: none)
 
     def scope(self, *, by_id: bool = False) -> dict[str, Any]:
         """The scope the request names, after checking the key grants it.
@@ -201,7 +202,11 @@ async def forget(call: Call) -> dict[str, Any]:
 
 
 async def consolidate(call: Call) -> dict[str, Any]:
-    report = await call.memory.consolidate(**call.pick("dry_run", "min_sim"), **call.scope())
+    # A consolidation holds the scope's write lock and a thread: the server bounds how long, and a
+    # client may ask for less. What is left is reported (complete: false) for the next call.
+    asked, bound = call.args.get("max_seconds"), call.consolidate_seconds
+    budget = bound if asked is None else asked if bound is None else min(float(asked), bound)
+    report = await call.memory.consolidate(**call.pick("dry_run", "min_sim"), max_seconds=budget, **call.scope())
     return {"consolidation": report.to_dict()}
 
 
@@ -398,6 +403,9 @@ ENDPOINTS: tuple[Endpoint, ...] = (
              {"consolidation": ref("Consolidation")},
              body(dry_run=boolean("only list the clusters"),
                   min_sim={"type": "number", "exclusiveMinimum": 0, "maximum": 1, "description": "cosine members need"},
+                  max_seconds={"type": "number", "exclusiveMinimum": 0, "maximum": 86400,
+                               "description": "begin no new cluster after this long (the server's "
+                                              "--consolidate-seconds bounds it); the report says what is left"},
                   scoped=True)),
     Endpoint("GET", "/v1/merges", list_merges, "listMerges", "The scope's merges, oldest first.",
              {"merges": list_of("Merge")}, query=query_params(include_undone=boolean("list undone merges too"))),

@@ -87,6 +87,10 @@ KEY_SHARE = max(1, DEFAULT_MAX_WORKERS // 2)
 READY_PROBE = {"user_id": "memsieve:readyz"}
 
 
+#: Default seconds one ``POST /v1/consolidate`` may run (``--consolidate-seconds``).
+DEFAULT_CONSOLIDATE_SECONDS = 30.0
+
+
 @dataclass
 class ServeConfig:
     """What one server process serves.
@@ -105,6 +109,8 @@ class ServeConfig:
         llm_api_key_env: the environment variable that holds its API key (never an argument,
             so that it stays out of process listings).
         router_path: a saved ``memsieve.router.QueryRouter`` for ``mode: "auto"`` (None: ``auto`` is a 400).
+        consolidate_seconds: the longest one ``POST /v1/consolidate`` may run (a request's
+            ``max_seconds`` may ask for less): it holds the scope's write lock and a thread.
         metrics_dir: where the workers of one service share their counters, so a scrape of any of
             them sums all (memsieve.server.metrics); set by the supervisor of ``--workers N``.
     """
@@ -120,6 +126,7 @@ class ServeConfig:
     llm_api_key_env: str = "OPENAI_API_KEY"
     router_path: str | None = None
     metrics_dir: str | None = None
+    consolidate_seconds: float = DEFAULT_CONSOLIDATE_SECONDS
 
 
 def log(line: str) -> None:
@@ -338,7 +345,8 @@ def _endpoint(ep: api.Endpoint, state: State) -> Any:
         request_id = front.get("request_id", "-")
         try:
             call = api.Call(memory=state.memory, key=front.get("key"), args=args, path=dict(request.path_params),
-                            metrics=state.metrics, readiness=state.ready, document=state.document)
+                            metrics=state.metrics, readiness=state.ready, document=state.document,
+                            consolidate_seconds=state.config.consolidate_seconds)
             assert ep.handler is not None
             async with state.share_of(call.key):
                 result = await ep.handler(call)

@@ -34,7 +34,7 @@ from dataclasses import asdict
 from typing import Any
 
 from memsieve.errors import ConfigError, MemsieveError
-from memsieve.server.app import ServeConfig, build_app, log
+from memsieve.server.app import DEFAULT_CONSOLIDATE_SECONDS, ServeConfig, build_app, log
 from memsieve.server.deadlines import DEFAULT_READ_TIMEOUT, head_deadline_protocol
 from memsieve.server.keys import KeyRing
 
@@ -44,7 +44,8 @@ MAX_WORKERS = 64
 
 
 def check_options(*, host: Any, port: Any, workers: Any, max_body_bytes: Any,
-                  read_timeout: Any = DEFAULT_READ_TIMEOUT) -> None:
+                  read_timeout: Any = DEFAULT_READ_TIMEOUT,
+                  consolidate_seconds: Any = DEFAULT_CONSOLIDATE_SECONDS) -> None:
     """Refuse malformed serve options before anything is opened.
 
     Raises:
@@ -61,6 +62,9 @@ def check_options(*, host: Any, port: Any, workers: Any, max_body_bytes: Any,
     if (isinstance(read_timeout, bool) or not isinstance(read_timeout, (int, float))
             or not 0.1 <= read_timeout <= 3600):
         raise ConfigError(f"--read-timeout takes seconds in 0.1..3600, got {read_timeout!r}")
+    if (isinstance(consolidate_seconds, bool) or not isinstance(consolidate_seconds, (int, float))
+            or not 0.1 <= consolidate_seconds <= 86400):
+        raise ConfigError(f"--consolidate-seconds takes seconds in 0.1..86400, got {consolidate_seconds!r}")
 
 
 def check_llm_options(*, base_url: Any, model: Any, api_key_env: Any) -> None:
@@ -269,7 +273,8 @@ class Supervisor:
 def serve(db: str, *, keys_path: str, host: str = "127.0.0.1", port: int = 8420, workers: int = 1,
           max_body_bytes: int | None = None, create: bool = False, max_cache_mb: float | None = None,
           llm_base_url: str | None = None, llm_model: str = "local", llm_api_key_env: str = "OPENAI_API_KEY",
-          router_path: str | None = None, read_timeout: float = DEFAULT_READ_TIMEOUT) -> int:
+          router_path: str | None = None, read_timeout: float = DEFAULT_READ_TIMEOUT,
+          consolidate_seconds: float = DEFAULT_CONSOLIDATE_SECONDS) -> int:
     """Run ``memsieve serve`` until SIGTERM or SIGINT; returns the exit code.
 
     Raises:
@@ -279,14 +284,15 @@ def serve(db: str, *, keys_path: str, host: str = "127.0.0.1", port: int = 8420,
     from memsieve.server.api import DEFAULT_MAX_BODY_BYTES
 
     limit = DEFAULT_MAX_BODY_BYTES if max_body_bytes is None else max_body_bytes
-    check_options(host=host, port=port, workers=workers, max_body_bytes=limit, read_timeout=read_timeout)
+    check_options(host=host, port=port, workers=workers, max_body_bytes=limit, read_timeout=read_timeout,
+                  consolidate_seconds=consolidate_seconds)
     cache = check_cache_mb(max_cache_mb)
     check_llm_options(base_url=llm_base_url, model=llm_model, api_key_env=llm_api_key_env)
     if router_path is not None:
         load_router(router_path)  # a missing or malformed file stops the start here, before any socket
     keys = KeyRing(keys_path)  # a bad keys file stops the start here, before any socket
     config = ServeConfig(db=str(db), keys_path=str(keys_path), max_body_bytes=limit, create=create,
-                         read_timeout=float(read_timeout),
+                         read_timeout=float(read_timeout), consolidate_seconds=float(consolidate_seconds),
                          max_cache_bytes=cache, llm_base_url=llm_base_url, llm_model=llm_model,
                          llm_api_key_env=llm_api_key_env, router_path=router_path)
     sock = bind(host, port)

@@ -207,5 +207,6 @@ COMPONENTS: dict[str, Any] = {
         "scope": {"type": "object"}, "dry_run": {"type": "boolean"}, "min_sim": {"type": "number"},
         "active_before": {"type": "integer"}, "active_after": {"type": "integer"}, "pairs": {"type": "integer"},
         "merges": list_of("Merge"),
-        "refused": list_of("Merge")}},
+        "refused": list_of("Merge"), "complete": {"type": "boolean"}, "clusters_left": {"type": "integer"},
+        "pairs_left": {"type": "integer"}}},
 }

@@ -1,10 +1,14 @@
-"""A spot check of the slot and placed-value rules on 40 pairs written after the rules were set
-(2026-12-06), by the hand that wrote the rules, so it knew their shape: 20 changes and 20
-restatements. Each pair gets its own scope with 8 of measure.py's fillers (seeded).
+"""Spot checks of the gate's rules on pairs written after the rules were set, by the hand that
+wrote them, so it knew their shape: 20 changes and 20 restatements each. Each pair gets its own
+scope with 8 of measure.py's fillers (seeded).
 
-    python eval/gate-changes/spot_check.py [--before]
+    python eval/gate-changes/spot_check.py [--set slots|values] [--before]
 
-``--before`` turns both rules off (the code before them) in the same process.
+- ``slots`` (2026-12-06): the slot and placed-value rules.
+- ``values`` (2026-12-06, later): a value said of another noun (memsieve.text.clauses), an amount
+  with a fraction (memsieve.text.amounts) and a letter the index drops (``unread_values``).
+
+``--before`` turns the set's rules off (the code before them) in the same process.
 """
 
 from __future__ import annotations
@@ -65,22 +69,86 @@ REPEATS = [
  ("I bake bread every weekend.", "Every weekend I bake bread."),
 ]
 
+VALUE_CHANGES = [  # written after the value rules (2026-12-06, later)
+ ("My husband works Mondays and I work Fridays.", "My husband works Fridays.", "Fridays"),
+ ("Lunch is at noon and the meeting is at 3.", "The meeting is at noon.", "noon"),
+ ("My older kid is 12 and the younger one is 9.", "The younger one is 12.", "12"),
+ ("Sam drives a Tesla and Jo drives a Volvo.", "Jo drives a Tesla.", "Jo drives a Tesla"),
+ ("The gym opens at 6 and closes at 10.", "The gym closes at 6.", "closes at 6"),
+ ("I visited Rome in 2018 and Paris in 2022.", "I visited Paris in 2018.", "Paris in 2018"),
+ ("My sister's birthday is in March and my mum's is in October.", "My mum's birthday is in March.",
+  "mum's birthday is in March"),
+ ("Our cat weighs 4 kilos and our dog weighs 20.", "Our dog weighs 4 kilos.", "dog weighs 4"),
+ ("The recipe calls for half a teaspoon of salt.", "The recipe calls for a teaspoon and a half of salt.",
+  "and a half"),
+ ("The flight is an hour and a half.", "The flight is half an hour.", "half an hour"),
+ ("I've been learning piano for one and a half years.", "I've been learning piano for half a year.",
+  "half a year"),
+ ("We walked three and a half miles.", "We walked four and a half miles.", "four"),
+ ("She works three quarters of the week from home.", "She works a quarter of the week from home.",
+  "a quarter of"),
+ ("The drive is two and a half hours.", "The drive is an hour and a half.", "an hour and a half"),
+ ("My daughter got a B on her test.", "My daughter got an A on her test.", r"an A\b"),
+ ("We're going with option C.", "We're going with option A.", "option A"),
+ ("I take vitamin D every day.", "I take vitamin B every day.", "vitamin B"),
+ ("My seat is in row F.", "My seat is in row A.", "row A"),
+ ("The meeting is in room B.", "The meeting is in room A.", "room A"),
+ ("I'm in group A for the project.", "I'm in group B for the project.", "group B"),
+]
+VALUE_REPEATS = [
+ ("My husband works Mondays and I work Fridays.", "My husband works Mondays."),
+ ("My older kid is 12 and the younger one is 9.", "The younger one is 9."),
+ ("Sam drives a Tesla and Jo drives a Volvo.", "Sam drives a Tesla."),
+ ("The gym opens at 6 and closes at 10.", "The gym opens at 6."),
+ ("I visited Rome in 2018 and Paris in 2022.", "I visited Rome in 2018."),
+ ("Our cat weighs 4 kilos and our dog weighs 20.", "Our cat weighs 4 kilos."),
+ ("The recipe calls for half a teaspoon of salt.", "The recipe needs half a teaspoon of salt."),
+ ("The flight is an hour and a half.", "The flight takes an hour and a half."),
+ ("We walked three and a half miles.", "We walked three and a half miles in total."),
+ ("My daughter got a B on her test.", "My daughter got a B on the test."),
+ ("We're going with option C.", "We've decided on option C."),
+ ("I'm in group A for the project.", "For the project I'm in group A."),
+ ("Tom and Ana live in Berlin.", "Ana lives in Berlin."),
+ ("I moved to Seattle in 2020 and I love it there.", "I love Seattle."),
+ ("My brother is 30 and lives in Leeds.", "My brother lives in Leeds."),
+ ("Breakfast is at 7, and lunch is at noon.", "Lunch is at noon."),
+ ("I run 5k on Mondays and swim on Thursdays.", "On Mondays I run 5k."),
+ ("The soup needs half a cup of cream.", "Half a cup of cream goes in the soup."),
+ ("Our budget is 500 for food and 200 for fun.", "We budget 500 for food."),
+ ("The kids are 8 and 11.", "The kids are 8 and 11 years old."),
+]
+SETS = {"slots": (CHANGES, REPEATS), "values": (VALUE_CHANGES, VALUE_REPEATS)}
+
+
+def _rules_off(name: str) -> None:
+    """Turn a set's rules off in this process: the code before them."""
+    import memsieve.gate.profiles.kde as kde
+    import memsieve.text.marks as marks
+    from memsieve.text.lexicon import ENGLISH
+
+    if name == "slots":
+        kde.SLOT_MAX_LACKING = -1
+        object.__setattr__(ENGLISH, "placed_values", frozenset())
+    else:
+        kde.said_of_another = lambda *args, **kwargs: ()
+        marks.amounts = lambda *args, **kwargs: frozenset()
+        marks.unread_values = lambda *args, **kwargs: []
+
 
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--before", action="store_true", help="turn both rules off")
+    ap.add_argument("--set", choices=sorted(SETS), default="slots", help="which rules' pairs")
+    ap.add_argument("--before", action="store_true", help="turn the set's rules off")
     ns = ap.parse_args(argv)
-    import memsieve.gate.profiles.kde as kde
     from memsieve import Memory
-    from memsieve.text.lexicon import ENGLISH
 
     if ns.before:
-        kde.SLOT_MAX_LACKING = -1
-        object.__setattr__(ENGLISH, "placed_values", frozenset())
+        _rules_off(ns.set)
+    changes, repeats = SETS[ns.set]
     rng = random.Random(7)
     lost = folded = 0
     with tempfile.TemporaryDirectory() as tmp, Memory(os.path.join(tmp, "spot.db")) as m:
-        for i, (earlier, later, value) in enumerate(CHANGES):
+        for i, (earlier, later, value) in enumerate(changes):
             uid = f"c{i}"
             for text in rng.sample(FILLERS, 8):
                 m.add(text, user_id=uid)
@@ -89,7 +157,7 @@ def main(argv: list[str] | None = None) -> int:
             if d.event == "NOOP" and not re.search(value, m.get(d.memory_id, user_id=uid).text, re.I):
                 lost += 1
                 print("lost:", later)
-        for i, (earlier, later) in enumerate(REPEATS):
+        for i, (earlier, later) in enumerate(repeats):
             uid = f"r{i}"
             for text in rng.sample(FILLERS, 8):
                 m.add(text, user_id=uid)
@@ -98,7 +166,7 @@ def main(argv: list[str] | None = None) -> int:
             folded += d.event == "NOOP"
             if d.event != "NOOP":
                 print("stored:", later)
-    print(f"changes lost {lost} / {len(CHANGES)}, repeats folded {folded} / {len(REPEATS)}")
+    print(f"changes lost {lost} / {len(changes)}, repeats folded {folded} / {len(repeats)}")
     return 0
 
 

@@ -1,6 +1,7 @@
 """memsieve.server.shares: a key's calls take at most ``per_key`` of a process's memory threads, and a
 key's second and later calls never the last free one, so two slow tenants cannot fill a process of
-four threads (review finding: with a plain cap of two calls per key, they could)."""
+four threads (review finding: with a plain cap of two calls per key, they could); lengthy calls, every
+key's together, leave a thread too, so four tenants consolidating at once cannot fill it either."""
 
 from __future__ import annotations
 
@@ -13,8 +14,9 @@ from hypothesis import strategies as st
 from memsieve.server.shares import ThreadShares
 
 
-async def _hold(shares: ThreadShares, key: str, started: list[str], release: asyncio.Event) -> None:
-    async with shares.of(key):
+async def _hold(shares: ThreadShares, key: str, started: list[str], release: asyncio.Event, *,
+                lengthy: bool = False) -> None:
+    async with shares.of(key, lengthy=lengthy):
         started.append(key)
         await release.wait()
 
@@ -39,6 +41,22 @@ def test_two_slow_keys_leave_a_thread_for_a_third():
         return started
 
     assert asyncio.run(main()).count("bob") == 2  # bob's second ran once a thread came free
+
+
+def test_four_keys_with_lengthy_calls_leave_a_thread_for_a_quick_one():
+    async def main() -> None:
+        shares, started, release = ThreadShares(threads=4, per_key=2), [], asyncio.Event()
+        slow = [asyncio.create_task(_hold(shares, k, started, release, lengthy=True)) for k in "abcd"]
+        await _settle()
+        assert started == ["a", "b", "c"] and shares.lengthy == 3  # d's consolidation waits, holding no thread
+        quick = asyncio.create_task(_hold(shares, "e", started, release))
+        await _settle()
+        assert started[-1] == "e" and shares.total == 4
+        release.set()
+        await asyncio.gather(*slow, quick)
+        assert started.count("d") == 1 and shares.lengthy == 0 and shares.total == 0
+
+    asyncio.run(main())
 
 
 def test_a_keys_calls_wait_for_its_own_share():
@@ -87,23 +105,29 @@ def test_bad_sizes_are_refused():
 
 @settings(max_examples=60, deadline=None)
 @given(threads=st.integers(1, 6), per_key=st.integers(1, 4),
-       keys=st.lists(st.sampled_from("abcde"), min_size=1, max_size=20))
-def test_no_key_runs_more_than_its_share_and_extras_leave_a_thread(threads, per_key, keys):
+       calls=st.lists(st.tuples(st.sampled_from("abcde"), st.booleans()), min_size=1, max_size=20))
+def test_no_key_runs_more_than_its_share_and_extras_leave_a_thread(threads, per_key, calls):
     async def main() -> None:
         shares, release = ThreadShares(threads=threads, per_key=per_key), asyncio.Event()
-        seen: list[tuple[int, int]] = []  # (the key's calls running, every call running) at each start
+        seen: list[tuple[int, int, int]] = []  # (the key's calls, every call, lengthy calls) running at each start
 
-        async def call(key: str) -> None:
-            async with shares.of(key):
-                seen.append((shares.running(key), shares.total))
+        async def call(key: str, lengthy: bool) -> None:
+            async with shares.of(key, lengthy=lengthy):
+                seen.append((shares.running(key), shares.total, shares.lengthy))
                 await release.wait()
 
-        tasks = [asyncio.create_task(call(k)) for k in keys]
+        tasks = [asyncio.create_task(call(k, lengthy)) for k, lengthy in calls]
         await _settle()
-        for mine, total in seen:
+        for mine, total, lengthy in seen:
             assert mine <= per_key
             # a key's extra call started only with a thread left over for a key with none running
             assert mine == 1 or total <= threads - 1
+            # lengthy calls, every key's together, leave a thread (a pool of one has none to leave)
+            assert lengthy <= max(1, threads - 1)
+        # a quick call of a key with nothing running is never held back by lengthy ones
+        quick = [k for k, lengthy in calls if not lengthy]
+        assert {k for k in quick if all(key != k or not lengthy for key, lengthy in calls)} <= {
+            k for k in "abcde" if shares.running(k)}
         release.set()
         await asyncio.gather(*tasks)
         assert shares.total == 0

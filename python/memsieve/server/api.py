@@ -283,6 +283,8 @@ class Endpoint:
         admin: needs an admin key.
         text: the 200 body is text (``/metrics``), not JSON.
         errors: the statuses it may answer besides 200, 401 and 500.
+        lengthy: it may run long by what it is (a batch, a consolidation, a purge, a forget): such
+            calls leave a thread of the process to the others (memsieve.server.shares).
     """
 
     method: str
@@ -297,6 +299,7 @@ class Endpoint:
     admin: bool = False
     text: bool = False
     errors: tuple[int, ...] = (400, 403)
+    lengthy: bool = False
 
     @property
     def writes(self) -> bool:
@@ -337,7 +340,7 @@ ENDPOINTS: tuple[Endpoint, ...] = (
              body(["items"], items={"type": "array", "minItems": 1, "maxItems": MAX_BATCH_ITEMS, "items": BATCH_ITEM,
                                     "description": f"the texts to add (at most {MAX_BATCH_ITEMS:,})"},
                   metadata=METADATA, batch_size=integer("items per embedding call and transaction", minimum=1,
-                                                     maximum=4096), scoped=True)),
+                                                     maximum=4096), scoped=True), lengthy=True),
     Endpoint("GET", "/v1/memories", list_memories, "listMemories", "The scope's memories (active ones unless "
              "include_inactive).", {"memories": list_of("Memory")},
              query=query_params(limit=LIMIT, include_inactive=boolean("list deleted and merged memories too"))),
@@ -358,13 +361,14 @@ ENDPOINTS: tuple[Endpoint, ...] = (
              query=query_params(), errors=_ID),
     Endpoint("POST", "/v1/memories/{id}/purge", purge_memory, "purgeMemory",
              "Erase a memory's text and embedding everywhere (and what merges retired into it), keeping a "
-             "tombstone.", {"erasure": ref("Erasure")}, body(reason=text("recorded in the history")), errors=_ID),
+             "tombstone.", {"erasure": ref("Erasure")}, body(reason=text("recorded in the history")), errors=_ID,
+             lengthy=True),
     Endpoint("POST", "/v1/compact", compact, "compact",
              "Rewrite the store so that no byte of a purged text stays in its files (an admin key; PostgreSQL: "
              "VACUUM FULL of the tables a purge erases from, which blocks their reads and writes while it runs). "
              "The erasure lists nothing; `pending` says what is still to finish.",
              {"erasure": ref("Erasure")}, {"type": "object", "additionalProperties": False, "properties": {}},
-             admin=True, errors=(400, 403)),
+             admin=True, errors=(400, 403), lengthy=True),
     Endpoint("POST", "/v1/search", search, "search", "Search the scope, best first; each result has its date.",
              {"results": list_of("SearchResult")}, body(["query"], **_SEARCH_ARGS, scoped=True)),
     Endpoint("POST", "/v1/context", context, "context",
@@ -397,7 +401,7 @@ ENDPOINTS: tuple[Endpoint, ...] = (
              {"removed": list_of("Memory"), "purged": {"type": "boolean"}, "dry_run": {"type": "boolean"}},
              body(["what"], what=text('the request, e.g. "forget my old address"'),
                   purge=boolean("erase text and embedding, keeping a tombstone"),
-                  dry_run=boolean("only list what would be removed"), scoped=True)),
+                  dry_run=boolean("only list what would be removed"), scoped=True), lengthy=True),
     Endpoint("POST", "/v1/consolidate", consolidate, "consolidate",
              "Merge the scope's duplicates and close its older versions, undoably.",
              {"consolidation": ref("Consolidation")},
@@ -406,7 +410,7 @@ ENDPOINTS: tuple[Endpoint, ...] = (
                   max_seconds={"type": "number", "exclusiveMinimum": 0, "maximum": 86400,
                                "description": "begin no new cluster after this long (the server's "
                                               "--consolidate-seconds bounds it); the report says what is left"},
-                  scoped=True)),
+                  scoped=True), lengthy=True),
     Endpoint("GET", "/v1/merges", list_merges, "listMerges", "The scope's merges, oldest first.",
              {"merges": list_of("Merge")}, query=query_params(include_undone=boolean("list undone merges too"))),
     Endpoint("POST", "/v1/merges/{id}/undo", undo_merge, "undoMerge",

@@ -188,12 +188,12 @@ class State:
         else:
             log(f"memsieve serve: kept the {len(self.keyring)} key(s) in force, the reload failed: {failed}")
 
-    def share_of(self, key: Any) -> contextlib.AbstractAsyncContextManager[Any]:
+    def share_of(self, key: Any, *, lengthy: bool = False) -> contextlib.AbstractAsyncContextManager[Any]:
         """The key's share of the memory's threads (memsieve.server.shares: ``KEY_SHARE`` calls at once,
-        and never the last free thread for a second one); none for a public route."""
+        never the last free thread for a second one, nor for a lengthy call); none for a public route."""
         if key is None:
             return contextlib.nullcontext()
-        return self.shares.of(key.sha256)
+        return self.shares.of(key.sha256, lengthy=lengthy)
 
     async def ready(self) -> None:
         if self.memory is None:
@@ -348,7 +348,7 @@ def _endpoint(ep: api.Endpoint, state: State) -> Any:
                             metrics=state.metrics, readiness=state.ready, document=state.document,
                             consolidate_seconds=state.config.consolidate_seconds)
             assert ep.handler is not None
-            async with state.share_of(call.key):
+            async with state.share_of(call.key, lengthy=ep.lengthy):
                 result = await ep.handler(call)
             return 200, json_bytes(result)
         except MemsieveError as exc:

@@ -74,7 +74,7 @@ class Marks:
         clauses: one byte per word of ``sequence``, the index of the clause that says it (a
             sentence's end or a joining word such as "and" starts the next; at most 255):
             "my brother lives in Denver and my sister lives in Austin" says Austin of the
-            sister (memsieve.text.clauses).
+            sister (memsieve.text.clauses). Empty for a text that says no values.
     """
 
     words: frozenset[str]
@@ -213,7 +213,8 @@ class MarkReader:
                      people=people or _NONE,
                      denials=denials, owners=owners, written=written_values(text),
                      terms=bytes(is_term(w) for w in sequence),
-                     clauses=clause_ids(text, self.clause_joints) if self.clause_joints else b"")
+                     # Only a text that says values has clauses to read (memsieve.text.clauses).
+                     clauses=clause_ids(text, self.clause_joints) if self.clause_joints and values else b"")
 
 
 _WORD_EDGES = "\"'.,;:!?()[]{}<>«»“”‘’"

@@ -20,7 +20,6 @@ Rust core's and English; a lexicon changes what is read on top of it.
 from __future__ import annotations
 
 import functools
-import os
 import re
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field, fields
@@ -30,6 +29,7 @@ import memsieve._core as _core
 from memsieve.errors import ConfigError
 from memsieve.resources import packaged_tokenizer_path
 from memsieve.text import english
+from memsieve.text.lexicon_checks import check_entries, check_fractions, check_pattern, check_vocabulary
 from memsieve.text.cues import find_cues, find_identifying_values, find_subject_terms
 from memsieve.text.marks import MarkReader, Marks, word_hash
 from memsieve.text.marks import forget_texts as forget_read_texts
@@ -42,63 +42,6 @@ from memsieve.text.subjects import Subject, find_subject, relation_names
 # saved ~10-15 us per add() when these caches were module-level.
 _CUE_MEMO_SIZE = 1024
 _RARITY_MEMO_SIZE = 16384
-
-
-def _entries(value: Any, *, name: str) -> frozenset[str]:
-    """A set of lowercased, folded entries, each a non-empty string (words one space apart)."""
-    if isinstance(value, str) or not isinstance(value, Iterable):
-        raise ConfigError(f"lexicon {name} must be a collection of strings, got {type(value).__name__} "
-                          f"{value!r:.60}; pass e.g. frozenset({{'word', 'a phrase'}})")
-    out = set()
-    for entry in value:
-        if not isinstance(entry, str) or not entry.strip():
-            raise ConfigError(f"lexicon {name} holds {entry!r}, not a non-empty string; remove it")
-        out.add(" ".join(fold(entry).lower().split()))
-    return frozenset(out)
-
-
-def _fractions(value: Any) -> tuple[tuple[str, float], ...]:
-    """``fraction_words`` checked: (word, value) pairs, one lowercased word and a number in (0, 1)."""
-    if isinstance(value, (str, bytes)) or not isinstance(value, Iterable):
-        raise ConfigError(f"lexicon fraction_words must be (word, value) pairs, got {type(value).__name__}; "
-                          f"pass e.g. (('half', 0.5),)")
-    out = {}
-    for entry in value:
-        word, number = entry if isinstance(entry, tuple) and len(entry) == 2 else (None, None)
-        if not isinstance(word, str) or " " in word.strip() or not word.strip() or isinstance(number, bool) \
-                or not isinstance(number, (int, float)) or not 0 < number < 1:
-            raise ConfigError(f"lexicon fraction_words holds {entry!r}, not a (word, value) pair with one word "
-                              f"and a value between 0 and 1; write it like ('half', 0.5)")
-        out[fold(word.strip()).lower()] = float(number)
-    return tuple(sorted(out.items()))
-
-
-def _pattern(value: Any, *, name: str, flags: int = 0) -> re.Pattern[str] | None:
-    if value is None:
-        return None
-    if not isinstance(value, str) or not value:
-        raise ConfigError(f"lexicon {name} must be a non-empty regular expression string or None, got {value!r}; "
-                          f"pass e.g. r'\\bforget\\b', or None when no text is one")
-    try:
-        return re.compile(value, flags)
-    except re.error as exc:
-        raise ConfigError(f"lexicon {name} {value!r:.80} is not a valid regular expression ({exc}); fix it") from None
-
-
-def _check_vocabulary(vocabulary: Any) -> None:
-    """A vocabulary file that exists, checked when the lexicon is made (it is read on first use)."""
-    if vocabulary is None:
-        return
-    if isinstance(vocabulary, (str, os.PathLike)):
-        found = os.path.isfile(vocabulary)
-    elif hasattr(vocabulary, "is_file") and hasattr(vocabulary, "open"):
-        found = vocabulary.is_file()
-    else:
-        raise ConfigError(f"lexicon vocabulary must be a path to a tokenizer.json or None, got "
-                          f"{type(vocabulary).__name__} {vocabulary!r:.60}")
-    if not found:
-        raise ConfigError(f"lexicon vocabulary {vocabulary!s} is not a file; give the tokenizer.json of a "
-                          f"WordPiece model, or vocabulary=None to weigh every word as rare")
 
 
 @dataclass(frozen=True)
@@ -270,7 +213,7 @@ class Lexicon:
                      "pronoun_forms", "word_forms", "auxiliaries", "passive_auxiliaries", "agent_words", "verb_forms",
                      "modal_words", "contractions", "contraction_hosts", "role_prepositions", "placed_values",
                      "one_words", "clock_words", "clause_joints"):
-            object.__setattr__(self, name, _entries(getattr(self, name), name=name))
+            object.__setattr__(self, name, check_entries(getattr(self, name), name=name))
         for name, example in (("pronoun_forms", "'i/me/my'"), ("word_forms", "'a/an'"),
                               ("verb_forms", "'gave/given'"), ("contractions", "\"'m/am\"")):
             for group in getattr(self, name):
@@ -290,8 +233,8 @@ class Lexicon:
                 raise ConfigError(f"lexicon {name} must be a word's ending without spaces, got "
                                   f"{getattr(self, name)!r}; pass e.g. 'ing', or '' for none")
             object.__setattr__(self, name, ending)
-        object.__setattr__(self, "fraction_words", _fractions(self.fraction_words))
-        _check_vocabulary(self.vocabulary)
+        object.__setattr__(self, "fraction_words", check_fractions(self.fraction_words))
+        check_vocabulary(self.vocabulary)
         object.__setattr__(self, "_derived", _Derived(self))
 
     def __getstate__(self) -> dict[str, Any]:
@@ -545,20 +488,20 @@ class _Derived:
         self.cue_words = frozenset(c for c in lexicon.change_cues if " " not in c)
         self.phrases = tuple(sorted(c for c in lexicon.change_cues if " " in c))
         self.suffixes = tuple(sorted(lexicon.cue_suffixes))
-        self.forget_request = _pattern(lexicon.forget_request, name="forget_request")
-        self.request_opening = _pattern(lexicon.request_opening, name="request_opening", flags=re.IGNORECASE)
-        self.request_framing = _pattern(lexicon.request_framing, name="request_framing", flags=re.IGNORECASE)
+        self.forget_request = check_pattern(lexicon.forget_request, name="forget_request")
+        self.request_opening = check_pattern(lexicon.request_opening, name="request_opening", flags=re.IGNORECASE)
+        self.request_framing = check_pattern(lexicon.request_framing, name="request_framing", flags=re.IGNORECASE)
         self.persons = lexicon.relations | lexicon.companions
-        self.not_a_forget_request = _pattern(lexicon.not_a_forget_request, name="not_a_forget_request")
-        self.keep_request = _pattern(lexicon.keep_request, name="keep_request")
-        self.retract_request = _pattern(lexicon.retract_request, name="retract_request")
-        self.request_exception = _pattern(lexicon.request_exception, name="request_exception")
-        self.request_conjunction = _pattern(lexicon.request_conjunction, name="request_conjunction",
+        self.not_a_forget_request = check_pattern(lexicon.not_a_forget_request, name="not_a_forget_request")
+        self.keep_request = check_pattern(lexicon.keep_request, name="keep_request")
+        self.retract_request = check_pattern(lexicon.retract_request, name="retract_request")
+        self.request_exception = check_pattern(lexicon.request_exception, name="request_exception")
+        self.request_conjunction = check_pattern(lexicon.request_conjunction, name="request_conjunction",
                                             flags=re.IGNORECASE)
-        self.clause_break = _pattern(lexicon.clause_break, name="clause_break")
-        self.assistant_said = _pattern(lexicon.assistant_said, name="assistant_said")
-        self.user_said = _pattern(lexicon.user_said, name="user_said")
-        self.earlier_chat = _pattern(lexicon.earlier_chat, name="earlier_chat")
+        self.clause_break = check_pattern(lexicon.clause_break, name="clause_break")
+        self.assistant_said = check_pattern(lexicon.assistant_said, name="assistant_said")
+        self.user_said = check_pattern(lexicon.user_said, name="user_said")
+        self.earlier_chat = check_pattern(lexicon.earlier_chat, name="earlier_chat")
         self.vocabulary = lexicon.vocabulary
         self.cues: Callable[[str], frozenset[str]] = functools.lru_cache(maxsize=_CUE_MEMO_SIZE)(self._cues)
         self.rarity: Callable[[str], float] = functools.lru_cache(maxsize=_RARITY_MEMO_SIZE)(self._rarity)

@@ -39,6 +39,28 @@ def test_undoing_a_merge_whose_member_was_purged_is_a_conflict_and_changes_nothi
     assert [(m.id, m.is_active, m.text) for m in mem.get_all(user_id="ana", include_inactive=True)] == before
 
 
+def test_undoing_a_merge_brings_back_the_members_a_purge_left_and_keeps_the_purged_one_erased(tmp_path,
+                                                                                            table_embedder):
+    texts = ["My favourite colour is teal.", "My favourite colour is teal!", "My favourite colour is teal..."]
+    table_embedder.table.update({texts[0]: unit(1, 0, 0), texts[1]: unit(1, 0.05, 0), texts[2]: unit(1, 0, 0.05)})
+    with Memory(tmp_path / "h.db", embedder=table_embedder, gate=GateConfig(profile="none")) as mem:
+        for text in texts:
+            mem.add(text, user_id="ana")
+        (merge,) = mem.consolidate(user_id="ana", min_sim=0.5).merges
+        assert len(merge.member_ids) == 3
+        purged, left = [i for i in merge.member_ids if i != merge.kept_id]
+        mem.purge(purged, user_id="ana")
+        revived = mem.unconsolidate(merge.id, user_id="ana")
+        assert [m.id for m in revived] == [left] and revived[0].is_active
+        assert sorted(m.id for m in mem.get_all(user_id="ana")) == sorted([merge.kept_id, left])
+        erased = mem.get(purged)
+        assert not erased.is_active and erased.text not in texts
+        (undo,) = [h for h in mem.history(merge.kept_id) if h.event == "UNCONSOLIDATE"]
+        assert "1 purged member(s) stay erased" in undo.reason and purged not in undo.reason
+        with pytest.raises(MergeConflictError, match="already undone"):
+            mem.unconsolidate(merge.id, user_id="ana")
+
+
 @pytest.mark.parametrize("bad", ["\ud800", "", "x" * 10_000, "a\x00b"])
 def test_a_merge_id_no_store_could_hold_is_not_found(mem, bad):
     with pytest.raises(NotFoundError, match="no merge with id"):

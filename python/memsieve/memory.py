@@ -421,9 +421,12 @@ class Memory:
                       run_id: str | None = None) -> list[MemoryItem]:
         """Undo one merge: its members are active again as they were; returns them.
 
+        A retired member purged since stays erased, and the others come back.
+
         Raises:
             NotFoundError: no merge has this id (in the scope given, if any).
-            MergeConflictError: it was undone already, or a member changed since.
+            MergeConflictError: it was undone already, a member changed since, or
+                every retired member (or the kept one) was purged.
         """
         revived = self._consolidator.undo(merge_id, wanted=Scope.optional(user_id, agent_id, run_id))
         return [self.store.get(i) for i in revived]

@@ -116,10 +116,14 @@ class MergeWriter:
     def undo(self, merge: MergeRow) -> list[str]:
         """Undo one merge; returns the ids made active again.
 
+        A retired member purged since stays erased (a purge is final); the merge's other
+        retired members come back, so that a purge of one does not leave the rest out of
+        search for good.
+
         Raises:
-            MergeConflictError: the merge was undone already, or a member
-                changed since (deleted, restored, edited or purged); nothing is
-                changed then.
+            MergeConflictError: the merge was undone already, a member changed since
+                (deleted, restored or edited), the kept memory was purged, or every
+                retired member was; nothing is changed then.
         """
         tx, state = self.tx, merge.state
         if merge.undone_at is not None:
@@ -128,8 +132,11 @@ class MergeWriter:
         kept = state["kept"]
         kept_row = tx.memory_row(merge.kept_id)
         # A purge leaves a retired member's state as the merge left it, but erases its text and vector.
-        stale = [r["id"] for r in state["retired"] if tx.row_state(r["seq"]) != RowState.from_dict(r["after"])
-                 or not tx.memory_row(r["id"]).text]
+        purged = {r["id"] for r in state["retired"] if not tx.memory_row(r["id"]).text}
+        stale = [r["id"] for r in state["retired"] if r["id"] not in purged
+                 and tx.row_state(r["seq"]) != RowState.from_dict(r["after"])]
+        if purged and len(purged) == len(state["retired"]):
+            stale += sorted(purged)  # nothing left to bring back
         kept_now = tx.row_state(kept["seq"])
         if not _same_but_seen(kept_now, RowState.from_dict(kept["after"])) or text_hash(kept_row.text) != kept["hash"]:
             stale.append(merge.kept_id)
@@ -137,9 +144,12 @@ class MergeWriter:
             raise MergeConflictError(f"merge {merge.id!r} cannot be undone: "
                                      f"{'; '.join(_what_changed(tx, i) for i in stale)}. Nothing was changed; "
                                      "every member's text stays readable with get(id) and history(id)")
-        reason = f"undid merge {merge.id}"
+        # Counted, never named: the history row must not point at what a purge erased.
+        reason = f"undid merge {merge.id}" + (f"; {len(purged)} purged member(s) stay erased" if purged else "")
         extra = {"merge_id": merge.id}
         for r in state["retired"]:
+            if r["id"] in purged:
+                continue
             tx.set_row_state(r["seq"], RowState.from_dict(r["before"]))
             row = tx.memory_row(r["id"])
             tx.add_history(r["id"], self.scope, event="UNCONSOLIDATE", old_text=None, new_text=row.text,
@@ -168,7 +178,7 @@ class MergeWriter:
                        extra=extra)
         tx.mark_unmerged(merge.id, self.now)
         tx.bump(self.scope, "UNCONSOLIDATE", LAYER)
-        return [r["id"] for r in state["retired"]]
+        return [r["id"] for r in state["retired"] if r["id"] not in purged]
 
 
 def _same_but_seen(now: RowState, after: RowState) -> bool:

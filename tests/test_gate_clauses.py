@@ -26,7 +26,7 @@ from memsieve.text.marks import clause_ids, sequence_words, unread_values, writt
 
 
 def _moved(first: str, later: str) -> tuple[str, ...]:
-    return said_of_another(sequence_words(later), ENGLISH.marks(later), ENGLISH.marks(first), ENGLISH.filler_hashes)
+    return said_of_another(sequence_words(later), ENGLISH.marks(later), ENGLISH.marks(first), ENGLISH.filler_words)
 
 
 def _amounts(text: str) -> list[str]:

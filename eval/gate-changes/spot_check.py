@@ -135,6 +135,15 @@ def _rules_off(name: str) -> None:
         marks.unread_values = lambda *args, **kwargs: []
 
 
+def _later(m, rng: random.Random, uid: str, earlier: str, later: str):
+    """The decision on ``later`` in a scope of 8 fillers and ``earlier``."""
+    for text in rng.sample(FILLERS, 8):
+        m.add(text, user_id=uid)
+    m.add(earlier, user_id=uid)
+    (d,) = m.add(later, user_id=uid)
+    return d
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--set", choices=sorted(SETS), default="slots", help="which rules' pairs")
@@ -149,20 +158,12 @@ def main(argv: list[str] | None = None) -> int:
     lost = folded = 0
     with tempfile.TemporaryDirectory() as tmp, Memory(os.path.join(tmp, "spot.db")) as m:
         for i, (earlier, later, value) in enumerate(changes):
-            uid = f"c{i}"
-            for text in rng.sample(FILLERS, 8):
-                m.add(text, user_id=uid)
-            m.add(earlier, user_id=uid)
-            (d,) = m.add(later, user_id=uid)
-            if d.event == "NOOP" and not re.search(value, m.get(d.memory_id, user_id=uid).text, re.I):
+            d = _later(m, rng, f"c{i}", earlier, later)
+            if d.event == "NOOP" and not re.search(value, m.get(d.memory_id, user_id=f"c{i}").text, re.I):
                 lost += 1
                 print("lost:", later)
         for i, (earlier, later) in enumerate(repeats):
-            uid = f"r{i}"
-            for text in rng.sample(FILLERS, 8):
-                m.add(text, user_id=uid)
-            m.add(earlier, user_id=uid)
-            (d,) = m.add(later, user_id=uid)
+            d = _later(m, rng, f"r{i}", earlier, later)
             folded += d.event == "NOOP"
             if d.event != "NOOP":
                 print("stored:", later)

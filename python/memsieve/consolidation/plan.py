@@ -191,7 +191,7 @@ def mergeable(pairs: Pairs, seqs: np.ndarray, items: dict[int, MemoryItem], view
 
     keep = []
     left, right = pairs.left.tolist(), pairs.right.tolist()
-    order = np.argsort(-pairs.sim, kind="stable").tolist() if deadline is not None else range(len(left))
+    order = np.argsort(-pairs.sim, kind="stable").tolist()
     unweighed = 0
     for n, k in enumerate(order):
         # The clock is read every 64 pairs: one verdict costs microseconds, a clock read about as much.

@@ -10,13 +10,12 @@ doers, and where the memory names an owner.
 
 from __future__ import annotations
 
-import functools
 from array import array
 from collections import Counter
 from collections.abc import Collection, Mapping, Sequence
 from difflib import SequenceMatcher
 
-from memsieve.text.marks import MAX_SWAP_WORDS, Marks, is_term, sequence_words, word_hash
+from memsieve.text.marks import MAX_SWAP_WORDS, Marks, is_term, sequence_words, word_hashes
 from memsieve.text.voice import voice_turned
 
 
@@ -114,16 +113,10 @@ def _filler_in_place(said: Sequence[str], a: array, b: array, opcodes: Sequence[
     nothing; one put for a word the memory says ("yeah" for "yes") neither."""
     if not filler or len(terms) != len(b):
         return []
-    fill = _word_hashes(frozenset(filler))
+    fill = word_hashes(frozenset(filler))
     return [said[i1] for tag, i1, i2, j1, j2 in opcodes
             if tag == "replace" and i2 - i1 == 1 and said[i1] in filler
             and any(terms[j] and b[j] not in fill and b[j] not in counts for j in range(j1, j2))]
-
-
-@functools.lru_cache(maxsize=8)
-def _word_hashes(words: frozenset[str]) -> frozenset[int]:
-    """The sequence hashes of a set of a lexicon's words (``Marks.sequence``'s form)."""
-    return frozenset(word_hash(w) for w in words)
 
 
 def _owner_dropped(said: Sequence[str], a: array, b: array, opcodes: Sequence[tuple[str, int, int, int, int]],
@@ -314,7 +307,7 @@ def placed_values(said: Sequence[str], mine: Marks, memory: Marks, placed: Colle
     a, b = mine.sequence, memory.sequence
     if not placed or not a or not b or len(a) > MAX_SWAP_WORDS or len(b) > MAX_SWAP_WORDS:
         return ()
-    hashes = _word_hashes(frozenset(placed))
+    hashes = word_hashes(frozenset(placed))
     if hashes.isdisjoint(a) and hashes.isdisjoint(b):
         return ()
     out: list[str] = []

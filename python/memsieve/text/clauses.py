@@ -16,7 +16,7 @@ from __future__ import annotations
 from collections.abc import Collection, Sequence
 from dataclasses import dataclass
 
-from memsieve.text.marks import Marks
+from memsieve.text.marks import Marks, word_hashes
 
 
 @dataclass(frozen=True, slots=True)
@@ -26,7 +26,7 @@ class _Clause:
 
 
 def said_of_another(said: Sequence[str], mine: Marks, memory: Marks,
-                    filler: Collection[int] = ()) -> tuple[str, ...]:
+                    filler: Collection[str] = ()) -> tuple[str, ...]:
     """What a text says of a value that its memory says of another value.
 
     For each value of the text that the memory says too, and each content word said in the
@@ -40,7 +40,7 @@ def said_of_another(said: Sequence[str], mine: Marks, memory: Marks,
     Args:
         said: the text's words (``sequence_words``), one per entry of ``mine.sequence``.
         mine: the text's marks; ``memory`` the memory's (``Lexicon.marks``, with clauses read).
-        filler: hashes of words that say nothing by themselves ("really"): never read.
+        filler: words that say nothing by themselves ("really"): never read.
 
     Returns:
         One line per value so moved, ``"'austin' said with what it says of 'denver'"``, in text order.
@@ -48,6 +48,7 @@ def said_of_another(said: Sequence[str], mine: Marks, memory: Marks,
     if len(memory.values) < 2 or not mine.values or not _read(mine) or not _read(memory):
         return ()
     ours = set(mine.sequence)  # a value the text says, as a value or a word ("Jo drives ...")
+    fill = word_hashes(frozenset(filler))
     theirs = _clauses(memory)
     held = set().union(*(c.values for c in theirs))
     out: list[str] = []
@@ -56,7 +57,7 @@ def said_of_another(said: Sequence[str], mine: Marks, memory: Marks,
             if value not in held:
                 continue  # a value the memory does not say: memsieve.gate.profiles.kde reads it as unsaid
             with_value = [c for c in theirs if value in c.values]
-            for word in clause.words - set(filler):
+            for word in clause.words - fill:
                 if any(word in c.words or word in c.values for c in with_value):
                     continue
                 # A word the text does not read as a value may be one in the memory ("Jo" opening

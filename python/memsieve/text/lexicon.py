@@ -306,11 +306,6 @@ class Lexicon:
         mapped to its group's first form: "given" and "gave" are one verb."""
         return self._derived.verb_form_hashes
 
-    @property
-    def filler_hashes(self) -> frozenset[int]:
-        """``filler_words`` as ``Marks.sequence`` holds them (memsieve.text.marks.word_hash)."""
-        return self._derived.filler_hashes
-
     def marks(self, text: str) -> Marks:
         """The value words, denials, currency signs and ordered values of a text
         (memsieve.text.marks.MarkReader): what a memory must share with a text folded into it.
@@ -516,7 +511,6 @@ class _Derived:
         self.request_terms = functools.cache(self._request_terms)
         self.ranks = functools.cache(self._ranks)
         self.modal_terms = frozenset(t for w in lexicon.modal_words for t in _core.tokenize(w))
-        self.filler_hashes = frozenset(word_hash(w) for w in lexicon.filler_words)
         self.verb_form_hashes = {word_hash(form): word_hash(group.split("/")[0])
                                  for group in lexicon.verb_forms for form in group.split("/")}
         self.marks: Callable[[str], Marks] = functools.lru_cache(maxsize=_CUE_MEMO_SIZE)(MarkReader(

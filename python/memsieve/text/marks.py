@@ -322,6 +322,12 @@ def word_hash(word: str) -> int:
     return hash(_term_of(word))
 
 
+@functools.lru_cache(maxsize=8)
+def word_hashes(words: frozenset[str]) -> frozenset[int]:
+    """What ``Marks.sequence`` holds for each of a set of a lexicon's words (``word_hash``), remembered."""
+    return frozenset(word_hash(w) for w in words)
+
+
 def _term_or_none(word: str) -> str:
     """A word's index term, or "" for a word the index drops (a stopword)."""
     return _term_of(word) if is_term(word) else ""

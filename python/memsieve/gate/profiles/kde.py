@@ -122,7 +122,7 @@ class KernelDensityGate(GateProfile):
                         marked += placed_values(said_words, mine, theirs, gate.lexicon.placed_values)
                     # A value said with words the memory says of another ("My brother lives in
                     # Austin" / "... in Denver and my sister lives in Austin"), lined up or not.
-                    marked += said_of_another(said_words, mine, theirs, gate.lexicon.filler_hashes)
+                    marked += said_of_another(said_words, mine, theirs, gate.lexicon.filler_words)
             else:
                 # Who does it needs no alignment. Nor does a plan against a deed ("I was going to
                 # buy a bike" / "I bought a bike"), but only where the text says little else the

@@ -19,7 +19,7 @@ from memsieve import _core
 from memsieve.consolidation.information import TermView
 from memsieve.gate.config import GateConfig
 from memsieve.gate.profiles.kde import IDF_PRIOR, IDF_PRIOR_WEIGHT, counted_pairs, unsaid_values
-from memsieve.gate.scope_gate import GateScore
+from memsieve.gate.scope_gate import GateScore, Readings
 from memsieve.gate.versions import (CHANGED_COS_OFFSET, CHANGED_RELEVANCE_GAP, VERSION_RELEVANCE_GAP, VersionBars,
                                     VersionEvidence, newer_version_reason, older_may_leave, other_subject)
 from memsieve.read.versions import Version, version_groups, version_pairs
@@ -135,15 +135,19 @@ def test_groups_do_not_depend_on_the_order_of_the_pairs(pairs, rnd):
 
 
 class _Gate:
-    """A scope's keyword index, counts, stated values and lexicon, as a consolidation ``TermView`` reads them."""
+    """A scope's keyword index, readings and lexicon, as a consolidation ``TermView`` reads them."""
 
     def __init__(self, texts):
         self.keywords = _core.KeywordIndex()
         self.keywords.add_many(np.arange(len(texts), dtype=np.int64), texts)
         self.lexicon = ENGLISH
         self.lock = threading.RLock()  # as ScopeGate's: a TermView reads under it
-        self.counts = {k: counted_pairs(_core.tokenize_kinds(without_list_marks(t))) for k, t in enumerate(texts)}
-        self.stated = {k: find_stated_values(t) for k, t in enumerate(texts)}
+        self._readings = {k: Readings(cues=ENGLISH.cues(t), counts=counted_pairs(_core.tokenize_kinds(
+            without_list_marks(t))), named=ENGLISH.identifying_values(t), stated=find_stated_values(t))
+            for k, t in enumerate(texts)}
+
+    def readings_of(self, seq):
+        return self._readings.get(seq)
 
 
 @settings(max_examples=200, deadline=None)

@@ -69,7 +69,7 @@ class TermView:
     """Two memories of a scope as the gate sees them: its keyword index, counts and lexicon.
 
     Args:
-        gate: the scope's ``ScopeGate`` (its ``keywords``, ``counts``, ``cues``
+        gate: the scope's ``ScopeGate`` (its ``keywords``, ``readings_of``
             and ``lexicon``); every memory asked about is in its index.
         config: the gate configuration (kind weights and ``info_tau``).
     """

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
+from typing import NamedTuple
 
 from memsieve.gate.versions import VersionBars, VersionEvidence, newer_version_reason
 
@@ -65,3 +66,19 @@ class GateScore:
         evidence = VersionEvidence(said=frozenset(self.changes), information=self.information,
                                    new_values=self.new_values, other_subject=self.other_subject)
         return newer_version_reason(evidence, bars=VersionBars(info_tau=self.info_tau)) is not None
+
+
+class Readings(NamedTuple):
+    """What the gate reads of a memory's text to weigh a fold into it (each empty when it says none).
+
+    Attributes:
+        cues: its change cues, as the profile reads them (``GateProfile.cues_of``).
+        counts: its (number, thing counted) pairs.
+        named: the numbers and names that say which thing it is about.
+        stated: the numbers (a list's numbering left out) and dating phrases it states.
+    """
+
+    cues: frozenset[str]
+    counts: frozenset[tuple[str, str]]
+    named: frozenset[str]
+    stated: frozenset[str]

@@ -20,7 +20,7 @@ import memsieve._core as _core
 from memsieve.gate.ann import ScopeIndex
 from memsieve.gate.parts import PartRows
 from memsieve.gate.params import InformationParams, SageParams, ScoringParams
-from memsieve.gate.score import GateScore
+from memsieve.gate.score import GateScore, Readings
 from memsieve.gate.threshold import Threshold
 from memsieve.text.marks import Marks
 from memsieve.text.lexicon import Lexicon
@@ -34,10 +34,6 @@ class ScopeView(Protocol):
     state: _core.ScopeState
     parts: PartRows
     keywords: _core.KeywordIndex
-    cues: dict[int, frozenset[str]]
-    counts: dict[int, frozenset[tuple[str, str]]]
-    named: dict[int, frozenset[str]]
-    stated: dict[int, frozenset[str]]
     threshold: Threshold
     lexicon: Lexicon
     index: ScopeIndex | None
@@ -45,6 +41,8 @@ class ScopeView(Protocol):
     def __len__(self) -> int: ...
 
     def marks_of(self, seq: int) -> Marks | None: ...
+
+    def readings_of(self, seq: int) -> Readings | None: ...
 
     def nearest(self, vector: np.ndarray, k: int) -> tuple[np.ndarray, np.ndarray]: ...
 

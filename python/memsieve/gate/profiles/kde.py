@@ -77,8 +77,14 @@ class KernelDensityGate(GateProfile):
         information, new = gate.keywords.info_novelty_netted(
             text, neighbours[:c.k], netted, rarity=gate.lexicon.rarity, w_number=c.number_weight,
             w_name=c.name_weight, w_word=c.word_weight, idf_prior=IDF_PRIOR, prior_weight=IDF_PRIOR_WEIGHT)
+        if score.route == "ADD":
+            # Stored on meaning alone: what a fold would leave unsaid, what change it says and
+            # whom it names are read only where a fold is possible (the NOOP and the band routes).
+            return GateScore(novelty=score.novelty, tau=score.tau, delta=score.delta, kappa=score.kappa,
+                             nearest_seq=score.nearest_seq, nearest_cos=score.nearest_cos, route="ADD",
+                             information=information, new_terms=tuple(new), info_tau=c.tau)
         cues = self.cues_of(gate.lexicon, text)
-        said = cues.difference(*(gate.cues.get(n, ()) for n in neighbours[:c.k]))
+        said = cues.difference(*(_cues_of(gate, n) for n in neighbours[:c.k]))
         changes = tuple(sorted(said))
         # A NOOP folds the text into its nearest memory alone, and a reader sees
         # that memory, not the folded source: a value that memory does not say
@@ -93,9 +99,15 @@ class KernelDensityGate(GateProfile):
         # denial ("I smoke" / "I don't smoke"), a tense, values said in another order, and a change
         # cue that this memory, not merely some neighbour, lacks, a pronoun turned from doer to
         # receiver, two words swapped, and, for a text that lines up, a value word it drops.
+        evidence = VersionEvidence(said=frozenset(changes), information=information, new_values=unsaid)
+        carries = newer_version_reason(evidence, bars=VersionBars(info_tau=c.tau)) is not None
         marked: tuple[str, ...] = ()
-        # Read only where a fold is possible (the NOOP and the band routes): most texts are ADDs.
-        if score.nearest_seq is not None and score.route != "ADD":
+        # Read only where they may decide: a NOOP that nothing above keeps from its fold, and a
+        # band text whose nearest memory holds every word, value and date of it (band policy
+        # "fold" folds it then). Elsewhere the decision, and the reason recorded, are the same
+        # without them: a text that carries is stored and said to carry what it carries.
+        may_fold = not carries if score.route == "NOOP" else not (unsaid or lacks or undated or changes)
+        if score.nearest_seq is not None and may_fold:
             nearest = int(score.nearest_seq)
             mine, theirs = gate.lexicon.marks(text), gate.marks_of(nearest) or NO_MARKS
             if whole is not None:
@@ -115,7 +127,7 @@ class KernelDensityGate(GateProfile):
                                if _core.tokenize(w) or w in gate.lexicon.role_prepositions) + unmarked(
                     mine, theirs, aligned=changed is not None)
                 marked += tuple(sorted(_denial_as_not(cues)
-                                       - _denial_as_not(gate.cues.get(nearest, frozenset()))))
+                                       - _denial_as_not(_cues_of(gate, nearest))))
                 if whole is None:
                     said_words = sequence_words(text)
                     if changed is not None:
@@ -136,8 +148,6 @@ class KernelDensityGate(GateProfile):
                 if whole is None and len(lacks) <= SLOT_MAX_LACKING:
                     marked += swapped_in_slot(sequence_words(text), mine, theirs, gate.lexicon.filler_words,
                                               most=SLOT_MAX_LACKING, forms=gate.lexicon.verb_form_hashes)
-        evidence = VersionEvidence(said=frozenset(changes), information=information, new_values=unsaid)
-        carries = newer_version_reason(evidence, bars=VersionBars(info_tau=c.tau)) is not None
         # A candidate that names its subject by another number or name than its nearest
         # memory ("Room 102 ..." / "Room 101 ...") is another fact: when stored, it is
         # never linked as that memory's version. It does not by itself keep a text
@@ -175,6 +185,11 @@ class KernelDensityGate(GateProfile):
                          nearest_lacks=tuple(dict.fromkeys(undated + marked + lacks)), folded_information=folded_info)
 
 
+def _cues_of(gate: ScopeView, seq: int) -> frozenset[str]:
+    read = gate.readings_of(seq)
+    return read.cues if read is not None else frozenset()
+
+
 def _denial_as_not(cues: frozenset[str]) -> frozenset[str]:
     """Cues with "n't" read as "not": "don't" and "do not" say one denial."""
     return frozenset("not" if c == "n't" else c for c in cues)
@@ -201,7 +216,8 @@ def other_subject_of(gate: ScopeView, text: str, nearest: int) -> bool:
     """Whether ``text`` and memory ``nearest`` name their subjects by one noun with two numbers
     ("Room 102 ..." / "Room 101 ..."; ``Lexicon.identifying_values``)."""
     mine = gate.lexicon.identifying_values(text)
-    theirs = gate.named.get(nearest, frozenset())
+    read = gate.readings_of(nearest)
+    theirs = read.named if read is not None else frozenset()
     return bool(mine and theirs) and other_subject_of_ids(mine, theirs)
 
 
@@ -239,11 +255,12 @@ def unsaid_by(gate: ScopeView, text: str,
     terms: together, what a NOOP folding ``text`` into that memory alone would leave unsaid. The
     words are index terms, each once, in text order; the phrases are sorted."""
     held = set(gate.keywords.tokens_of(nearest))
-    counted = gate.counts.get(nearest, frozenset())
+    read = gate.readings_of(nearest)
+    counted = read.counts if read is not None else frozenset()
     # A number the memory only uses to number its list's items ("2. Seaborn") is not one it
     # states (memsieve.text.cues.find_stated_values): "a webinar two months ago" folded into
     # that list would lose its "two".
-    stated = gate.stated.get(nearest, frozenset())
+    stated = read.stated if read is not None else frozenset()
     mine = value_tokens(text)
     values: list[str] = []
     words: list[str] = []

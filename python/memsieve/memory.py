@@ -177,6 +177,7 @@ class Memory:
             (n, dim) float32, C-contiguous, rows of unit norm.
         """
         from memsieve.embedding import validate_embeddings
+        from memsieve.embedding.onnx import validates_own_output
 
         self._check_open()  # before the work: add, update, restore and search embed first
         emb = self.embedder
@@ -186,6 +187,8 @@ class Memory:
             raise
         except Exception as exc:  # a custom embedder may raise anything
             raise EmbedderError(f"the embedder {type(emb).__name__} failed: {exc}") from exc
+        if validates_own_output(emb):
+            return raw
         return validate_embeddings(raw, len(texts), int(emb.dim))
 
     # ---- gate state ----------------------------------------------------------

@@ -180,9 +180,11 @@ class SqlRecords:
                         parts=np.array([v[1] for v in vectors], dtype=np.int64),
                         matrix=np.ascontiguousarray(np.stack([v[2] for v in vectors]), dtype=np.float32))
 
-    def _put_parts(self, seq: int, parts: Sequence["Part"]) -> None:
-        """Make ``parts`` the memory's part rows (none: it has none)."""
-        self._q("DELETE FROM memory_parts WHERE memory_seq = %s", (int(seq),))
+    def _put_parts(self, seq: int, parts: Sequence["Part"], *, fresh: bool = False) -> None:
+        """Make ``parts`` the memory's part rows (none: it has none); ``fresh``: a memory inserted
+        in this transaction, which has no part rows to replace."""
+        if not fresh:
+            self._q("DELETE FROM memory_parts WHERE memory_seq = %s", (int(seq),))
         for p in parts:
             self._q("INSERT INTO memory_parts(memory_seq, part, start_char, end_char, embedding)"
                     " VALUES (%s,%s,%s,%s,%s)",
@@ -208,7 +210,7 @@ class SqlRecords:
             ),
         )
         if parts:
-            self._put_parts(seq, parts)
+            self._put_parts(seq, parts, fresh=True)
         return seq, memory_id
 
     def touch_memory(self, seq: int, *, sources: list[str], now: str) -> None:

@@ -58,8 +58,10 @@ def find_cues(text: str, *, cue_words: Collection[str], phrases: Sequence[str],
     """
     found_words = words(text)
     found = {w for w in found_words if w in cue_words}
-    found.update(s for s in suffixes if any(w.endswith(s) for w in found_words))
+    # A word ends with a suffix where the suffix meets the space after that word (words hold no
+    # spaces; a suffix with one could never end a word).
     padded = " " + " ".join(found_words) + " "
+    found.update(s for s in suffixes if s and " " not in s and f"{s} " in padded)
     found.update(c for c in phrases if f" {c} " in padded)
     return frozenset(found)
 
@@ -146,7 +148,8 @@ def find_identifying_values(text: str, *, determiners: Collection[str], value_la
 
 
 def digits(word: str) -> bool:
-    return any(c.isdigit() for c in word)
+    # Most words are letters only, and no letter is a digit: one C call decides them.
+    return not word.isalpha() and any(c.isdigit() for c in word)
 
 
 @functools.lru_cache(maxsize=1024)

@@ -102,12 +102,8 @@ class KernelDensityGate(GateProfile):
         evidence = VersionEvidence(said=frozenset(changes), information=information, new_values=unsaid)
         carries = newer_version_reason(evidence, bars=VersionBars(info_tau=c.tau)) is not None
         marked: tuple[str, ...] = ()
-        # Read only where they may decide: a NOOP that nothing above keeps from its fold, and a
-        # band text whose nearest memory holds every word, value and date of it (band policy
-        # "fold" folds it then). Elsewhere the decision, and the reason recorded, are the same
-        # without them: a text that carries is stored and said to carry what it carries.
-        may_fold = not carries if score.route == "NOOP" else not (unsaid or lacks or undated or changes)
-        if score.nearest_seq is not None and may_fold:
+        if score.nearest_seq is not None and marks_may_decide(score.route, carries=carries, unsaid=unsaid,
+                                                              lacks=lacks, undated=undated, changes=changes):
             nearest = int(score.nearest_seq)
             mine, theirs = gate.lexicon.marks(text), gate.marks_of(nearest) or NO_MARKS
             if whole is not None:
@@ -183,6 +179,22 @@ class KernelDensityGate(GateProfile):
                          decided_by="information" if routed != route else "novelty", changes=changes,
                          info_tau=c.tau, new_values=unsaid, other_subject=other,
                          nearest_lacks=tuple(dict.fromkeys(undated + marked + lacks)), folded_information=folded_info)
+
+
+def marks_may_decide(route: str, *, carries: bool, unsaid: Sequence[str], lacks: Sequence[str],
+                     undated: Sequence[str], changes: Sequence[str]) -> bool:
+    """Whether a text's marks against its nearest memory may change what the write path does with
+    it, and so must be read (``Lexicon.marks``: the costliest reading of a text).
+
+    They may for a NOOP that nothing cheaper keeps from its fold (``carries`` false), and for a
+    band text whose nearest memory holds every word, value and date of it and says every change
+    it says: band policy "fold" folds that one. Elsewhere the decision, and the reason recorded,
+    are the same without them: a text that carries is stored and said to carry what it carries,
+    and a band text the memory lacks something of is never folded. An ADD never reads them.
+    """
+    if route == "NOOP":
+        return not carries
+    return route == "BAND" and not (unsaid or lacks or undated or changes)
 
 
 def _cues_of(gate: ScopeView, seq: int) -> frozenset[str]:

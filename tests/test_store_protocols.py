@@ -96,6 +96,7 @@ def _calls() -> dict[str, object]:
         "ensure_scope_row": lambda s: s.ensure_scope_row(u, now="t"),
         "save_scope": lambda s: s.save_scope(u, revision=1, dim=4, gate_state=b"", sage_tau=None),
         "mark_changed": lambda s: s.mark_changed(u, [1], 1),
+        "stamp_inserts": lambda s: s.stamp_inserts(u, 1),
         "insert_memory": lambda s: s.insert_memory(u, text="t", text_hash="h", embedding=v, share=0.5, metadata={},
                                                    sources=[], valid_from=None, now="t"),
         "touch_memory": lambda s: s.touch_memory(1, sources=[], now="t"),

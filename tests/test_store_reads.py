@@ -97,6 +97,41 @@ def test_changes_since_carry_the_current_text_and_an_empty_one_for_a_removed_row
     assert store.changes_since(ana, 0, DIM).texts == ["I live in Porto", ""]
 
 
+def test_memories_stamped_at_insert_are_changed_in_that_revision_and_no_other(store, target):
+    ana, bo = Scope.of("ana"), Scope.of("bo")
+    old = _insert(store, ana, ["I live in Lisbon"], revision=1)
+    now = now_iso()
+    with store.transaction(ana) as tx:
+        tx.ensure_scope_row(bo, now=now)
+        tx.stamp_inserts(ana, 2)
+        new_seq, _ = tx.insert_memory(ana, text="I drive a blue Golf", text_hash="g", embedding=_vec(5), share=0.5,
+                                      metadata={}, sources=[], valid_from=None, now=now)
+        # Another scope's insert in the same transaction is not stamped with ana's revision.
+        bo_seq, _ = tx.insert_memory(bo, text="Bo's note", text_hash="b", embedding=_vec(6), share=0.5,
+                                     metadata={}, sources=[], valid_from=None, now=now)
+        tx.soft_delete(old[0][0], now=now, valid_to=None)
+        tx.mark_changed(ana, [old[0][0], new_seq], 2)
+    assert store.changes_since(ana, 1, DIM).seqs.tolist() == [old[0][0], new_seq]
+    assert _select_one(target, "SELECT changed_rev FROM memories WHERE seq = %s", (new_seq,)) == 2
+    assert _select_one(target, "SELECT changed_rev FROM memories WHERE seq = %s", (bo_seq,)) == 0
+    # The stamp ends with its transaction: a later insert without one is written unstamped.
+    with store.transaction(ana) as tx:
+        later, _ = tx.insert_memory(ana, text="I moved to Porto", text_hash="p", embedding=_vec(7), share=0.5,
+                                    metadata={}, sources=[], valid_from=None, now=now)
+    assert _select_one(target, "SELECT changed_rev FROM memories WHERE seq = %s", (later,)) == 0
+
+
+def test_a_memory_added_through_the_gate_is_seen_by_another_connection(target, embedder):
+    from memsieve import Memory
+
+    with Memory(target, embedder=embedder) as a, Memory(target, embedder=embedder) as b:
+        a.add("I keep bees on the roof.", user_id="ana")
+        assert [m.text for m in b.search("bees", user_id="ana")] == ["I keep bees on the roof."]
+        a.add("My sister Lena plays the cello in an orchestra.", user_id="ana")
+        (hit,) = b.search("which instrument does Lena play", user_id="ana", limit=1)
+        assert hit.text == "My sister Lena plays the cello in an orchestra."
+
+
 # ---- version links -----------------------------------------------------------
 
 

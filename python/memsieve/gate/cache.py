@@ -150,10 +150,12 @@ class ScopeGates:
         try:
             with self._store.transaction(scope) as tx:
                 gate = self._current(scope, dim=dim, in_tx=True, tx=tx)
+                revision = gate.revision + 1
+                tx.stamp_inserts(scope, revision)
                 self._busy[key] = self._busy.get(key, 0) + 1
                 try:
                     yield tx, gate
-                    gate.revision += 1
+                    gate.revision = revision
                     tx.mark_changed(scope, sorted(gate.dirty), gate.revision)
                     gate.dirty.clear()
                     tx.save_scope(scope, revision=gate.revision, dim=dim, gate_state=gate.threshold_bytes(),

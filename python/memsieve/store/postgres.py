@@ -230,6 +230,7 @@ class PostgresStore(SqlPurge, SqlMerges):
                 raise StoreError("nested write transaction; this is a bug in memsieve")
             conn = self._connection()
             self._in_tx = True
+            self._clear_stamp()
             self._purged = False
             try:
                 with conn.transaction():
@@ -247,6 +248,7 @@ class PostgresStore(SqlPurge, SqlMerges):
                 raise StoreError(f"postgresql transaction failed on {self.path}: {_say(exc)}") from exc
             finally:
                 self._in_tx = False
+                self._clear_stamp()
             if self._purged:
                 self._purged = False
                 self._erasure_pending = DEAD_TUPLES_PENDING.format(tables=", ".join(PURGED_TABLES))

@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from memsieve.errors import NotFoundError
+from memsieve.errors import ClosedError, NotFoundError, StoreError
 from memsieve.offsets import in_offset, split_offset
 from memsieve.records import HistoryEntry, MemoryItem, Rejection, merged_sources
 from memsieve.scope import Scope
@@ -64,6 +64,10 @@ class SqlRecords:
 
     _TRUE = "TRUE"
     _FALSE = "FALSE"
+    # The store's own: where it is, whether it is closed, and whether a write transaction is open.
+    path: str = ""
+    _closed = False
+    _in_tx = False
 
     def _q(self, sql: str, params: Sequence[Any] = (), *, binary: bool = False) -> Any:  # pragma: no cover
         raise NotImplementedError
@@ -124,7 +128,34 @@ class SqlRecords:
         # Sorted here, by code point: the same order on every store and collation.
         return sorted(str(r[0]) for r in self._q("SELECT scope_key FROM scopes"))
 
+    #: (scope key, revision) the memories this transaction inserts are written with, and their
+    #: seqs (``stamp_inserts``); the stores clear both when a transaction begins and ends.
+    _stamp: tuple[str, int] | None = None
+    _stamped: set[int] | None = None
+
+    def stamp_inserts(self, scope: Scope, revision: int) -> None:
+        """Write the memories this transaction inserts in ``scope`` with ``revision``, the one
+        ``mark_changed`` will be called with: they need no update after (a statement less on an
+        add). Lasts until the transaction ends.
+
+        Raises:
+            ClosedError: the store is closed.
+            StoreError: no write transaction is open.
+        """
+        if self._closed:
+            raise ClosedError(f"the store {self.path!r}")
+        if not self._in_tx:
+            raise StoreError("stamp_inserts outside a write transaction; this is a bug in memsieve")
+        self._stamp, self._stamped = (scope.key, int(revision)), set()
+
+    def _clear_stamp(self) -> None:
+        self._stamp = self._stamped = None
+
     def mark_changed(self, scope: Scope, seqs: Sequence[int], revision: int) -> None:
+        if self._stamped and self._stamp == (scope.key, int(revision)):
+            seqs = [s for s in seqs if s not in self._stamped]
+        if not seqs:
+            return
         self._for_seqs("UPDATE memories SET changed_rev = %s WHERE scope_key = %s AND", "seq", seqs,
                        before=(int(revision), scope.key), fetch=False)
 
@@ -200,15 +231,20 @@ class SqlRecords:
         # The offset column is named only when there is an offset: a time in UTC is written by the
         # statement every schema since step 1 takes.
         extra, marks = (", valid_from_offset", ",%s") if offset is not None else ("", "")
+        stamp = self._stamp if self._stamp is not None and self._stamp[0] == scope.key else None
+        if stamp is not None:
+            extra, marks = extra + ", changed_rev", marks + ",%s"
         seq = self._insert_seq(
             "INSERT INTO memories(id, scope_key, text, text_hash, embedding, share, metadata, source, sources,"
             f" last_seen_at, valid_from, created_at{extra}) VALUES (%s,%s,%s,%s,%s,%s,%s,%s,%s,%s,%s,%s{marks})",
             (
                 memory_id, scope.key, text, text_hash, self._vector_param(embedding), nan_to_none(share),
                 json.dumps(metadata), sources[0] if sources else None, json.dumps(sources), now,
-                utc, now, *((offset,) if offset is not None else ()),
+                utc, now, *((offset,) if offset is not None else ()), *((stamp[1],) if stamp is not None else ()),
             ),
         )
+        if stamp is not None and self._stamped is not None:
+            self._stamped.add(seq)
         if parts:
             self._put_parts(seq, parts, fresh=True)
         return seq, memory_id

@@ -123,6 +123,7 @@ class SQLiteStore(SqlPurge, SqlMerges):
                 raise StoreError("nested write transaction; this is a bug in memsieve")
             self._q("BEGIN IMMEDIATE")
             self._in_tx = True
+            self._clear_stamp()
             self._purged = False
             try:
                 yield self
@@ -135,6 +136,7 @@ class SQLiteStore(SqlPurge, SqlMerges):
                     self._checkpointer.committed(self._conn.total_changes)
             finally:
                 self._in_tx = False
+                self._clear_stamp()
             if self._purged:
                 self._purged = False
                 self._erasure_pending = READER_PENDING.format(path=self.path)

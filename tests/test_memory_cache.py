@@ -143,3 +143,18 @@ def test_the_estimate_is_what_hydrated_scopes_hold(tmp_path):
     ratio = seen["grown"] / seen["estimated"]
     assert seen["estimated"] > 7 * 250 * 384 * 4  # the vectors alone
     assert 0.6 <= ratio <= 1.6, seen
+
+
+def test_the_gate_trace_keeps_the_latest_calls_and_is_counted(tmp_path, monkeypatch):
+    import memsieve.gate.scope_gate as scope_gate
+
+    monkeypatch.setattr(scope_gate, "TRACE_CALLS", 5)
+    with Memory(tmp_path / "t.db", embedder=TableEmbedder(dim=16)) as m:
+        for i in range(8):
+            m.add(f"fact number {i} about the garden", user_id="ana")
+        trace = m.gate_trace(user_id="ana")
+        assert [row[0] for row in trace] == list(range(4, 9))  # memories after calls 4..8
+        gate = m.gates.peek(Scope.of("ana"))
+        held = gate_bytes(gate)
+        gate.trace.clear()
+        assert gate_bytes(gate) < held

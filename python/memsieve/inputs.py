@@ -66,7 +66,6 @@ LIMIT_CEILING = 2**31 - 1
 #: string cannot name a record.
 MAX_RECORD_ID_CHARS = 128
 
-_SPACE = re.compile(r"\s+")
 # Lone surrogates are not Unicode text (they cannot be encoded as UTF-8); NUL is
 # refused by PostgreSQL in text and JSONB.
 _UNSTORABLE = re.compile("[\x00\ud800-\udfff]")
@@ -74,7 +73,12 @@ _UNSTORABLE = re.compile("[\x00\ud800-\udfff]")
 
 def normalize_text(text: str) -> str:
     """The form exact dedup compares: NFKC, case-folded, whitespace collapsed."""
-    return _SPACE.sub(" ", unicodedata.normalize("NFKC", text)).strip().casefold()
+    # str.split() cuts at runs of exactly the characters \s matches and drops them at both ends.
+    # ASCII is its own NFKC form and case-folds as it lowercases: most texts skip the Unicode
+    # tables and the regex engine, which an add() meets cold right after the embedding.
+    if text.isascii():
+        return " ".join(text.split()).lower()
+    return " ".join(unicodedata.normalize("NFKC", text).split()).casefold()
 
 
 def text_hash(text: str) -> str:

@@ -589,7 +589,8 @@ class Memory:
 
     def gate_trace(self, *, user_id: str | None = None, agent_id: str | None = None,
                    run_id: str | None = None) -> list[tuple[int, float, float]]:
-        """(memories, tau, kappa) after each add() call of this process, for plotting tau over time."""
+        """(memories, tau, kappa) after each add() call of this process (the last 10,000), for plotting tau
+        over time."""
         self._check_open()  # the only call that reads no store
         gate = self._gates.peek(Scope.of(user_id, agent_id, run_id))
         return list(gate.trace) if gate else []

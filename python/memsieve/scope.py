@@ -124,8 +124,9 @@ class Scope:
 
     @functools.cached_property
     def key(self) -> str:
-        # Cached: every write reads it about ten times (the scope is immutable).
-        return json.dumps([self.user_id, self.agent_id, self.run_id], separators=(",", ":"), ensure_ascii=False)
+        # Cached: every write reads it about ten times (the scope is immutable). A call builds a
+        # new Scope of ids seen before, so the keys are remembered by ids too.
+        return _key_of(self.user_id, self.agent_id, self.run_id)
 
     @property
     def slug(self) -> str:
@@ -204,3 +205,9 @@ def warn_unreachable_scopes(keys: Iterable[str]) -> list[Scope]:
             UserWarning, stacklevel=3,
         )
     return stale
+
+
+@functools.lru_cache(maxsize=4096)
+def _key_of(user_id: str | None, agent_id: str | None, run_id: str | None) -> str:
+    """A scope's key: its three ids as a compact JSON array (how every store names the scope)."""
+    return json.dumps([user_id, agent_id, run_id], separators=(",", ":"), ensure_ascii=False)

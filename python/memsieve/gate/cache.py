@@ -22,7 +22,7 @@ import memsieve._core as _core
 from memsieve.gate.config import GateConfig
 from memsieve.errors import ConfigError, EmbedderError, MemsieveError
 from memsieve.gate.scope_gate import ScopeGate, new_threshold
-from memsieve.inputs import check_count, now_iso
+from memsieve.inputs import check_count
 from memsieve.scope import Scope
 from memsieve.text.lexicon import ENGLISH, Lexicon, check_lexicon
 
@@ -49,6 +49,8 @@ _INDEX_ROW_OVERHEAD = 2 * 16 * 4 + 16
 # A passage row's or sentence key's share of the Rust id maps and the Vec slots beyond its
 # float32 row (no text, no share, no id), fitted with the rows above: about 1.2 KB.
 _PART_OVERHEAD = 1240
+# One entry of the gate's trace: a tuple of an int and two floats, and its slot.
+_TRACE_ENTRY = 150
 # A scope's fixed cost: the Python objects, the lock, the Rust struct.
 _SCOPE_OVERHEAD = 4096
 
@@ -59,6 +61,7 @@ def gate_bytes(gate: ScopeGate) -> int:
     # The int8 copy of GateConfig(vectors="int8") sits beside the float32 rows.
     size = _SCOPE_OVERHEAD + n * (gate.dim * 4 + _ROW_OVERHEAD) + gate.state.quant_bytes
     size += gate.marked_words * _MARKED_WORD + gate.marked_doers * _MARKED_DOER + gate.unread_bytes
+    size += len(gate.trace) * _TRACE_ENTRY
     if gate.index is not None:
         size += n * (gate.dim * 4 + _INDEX_ROW_OVERHEAD)
     # Part rows (passages, sentence keys): a float32 row each (and its int8 copy), an id on both sides.
@@ -221,7 +224,7 @@ class ScopeGates:
         with self._lock:
             cached = self._cache.get(key)
             if row is None:
-                row = tx.ensure_scope_row(scope, now=now_iso()) if in_tx else self._store.read_scope(scope)
+                row = tx.ensure_scope_row(scope) if in_tx else self._store.read_scope(scope)
             revision = row.revision if row else 0
             if cached is not None and cached.revision == revision:
                 self._cache.move_to_end(key)

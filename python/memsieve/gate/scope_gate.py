@@ -18,6 +18,7 @@ import functools
 import math
 import sys
 import threading
+from collections import deque
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any, TypeVar
 
@@ -41,6 +42,9 @@ if TYPE_CHECKING:
 __all__ = ["GateScore", "Readings", "ScopeGate", "new_threshold"]
 
 _T = TypeVar("_T")
+
+#: How many add() calls ``ScopeGate.trace`` (``Memory.gate_trace``) keeps, the latest.
+TRACE_CALLS = 10_000
 
 
 def _locked(method: Callable[..., _T]) -> Callable[..., _T]:
@@ -115,7 +119,9 @@ class ScopeGate:
         self.marked_words = 0
         self.marked_doers = 0
         self.unread_bytes = 0
-        self.trace: list[tuple[int, float, float]] = []
+        # (memories, tau, kappa) after each add() call of this process, the last TRACE_CALLS of
+        # them: a scope written for months must not grow without bound.
+        self.trace: deque[tuple[int, float, float]] = deque(maxlen=TRACE_CALLS)
         # Memory ids of seqs the write path has met, so naming a candidate's
         # nearest memory needs no query: a seq's id never changes (rows are
         # never deleted), and an entry leaves with its memory. Dropped with the

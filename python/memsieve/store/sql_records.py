@@ -24,6 +24,7 @@ from memsieve.store.base import (MEMORY_COLUMNS, PURGED_HASH, REJECTION_COLUMNS,
                                   MemoryRow, PartsRow, ScopeRow, memory_item, nan_to_none, none_to_nan,
                                   rejection_record, sql_limit, stack_rows)
 from memsieve.store.ids import new_id
+from memsieve.times import now_iso
 
 if TYPE_CHECKING:
     from memsieve.text.passages import Part
@@ -94,10 +95,12 @@ class SqlRecords:
 
     # ---- scope state -----------------------------------------------------------
 
-    def ensure_scope_row(self, scope: Scope, *, now: str) -> ScopeRow:
-        """The scope's state, inserting an empty row for a scope never written (inside a transaction)."""
+    def ensure_scope_row(self, scope: Scope, *, now: str | None = None) -> ScopeRow:
+        """The scope's state, inserting an empty row for a scope never written (inside a transaction);
+        ``now``: its creation time (default: the time it is inserted)."""
         row = self.read_scope(scope)
         if row is None:
+            now = now_iso() if now is None else now
             self._q(
                 "INSERT INTO scopes(scope_key, user_id, agent_id, run_id, created_at) VALUES (%s,%s,%s,%s,%s)"
                 " ON CONFLICT (scope_key) DO NOTHING",

@@ -1,4 +1,4 @@
-"""A memory's marks are read when a fold is first weighed against it, not when it is added.
+"""A memory's marks and readings are read when a fold is first weighed against it, not when it is added.
 
 The gate holds the text of a memory whose marks it has not read; the cache's
 size estimate counts that text, a purge or removal drops it, and what the
@@ -13,7 +13,9 @@ from hypothesis import given, settings, strategies as st
 from memsieve import Memory
 from memsieve.gate.cache import gate_bytes
 from memsieve.gate.config import GateConfig
-from memsieve.gate.scope_gate import ScopeGate, new_threshold
+import memsieve.gate.profiles.kde as kde
+from memsieve.gate.scope_gate import Readings, ScopeGate, new_threshold
+from memsieve.text.cues import find_stated_values
 from memsieve.text.lexicon import ENGLISH
 
 D = 8
@@ -93,3 +95,28 @@ def test_a_doer_turned_against_a_memory_whose_marks_were_never_read_is_not_folde
         m.add("I was hired by Ben at the bakery last year.", user_id="ana")
         (d,) = m.add("I hired Ben at the bakery last year.", user_id="ana")
         assert d.event == "ADD" and "another doer of 'hire'" in d.reason, d.reason
+
+
+def test_a_memory_is_read_when_first_asked_about_and_forgotten_with_it():
+    g = _gate()
+    text = "Room 101 has 2 printers since last week, not 3 anymore."
+    g.add(1, _unit(1), float("nan"), text)
+    assert g.readings_of(2) is None
+    read = g.readings_of(1)
+    assert read == Readings(cues=ENGLISH.cues(text), counts=kde.counted_pairs(kde.value_tokens(text)),
+                            named=ENGLISH.identifying_values(text), stated=find_stated_values(text))
+    assert read.cues and read.counts and read.named and read.stated  # the text says each kind
+    assert g.readings_of(1) is read  # read once
+    g.replace(1, _unit(2), "The printers are in Room 102.")
+    assert g.readings_of(1).named == ENGLISH.identifying_values("The printers are in Room 102.")
+    g.remove(1)
+    assert g.readings_of(1) is None and g.unread_bytes == 0
+
+
+def test_reading_the_marks_first_keeps_the_readings_the_text_gives():
+    g = _gate()
+    text = "I don't drink coffee anymore, 3 cups was too many."
+    g.add(1, _unit(1), float("nan"), text)
+    g.marks_of(1)  # lets the text go
+    assert g.unread_bytes == 0
+    assert g.readings_of(1).cues == ENGLISH.cues(text) and g.readings_of(1).stated == find_stated_values(text)

@@ -19,49 +19,10 @@ from memsieve import EmbedderError, Memory
 from memsieve.embedding import CachedEmbedder, OnnxEmbedder, default_embedder
 from memsieve.embedding.onnx import validates_own_output
 from memsieve.gate.config import GateConfig
-from memsieve.gate.scope_gate import Readings, ScopeGate, new_threshold
-from memsieve.text.cues import find_stated_values
-from memsieve.text.lexicon import ENGLISH
 
 PAIRS = Path(__file__).resolve().parent.parent / "eval" / "gate-changes" / "pairs.jsonl"
 FILLERS = ["I've been getting into sourdough baking on weekends.", "My nephew is really into dinosaurs.",
            "We put up a bird feeder outside the kitchen window."]
-D = 8
-
-
-def _gate() -> ScopeGate:
-    config = GateConfig()
-    return ScopeGate(config, D, threshold=new_threshold(config), sage_tau=None, revision=0)
-
-
-def _unit(seed: int) -> np.ndarray:
-    v = np.random.default_rng(seed).standard_normal(D).astype(np.float32)
-    return v / np.linalg.norm(v)
-
-
-def test_a_memory_is_read_when_first_asked_about_and_forgotten_with_it():
-    g = _gate()
-    text = "Room 101 has 2 printers since last week, not 3 anymore."
-    g.add(1, _unit(1), float("nan"), text)
-    assert g.readings_of(2) is None
-    read = g.readings_of(1)
-    assert read == Readings(cues=ENGLISH.cues(text), counts=kde.counted_pairs(kde.value_tokens(text)),
-                            named=ENGLISH.identifying_values(text), stated=find_stated_values(text))
-    assert read.cues and read.counts and read.named and read.stated  # the text says each kind
-    assert g.readings_of(1) is read  # read once
-    g.replace(1, _unit(2), "The printers are in Room 102.")
-    assert g.readings_of(1).named == ENGLISH.identifying_values("The printers are in Room 102.")
-    g.remove(1)
-    assert g.readings_of(1) is None and g.unread_bytes == 0
-
-
-def test_reading_the_marks_first_keeps_the_readings_the_text_gives():
-    g = _gate()
-    text = "I don't drink coffee anymore, 3 cups was too many."
-    g.add(1, _unit(1), float("nan"), text)
-    g.marks_of(1)  # lets the text go
-    assert g.unread_bytes == 0
-    assert g.readings_of(1).cues == ENGLISH.cues(text) and g.readings_of(1).stated == find_stated_values(text)
 
 
 @pytest.mark.parametrize("route, carries, said, expected", [

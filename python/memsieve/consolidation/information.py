@@ -89,7 +89,7 @@ class TermView:
         """The gate's information term of one memory against another (``info_novelty_netted``)."""
         keywords, lexicon = self._gate.keywords, self._gate.lexicon
         with self._gate.lock:
-            info, _ = keywords.info_novelty_netted(mine[1], [theirs[0]], theirs[0], rarity=lexicon.rarity,
+            info, _ = keywords.info_novelty_netted(mine[1], [theirs[0]], theirs[0], rarity=lexicon.rarity_of,
                                                    **self._params)
         return float(info)
 

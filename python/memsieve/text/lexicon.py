@@ -336,6 +336,12 @@ class Lexicon:
         """A weight in [COMMON_WEIGHT, 1.0] (memsieve.text.rarity): low for common words, 1.0 for rare ones."""
         return self._derived.rarity(word)
 
+    @property
+    def rarity_of(self) -> Callable[[str], float]:
+        """``rarity`` as the remembered function itself, for a caller that calls it per word (the
+        information term, from Rust): no method call in between."""
+        return self._derived.rarity
+
     def speaker_asked(self, question: str) -> str:
         """Whose words a question asks about: ``"assistant"`` or ``"user"`` (memsieve.read.speaker).
 

@@ -75,7 +75,7 @@ class KernelDensityGate(GateProfile):
         # said by the text's other passages, not swapped for its own new ones.
         netted = None if whole is not None else score.nearest_seq
         information, new = gate.keywords.info_novelty_netted(
-            text, neighbours[:c.k], netted, rarity=gate.lexicon.rarity, w_number=c.number_weight,
+            text, neighbours[:c.k], netted, rarity=gate.lexicon.rarity_of, w_number=c.number_weight,
             w_name=c.name_weight, w_word=c.word_weight, idf_prior=IDF_PRIOR, prior_weight=IDF_PRIOR_WEIGHT)
         if score.route == "ADD":
             # Stored on meaning alone: what a fold would leave unsaid, what change it says and

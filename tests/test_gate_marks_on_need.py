@@ -14,7 +14,7 @@ from memsieve import Memory
 from memsieve.gate.cache import gate_bytes
 from memsieve.gate.config import GateConfig
 import memsieve.gate.profiles.kde as kde
-from memsieve.gate.scope_gate import Readings, ScopeGate, new_threshold
+from memsieve.gate.scope_gate import Readings, ScopeGate, _readings_bytes, new_threshold
 from memsieve.text.cues import find_stated_values
 from memsieve.text.lexicon import ENGLISH
 
@@ -65,7 +65,7 @@ def test_a_removed_or_rewritten_memory_leaves_neither_its_text_nor_its_marks():
 
 
 @settings(max_examples=40, deadline=None)
-@given(st.lists(st.tuples(st.sampled_from(["add", "read", "remove", "replace"]), st.integers(1, 4),
+@given(st.lists(st.tuples(st.sampled_from(["add", "read", "readings", "remove", "replace"]), st.integers(1, 4),
                           st.sampled_from(TEXTS)), max_size=30))
 def test_the_counters_always_equal_what_the_gate_holds(ops):
     g = _gate()
@@ -76,6 +76,10 @@ def test_the_counters_always_equal_what_the_gate_holds(ops):
             held[seq] = text
         elif op == "read":
             assert g.marks_of(seq) == (ENGLISH.marks(held[seq]) if seq in held else None)
+        elif op == "readings":
+            got = g.readings_of(seq)
+            assert (got is None) == (seq not in held)
+            assert got is None or got.cues == ENGLISH.cues(held[seq])
         elif op == "remove" and seq in held:
             g.remove(seq)
             del held[seq]
@@ -84,8 +88,12 @@ def test_the_counters_always_equal_what_the_gate_holds(ops):
             held[seq] = text
     read = [g.marks_of(seq) for seq in held]
     assert g.unread_bytes == 0
+    assert g.read_bytes == sum(_readings_bytes(g.readings_of(seq)) for seq in held)
     assert g.marked_words == sum(len(m.sequence) for m in read)
     assert g.marked_doers == sum(len(m.doers) for m in read)
+    for seq in list(held):
+        g.remove(seq)
+    assert g.read_bytes == 0 and g.unread_bytes == 0
 
 
 def test_a_doer_turned_against_a_memory_whose_marks_were_never_read_is_not_folded(tmp_path):
@@ -120,3 +128,11 @@ def test_reading_the_marks_first_keeps_the_readings_the_text_gives():
     g.marks_of(1)  # lets the text go
     assert g.unread_bytes == 0
     assert g.readings_of(1).cues == ENGLISH.cues(text) and g.readings_of(1).stated == find_stated_values(text)
+
+
+def test_the_size_estimate_counts_the_readings_read():
+    g = _gate()
+    g.add(1, _unit(1), float("nan"), "Room 101 has 2 printers since last week, not 3 anymore.")
+    before = gate_bytes(g)
+    g.readings_of(1)
+    assert gate_bytes(g) - before == g.read_bytes > _readings_bytes(Readings(*(frozenset(),) * 4))

@@ -60,7 +60,7 @@ def gate_bytes(gate: ScopeGate) -> int:
     n = len(gate)
     # The int8 copy of GateConfig(vectors="int8") sits beside the float32 rows.
     size = _SCOPE_OVERHEAD + n * (gate.dim * 4 + _ROW_OVERHEAD) + gate.state.quant_bytes
-    size += gate.marked_words * _MARKED_WORD + gate.marked_doers * _MARKED_DOER + gate.unread_bytes
+    size += gate.marked_words * _MARKED_WORD + gate.marked_doers * _MARKED_DOER + gate.unread_bytes + gate.read_bytes
     size += len(gate.trace) * _TRACE_ENTRY
     if gate.index is not None:
         size += n * (gate.dim * 4 + _INDEX_ROW_OVERHEAD)

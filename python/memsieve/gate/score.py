@@ -82,3 +82,7 @@ class Readings(NamedTuple):
     counts: frozenset[tuple[str, str]]
     named: frozenset[str]
     stated: frozenset[str]
+
+
+#: The readings of a memory the gate does not hold: it says nothing (as ``NO_MARKS`` for marks).
+NO_READINGS = Readings(cues=frozenset(), counts=frozenset(), named=frozenset(), stated=frozenset())

@@ -14,7 +14,7 @@ import numpy as np
 
 import memsieve._core as _core
 from memsieve.gate.profiles.base import GateProfile, ScopeView
-from memsieve.gate.score import GateScore
+from memsieve.gate.score import NO_READINGS, GateScore
 from memsieve.gate.versions import VersionBars, VersionEvidence, newer_version_reason, other_subject_of_ids
 from memsieve.text.cues import value_tokens
 from memsieve.text.aligned import changed_in_place, placed_values, swapped_in_slot
@@ -84,7 +84,7 @@ class KernelDensityGate(GateProfile):
                              nearest_seq=score.nearest_seq, nearest_cos=score.nearest_cos, route="ADD",
                              information=information, new_terms=tuple(new), info_tau=c.tau)
         cues = self.cues_of(gate.lexicon, text)
-        said = cues.difference(*(_cues_of(gate, n) for n in neighbours[:c.k]))
+        said = cues.difference(*((gate.readings_of(n) or NO_READINGS).cues for n in neighbours[:c.k]))
         changes = tuple(sorted(said))
         # A NOOP folds the text into its nearest memory alone, and a reader sees
         # that memory, not the folded source: a value that memory does not say
@@ -123,7 +123,7 @@ class KernelDensityGate(GateProfile):
                                if _core.tokenize(w) or w in gate.lexicon.role_prepositions) + unmarked(
                     mine, theirs, aligned=changed is not None)
                 marked += tuple(sorted(_denial_as_not(cues)
-                                       - _denial_as_not(_cues_of(gate, nearest))))
+                                       - _denial_as_not((gate.readings_of(nearest) or NO_READINGS).cues)))
                 if whole is None:
                     said_words = sequence_words(text)
                     if changed is not None:
@@ -197,11 +197,6 @@ def marks_may_decide(route: str, *, carries: bool, unsaid: Sequence[str], lacks:
     return route == "BAND" and not (unsaid or lacks or undated or changes)
 
 
-def _cues_of(gate: ScopeView, seq: int) -> frozenset[str]:
-    read = gate.readings_of(seq)
-    return read.cues if read is not None else frozenset()
-
-
 def _denial_as_not(cues: frozenset[str]) -> frozenset[str]:
     """Cues with "n't" read as "not": "don't" and "do not" say one denial."""
     return frozenset("not" if c == "n't" else c for c in cues)
@@ -228,8 +223,7 @@ def other_subject_of(gate: ScopeView, text: str, nearest: int) -> bool:
     """Whether ``text`` and memory ``nearest`` name their subjects by one noun with two numbers
     ("Room 102 ..." / "Room 101 ..."; ``Lexicon.identifying_values``)."""
     mine = gate.lexicon.identifying_values(text)
-    read = gate.readings_of(nearest)
-    theirs = read.named if read is not None else frozenset()
+    theirs = (gate.readings_of(nearest) or NO_READINGS).named
     return bool(mine and theirs) and other_subject_of_ids(mine, theirs)
 
 
@@ -267,12 +261,12 @@ def unsaid_by(gate: ScopeView, text: str,
     terms: together, what a NOOP folding ``text`` into that memory alone would leave unsaid. The
     words are index terms, each once, in text order; the phrases are sorted."""
     held = set(gate.keywords.tokens_of(nearest))
-    read = gate.readings_of(nearest)
-    counted = read.counts if read is not None else frozenset()
+    read = gate.readings_of(nearest) or NO_READINGS
+    counted = read.counts
     # A number the memory only uses to number its list's items ("2. Seaborn") is not one it
     # states (memsieve.text.cues.find_stated_values): "a webinar two months ago" folded into
     # that list would lose its "two".
-    stated = read.stated if read is not None else frozenset()
+    stated = read.stated
     mine = value_tokens(text)
     values: list[str] = []
     words: list[str] = []

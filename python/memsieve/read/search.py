@@ -36,7 +36,7 @@ from memsieve.read.fusion import Fusion
 from memsieve.read.rank import Candidates, Hits, Ranker
 from memsieve.read.speaker import SPEAKER_REACH, asked, raise_speaker, role_of
 from memsieve.read.rerank import DEFAULT_RERANK_DEPTH, Reranker, rerank_order
-from memsieve.read.versions import DEFAULT_VERSION_COS, Version, freshen, may_be_versions, version_pairs
+from memsieve.read.versions import DEFAULT_VERSION_COS, Version, alike_pairs, freshen, may_be_versions
 from memsieve.read.when import Focus, focus, promote
 from memsieve.records import MemoryItem, SearchResult
 from memsieve.scope import Scope
@@ -167,23 +167,35 @@ class Searcher:
         seq_of = {it.id: seq for seq, it, _ in found}
         roles = {seq: role_of(it.metadata) for seq, it, _ in found}
         version_of = {v.key: v for v in versions}
+        texts = {seq: it.text for seq, it, _ in found}
         # A link the write path made between two speakers, or two turns of one moment, records
-        # what the gate saw (an answer close to its question); it is no fact's history.
-        pairs = [(seq_of[a], seq_of[b]) for a, b, _ in self._store.version_links(list(seq_of))
-                 if a in seq_of and b in seq_of
-                 and may_be_versions(version_of[seq_of[a]], version_of[seq_of[b]], roles)]
+        # what the gate saw (an answer close to its question); it is no fact's history. Nor is
+        # an ``updates`` link between two events (one written before events were told apart):
+        # both happened, so they are siblings.
+        pairs: list[tuple[int, int]] = []
+        siblings: list[tuple[int, int]] = []
+        for a, b, kind in self._store.version_links(list(seq_of)):
+            if a not in seq_of or b not in seq_of:
+                continue
+            pair = (seq_of[a], seq_of[b])
+            if not may_be_versions(version_of[pair[0]], version_of[pair[1]], roles):
+                continue
+            both_events = kind == "updates" and all(self._lexicon.tells_of_event(texts[s]) for s in pair)
+            (siblings if both_events else pairs).append(pair)
         similar: list[tuple[int, int]] = []
         if query is not None:
             seqs = [seq for seq, _, _ in found]
             vectors = view.vectors(seqs) if view is not None else self._store.embeddings_for_seqs(seqs)
-            similar = version_pairs(versions, texts={seq: it.text for seq, it, _ in found}, vectors=vectors,
-                                    query=query, version_cos=self._version_cos, lexicon=self._lexicon,
-                                    roles=roles)
+            alike = alike_pairs(versions, texts=texts, vectors=vectors, query=query, version_cos=self._version_cos,
+                                lexicon=self._lexicon, roles=roles)
+            similar = alike.versions
+            siblings += alike.siblings
         by_seq = {seq: (seq, it, score) for seq, it, score in found}
         id_of = {seq: it.id for seq, it, _ in found}
-        oldest_first = focus is not None and focus.order == "earliest"
+        order = focus.order if focus is not None else None
         return [(by_seq[v.key], None if newer is None else id_of[newer])
-                for v, newer in freshen(versions, pairs, similar=similar, oldest_first=oldest_first, lead=lead)]
+                for v, newer in freshen(versions, pairs, similar=similar, oldest_first=order == "earliest", lead=lead,
+                                        siblings=siblings, sibling_order=order)]
 
 
 def _result(it: MemoryItem, score: float, *, superseded_by: str | None) -> SearchResult:

@@ -26,6 +26,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from typing import Literal, NamedTuple
 
 import numpy as np
 
@@ -34,8 +35,8 @@ from memsieve.gate.versions import (DEFAULT_VERSION_COS, VersionBars, VersionEvi
                                     other_subject_of_ids, slot_terms)
 from memsieve.text.lexicon import ENGLISH, Lexicon
 
-__all__ = ["DEFAULT_VERSION_COS", "Version", "freshen", "may_be_versions", "version_groups",
-           "version_pairs"]
+__all__ = ["DEFAULT_VERSION_COS", "Alike", "Version", "alike_pairs", "freshen", "may_be_versions",
+           "version_groups", "version_pairs"]
 
 
 @dataclass(frozen=True)
@@ -79,9 +80,38 @@ def version_pairs(ranked: Sequence[Version], *, texts: Mapping[int, str], vector
         roles: each memory's chat role (``memsieve.read.speaker.role_of``); two
             memories of different speakers, or of one ``valid_from``, are never paired.
     """
+    return _alike(ranked, texts=texts, vectors=vectors, query=query, version_cos=version_cos, lexicon=lexicon,
+                  roles=roles).versions
+
+
+class Alike(NamedTuple):
+    """The pairs of retrieved memories found alike: ``versions`` of one fact, and ``siblings``,
+    two events of one kind (memsieve.text.events), both true, neither the newer version."""
+
+    versions: list[tuple[int, int]]
+    siblings: list[tuple[int, int]]
+
+
+def alike_pairs(ranked: Sequence[Version], *, texts: Mapping[int, str], vectors: Mapping[int, np.ndarray],
+                query: np.ndarray | None, version_cos: float, lexicon: Lexicon = ENGLISH,
+                roles: Mapping[int, str | None] | None = None) -> Alike:
+    """``version_pairs``, with the pairs that tell of two events apart as ``siblings``.
+
+    "I went to a jazz concert" and, later, "I went to a rock concert" meet the version rule,
+    but the second does not replace the first: they are siblings, which freshness never marks
+    superseded and lists in order of time only when the query asks for one ("the most recent
+    concert", "my first race"). Arguments as for ``version_pairs``.
+    """
+    return _alike(ranked, texts=texts, vectors=vectors, query=query, version_cos=version_cos, lexicon=lexicon,
+                  roles=roles)
+
+
+def _alike(ranked: Sequence[Version], *, texts: Mapping[int, str], vectors: Mapping[int, np.ndarray],
+           query: np.ndarray | None, version_cos: float, lexicon: Lexicon,
+           roles: Mapping[int, str | None] | None) -> Alike:
     known = [v for v in ranked if v.key in vectors]
     if len(known) < 2 or query is None or version_cos >= 1.0:
-        return []
+        return Alike([], [])
     m = np.ascontiguousarray(np.stack([vectors[v.key] for v in known]), dtype=np.float32)
     sims = m @ m.T
     rel = m @ query
@@ -93,7 +123,9 @@ def version_pairs(ranked: Sequence[Version], *, texts: Mapping[int, str], vector
     # Only a pair within the looser of the two bars can be versions: the rule tells which are.
     near = np.triu((sims >= min(bars.version_cos, bars.changed_cos))
                    & (gap <= max(bars.relevance_gap, bars.changed_gap)), k=1)
-    pairs = []
+    pairs: list[tuple[int, int]] = []
+    siblings: list[tuple[int, int]] = []
+    events: dict[int, bool] = {}
     said_by = roles or {}
     for i, j in np.argwhere(near):
         new, old = (i, j) if known[i].recency() > known[j].recency() else (j, i)
@@ -104,8 +136,16 @@ def version_pairs(ranked: Sequence[Version], *, texts: Mapping[int, str], vector
                                    relevance_gap=gap[i, j],
                                    other_subject=other_subject_of_ids(named[new], named[old]))
         if newer_version_reason(evidence, bars=bars) is not None:
-            pairs.append((known[i].key, known[j].key))
-    return pairs
+            pair = (known[i].key, known[j].key)
+            both = all(_event(events, k, texts, lexicon) for k in pair)
+            (siblings if both else pairs).append(pair)
+    return Alike(pairs, siblings)
+
+
+def _event(memo: dict[int, bool], key: int, texts: Mapping[int, str], lexicon: Lexicon) -> bool:
+    if key not in memo:
+        memo[key] = lexicon.tells_of_event(texts[key])
+    return memo[key]
 
 
 def may_be_versions(a: Version, b: Version, roles: Mapping[int, str | None]) -> bool:
@@ -175,7 +215,9 @@ def version_groups(keys: Sequence[int], pairs: Sequence[tuple[int, int]],
 
 def freshen(ranked: Sequence[Version], pairs: Sequence[tuple[int, int]], *,
             similar: Sequence[tuple[int, int]] = (),
-            oldest_first: bool = False, lead: frozenset[int] = frozenset()) -> list[tuple[Version, int | None]]:
+            oldest_first: bool = False, lead: frozenset[int] = frozenset(),
+            siblings: Sequence[tuple[int, int]] = (),
+            sibling_order: Literal["earliest", "latest"] | None = None) -> list[tuple[Version, int | None]]:
     """Reorder a ranking so that the newest version of each fact comes first.
 
     Args:
@@ -188,6 +230,11 @@ def freshen(ranked: Sequence[Version], pairs: Sequence[tuple[int, int]], *,
             names the newest.
         lead: keys that lead their group, in the same order among
             themselves (memories dated inside a query's time window).
+        siblings: pairs of events of one kind (``alike_pairs``): never marked
+            superseded; with ``sibling_order``, a set of siblings alike to one
+            another (a clique) is listed together at its best rank, oldest
+            first for ``"earliest"`` and newest first for ``"latest"``. Only
+            memories that are versions of nothing here are ordered so.
 
     Returns:
         (version, superseded_by) best first: ``superseded_by`` is the key of
@@ -212,4 +259,31 @@ def freshen(ranked: Sequence[Version], pairs: Sequence[tuple[int, int]], *,
         if lead:
             listed = [v for v in listed if v.key in lead] + [v for v in listed if v.key not in lead]
         out.extend((v, None if v.key == newest else newest) for v in listed)
+    if siblings and sibling_order is not None:
+        out = _order_siblings(out, [members[g][0].key for g in first_seen if len(members[g]) == 1], siblings,
+                              newest_first=sibling_order == "latest", lead=lead)
     return out
+
+
+def _order_siblings(out: list[tuple[Version, int | None]], alone: list[int], siblings: Sequence[tuple[int, int]], *,
+                    newest_first: bool, lead: frozenset[int]) -> list[tuple[Version, int | None]]:
+    """``out`` with each clique of siblings among the ``alone`` keys listed together in order of time."""
+    clique = version_groups(alone, [], [p for p in siblings if p[0] != p[1]])
+    together: dict[int, list[Version]] = {}
+    for v, _ in out:
+        if v.key in clique:
+            together.setdefault(clique[v.key], []).append(v)
+    done: set[int] = set()
+    ordered: list[tuple[Version, int | None]] = []
+    for v, newer in out:
+        rep = clique.get(v.key)
+        if rep is None or len(together[rep]) == 1:
+            ordered.append((v, newer))
+            continue
+        if rep in done:
+            continue
+        done.add(rep)
+        timed = sorted(together[rep], key=Version.recency, reverse=newest_first)
+        timed = [t for t in timed if t.key in lead] + [t for t in timed if t.key not in lead]
+        ordered.extend((t, None) for t in timed)
+    return ordered

@@ -95,6 +95,19 @@ hundred indeed need speed seed feed bleed breed sacred naked wicked kindred rugg
 wed shed sled fled bred ted ned fred
 """.split())
 
+#: Past verbs that tell of a state, not of a thing that happened: "I lived in Austin" and
+#: "The meeting was on Tuesday" may be replaced by a later statement, where "I went to a jazz
+#: concert" and, later, "I went to a rock concert" both stay true (memsieve.text.events) ...
+STATE_PAST = frozenset("""
+was were had used lived worked owned loved liked hated preferred wanted needed knew thought believed
+felt meant seemed looked sounded belonged stayed remained kept held lasted cost weighed measured
+""".split())
+#: The pronouns that do what the next verb says, and the words passed over between one and its
+#: verb, when a text is read for a thing someone did ("I just adopted a cat"); any other verb
+#: after one of them ("I love", "we have", "I've tried") tells of now or later.
+DOERS = frozenset("i we you he she they".split())
+EVENT_ADVERBS = frozenset("just also already recently finally really then first even actually eventually".split())
+
 #: Words that say a fact is only planned, wished, tried, nearly done or owed, not done or
 #: held: "I'm planning to quit my job" is not "I quit my job", nor "I almost missed my
 #: flight" "I missed my flight". A text that says none of them is not folded into a memory

@@ -30,6 +30,7 @@ from memsieve.errors import ConfigError
 from memsieve.resources import packaged_tokenizer_path
 from memsieve.text import english
 from memsieve.text.lexicon_checks import check_entries, check_fractions, check_pattern, check_vocabulary
+from memsieve.text.events import EventWords, tells_of_event
 from memsieve.text.cues import find_cues, find_identifying_values, find_subject_terms
 from memsieve.text.marks import MarkReader, Marks, word_hash
 from memsieve.text.marks import forget_texts as forget_read_texts
@@ -108,6 +109,11 @@ class Lexicon:
             folded into a memory that says only another tense.
         past_ending: the ending of a regular past verb ("ed"; "" for none) ...
         not_past: ... and the words with that ending that are none ("hundred").
+        state_past: past verbs that tell of a state, not of a thing done ("was", "lived") ...
+        doers: ... the pronouns that do what the next verb says ("i", "we") ...
+        event_adverbs: ... and the words passed over between one and its verb ("just"): a
+            statement whose doers do things in the past alone tells of an event, which a
+            later one does not replace (memsieve.text.events).
         filler_words: words a restatement adds without saying more ("honestly",
             "said"): not counted as changed (memsieve.text.aligned.changed_in_place).
         currency_signs: characters that name a currency ("$", "€").
@@ -182,6 +188,9 @@ class Lexicon:
     future_words: frozenset[str] = frozenset()
     past_ending: str = ""
     not_past: frozenset[str] = frozenset()
+    state_past: frozenset[str] = frozenset()
+    doers: frozenset[str] = frozenset()
+    event_adverbs: frozenset[str] = frozenset()
     filler_words: frozenset[str] = frozenset()
     currency_signs: str = ""
     pronoun_forms: frozenset[str] = frozenset()
@@ -209,7 +218,8 @@ class Lexicon:
             raise ConfigError(f"lexicon name must be a non-empty string, got {self.name!r}; e.g. name='german'")
         for name in ("change_cues", "cue_suffixes", "relations", "request_words", "old_words", "determiners",
                      "value_labels", "self_words", "self_possessives", "other_pronouns", "companions", "value_words",
-                     "polarity_words", "past_words", "present_words", "future_words", "not_past", "filler_words",
+                     "polarity_words", "past_words", "present_words", "future_words", "not_past", "state_past",
+                     "doers", "event_adverbs", "filler_words",
                      "pronoun_forms", "word_forms", "auxiliaries", "passive_auxiliaries", "agent_words", "verb_forms",
                      "modal_words", "contractions", "contraction_hosts", "role_prepositions", "placed_values",
                      "one_words", "clock_words", "clause_joints"):
@@ -265,6 +275,7 @@ class Lexicon:
                    value_words=english.VALUE_WORDS, polarity_words=english.POLARITY_WORDS,
                    past_words=english.PAST_WORDS, present_words=english.PRESENT_WORDS,
                    future_words=english.FUTURE_WORDS, past_ending=english.PAST_ENDING, not_past=english.NOT_PAST,
+                   state_past=english.STATE_PAST, doers=english.DOERS, event_adverbs=english.EVENT_ADVERBS,
                    filler_words=english.FILLER_WORDS,
                    currency_signs=english.CURRENCY_SIGNS, pronoun_forms=english.PRONOUN_FORMS,
                    word_forms=english.WORD_FORMS, auxiliaries=english.AUXILIARIES,
@@ -315,6 +326,15 @@ class Lexicon:
         (['after', 'not', 'pm'], ['present'])
         """
         return self._derived.marks(text)
+
+    def tells_of_event(self, text: str) -> bool:
+        """Whether a text tells of a thing done in the past, which a later one does not replace
+        (memsieve.text.events): "I went to a jazz concert", not "I live in Oakland" nor "I moved".
+
+        >>> ENGLISH.tells_of_event("We adopted a cat named Miso.")
+        True
+        """
+        return tells_of_event(text, self.marks(text), self.cues(text), self._derived.event_words)
 
     def subject_terms(self, text: str) -> frozenset[str]:
         """The index terms that name who the text is about (memsieve.text.cues.find_subject_terms)."""
@@ -517,6 +537,9 @@ class _Derived:
         self.request_terms = functools.cache(self._request_terms)
         self.ranks = functools.cache(self._ranks)
         self.modal_terms = frozenset(t for w in lexicon.modal_words for t in _core.tokenize(w))
+        self.event_words = EventWords(doers=lexicon.doers, persons=self.persons, adverbs=lexicon.event_adverbs,
+                                      past_words=lexicon.past_words, past_ending=lexicon.past_ending,
+                                      not_past=lexicon.not_past, state_past=lexicon.state_past)
         self.verb_form_hashes = {word_hash(form): word_hash(group.split("/")[0])
                                  for group in lexicon.verb_forms for form in group.split("/")}
         self.marks: Callable[[str], Marks] = functools.lru_cache(maxsize=_CUE_MEMO_SIZE)(MarkReader(

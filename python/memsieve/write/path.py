@@ -178,12 +178,9 @@ class WritePath:
     def _spoken_apart(self, cand: Candidate, seq: int | None) -> tuple[str, str] | None:
         """(the candidate's speaker, the other) when the memory it would fold into is another
         speaker's words (chat roles, memsieve.read.speaker); None otherwise."""
-        mine = role_of(cand.metadata)
-        if mine is None or seq is None:
+        if role_of(cand.metadata) is None or seq is None:
             return None
-        item = self.store.items_for_seqs([seq]).get(seq)
-        theirs = role_of(item.metadata) if item is not None else None
-        return (mine, theirs) if theirs is not None and theirs != mine else None
+        return _apart(cand, self.store.items_for_seqs([seq]).get(seq))
 
     def _keep_apart(self, cand: Candidate, s: GateScore, apart: tuple[str, str]) -> Decision:
         """ADD a text the novelty gate would fold into another speaker's memory, linked ``near`` it.
@@ -246,14 +243,22 @@ class WritePath:
                 # related text (the semantic band) is linked as a neighbour only,
                 # and so is another speaker's: an answer is no version of what it
                 # answers (the chat's speakers, as for a novelty NOOP).
-                apart = self._spoken_apart(cand, s.nearest_seq) if s.says_more else None
-                kind = "updates" if s.says_more and apart is None else "near"
+                # Nor is a thing done the newer version of another done before ("I went to a rock
+                # concert" / "I went to a jazz concert", memsieve.text.events): both happened.
+                near = self.store.items_for_seqs([s.nearest_seq]).get(s.nearest_seq) if s.says_more else None
+                apart = _apart(cand, near)
+                events = (near is not None and apart is None and self.gate.lexicon.tells_of_event(cand.text)
+                          and self.gate.lexicon.tells_of_event(near.text))
+                kind = "updates" if s.says_more and apart is None and not events else "near"
                 self.store.add_link(memory_id, linked_to, kind=kind, cosine=s.nearest_cos, now=self.now)
                 reason += (f" as a newer version of the nearest memory (cosine {s.nearest_cos:.3f})" if kind == "updates"
                            else f" and links it to the nearest memory (cosine {s.nearest_cos:.3f})")
                 if apart is not None:
                     reason += (f", as a neighbour, not a newer version: that memory is the {apart[1]}'s words "
                                f"and this is the {apart[0]}'s")
+                elif events:
+                    reason += (", as a neighbour, not a newer version: each tells of a thing done, "
+                               "and one does not undo the other")
         return self._decision(cand, s, event="ADD", layer="band", memory_id=memory_id, reason=reason,
                               linked_to=linked_to, link_kind=kind if linked_to else None)
 
@@ -354,6 +359,13 @@ def _why_band(s: GateScore, info_tau: float) -> str:
 
 def _changes(s: GateScore) -> str:
     return ", ".join(repr(c) for c in s.changes)
+
+
+def _apart(cand: Candidate, item: Any) -> tuple[str, str] | None:
+    """(the candidate's speaker, the other) when ``item`` (a memory row, or None) is another speaker's words."""
+    mine = role_of(cand.metadata)
+    theirs = role_of(item.metadata) if item is not None else None
+    return (mine, theirs) if mine is not None and theirs is not None and theirs != mine else None
 
 
 def _why_add(s: GateScore) -> str:

@@ -1,0 +1,116 @@
+"""Whether a text tells of a thing that happened: an event, which a later one does not replace.
+
+"I went to a jazz concert downtown" and, a season later, "I went to a rock concert at the
+Fillmore" are close in meaning and say one kind of thing, so freshness would take the second
+for the first's newer version: mark the jazz concert superseded, and let ``current_only``
+drop it. Both stay true; a user who asks "how many concerts did I go to?" needs both. What
+tells them from versions of one fact ("I live in Berkeley" / "I live in Oakland now") is the
+tense and the verb: each says, in the past alone, that someone did something.
+
+A text tells of an event (``tells_of_event``) when it is a statement, not a question, and:
+
+- someone does something in the past: a doer ("I", "we", "she", a relation word such as
+  "sister", or a capitalized word, which may be a name; not a speaker's label such as
+  "Caroline:") is followed, past a few adverbs ("just", "also"), by a past verb that
+  is an action, not a state ("went", "adopted"; not "was", "lived", "worked": "The meeting
+  was on Tuesday" may be corrected by "... was on Wednesday");
+- no doer is followed by any other verb: "I love the dark sky", "I've tried three Korean
+  restaurants" (a count up to now, which a later "four" replaces) and "we will" tell of now
+  or later;
+- its marks say the past alone (``Marks.tense``), no plan, wish or try (``Marks.modal``) and
+  no change cue ("I moved to Denver" replaces where one lives; "I sold my car" ends owning
+  it): a said change is a version's business (memsieve.gate.versions).
+
+The rule is conservative: a text it does not call an event is read as before. It sees words,
+never the store; a lexicon supplies every word list (``Lexicon.tells_of_event``).
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Collection
+from dataclasses import dataclass
+
+from memsieve.text.fold import fold
+from memsieve.text.marks import Marks
+
+__all__ = ["EventWords", "tells_of_event"]
+
+_PAST_ONLY = frozenset({"past"})
+_WORD = re.compile(r"[^\W\d_]+(?:'[^\W\d_]+)?")
+
+
+@dataclass(frozen=True)
+class EventWords:
+    """The word lists ``tells_of_event`` reads, lowercased (a lexicon's).
+
+    Attributes:
+        doers: pronouns that do what the next verb says ("i", "we", "she").
+        persons: words that name someone who may do it ("sister", "dog").
+        adverbs: words passed over between a doer and its verb ("just", "also").
+        past_words: irregular past verbs ("went"); ``past_ending`` the regular ending ("ed")
+            and ``not_past`` the words with that ending that are no verbs ("hundred").
+        state_past: past verbs that tell of a state ("was", "lived").
+    """
+
+    doers: frozenset[str]
+    persons: frozenset[str]
+    adverbs: frozenset[str]
+    past_words: frozenset[str]
+    past_ending: str
+    not_past: frozenset[str]
+    state_past: frozenset[str]
+
+    def is_past(self, word: str) -> bool:
+        """Whether a lowercased word is a verb in the past."""
+        e = self.past_ending
+        return word in self.past_words or (bool(e) and len(word) > len(e) + 2 and word.endswith(e)
+                                           and word not in self.not_past)
+
+
+def tells_of_event(text: str, marks: Marks, cues: Collection[str], words: EventWords) -> bool:
+    """Whether ``text`` tells of a thing done in the past (see the module's docstring).
+
+    Args:
+        text: the text.
+        marks: its marks (``Lexicon.marks``): its tenses and modal words.
+        cues: the change cues it says (``Lexicon.cues``).
+        words: the lexicon's word lists.
+
+    >>> from memsieve.text.lexicon import ENGLISH
+    >>> ENGLISH.tells_of_event("I went to a jazz concert downtown.")
+    True
+    >>> ENGLISH.tells_of_event("I've tried three Korean restaurants.")
+    False
+    >>> ENGLISH.tells_of_event("I moved to Denver.")
+    False
+    """
+    if "?" in text or marks.tense != _PAST_ONLY or marks.modal or cues:
+        return False
+    folded = fold(text)
+    found = list(_WORD.finditer(folded))
+    said = [m.group(0) for m in found]
+    done = False
+    for i, word in enumerate(said):
+        low = word.lower()
+        host, _, _ = low.partition("'")
+        if host in words.doers or low in words.persons or (word[0].isupper() and not _labels(folded, found[i].end())):
+            if host != low and host in words.doers:
+                return False  # "I've", "we'll", "I'm": a perfect, a future, a present
+            j = i + 1
+            while j < len(said) and said[j].lower() in words.adverbs:
+                j += 1
+            if j == len(said):
+                continue
+            verb = said[j].lower()
+            if words.is_past(verb):
+                done = done or verb not in words.state_past
+            elif host in words.doers:
+                return False  # a doer and a verb not in the past: "I love", "we have", "they will"
+    return done
+
+
+
+def _labels(text: str, end: int) -> bool:
+    """Whether the word ending at ``end`` is a speaker's label ("Caroline: ..."), not a doer."""
+    return text[end:end + 1] == ":"

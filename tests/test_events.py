@@ -1,0 +1,151 @@
+"""Events: a thing done in the past is never the newer version of another thing done.
+
+"I went to a jazz concert" and, later, "I went to a rock concert" both stay true. Freshness
+must not mark the first superseded (``current_only`` would then drop it), the write path must
+not link the second as its newer version, and an order word ("the most recent concert", "my
+first race") still lists them in order of time.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from memsieve import Memory
+from memsieve.read.versions import Version, freshen
+from memsieve.text.lexicon import ENGLISH
+
+
+@pytest.mark.parametrize("text, event", [
+    ("I went to a jazz concert downtown.", True),
+    ("We adopted a cat named Miso.", True),
+    ("Yesterday I attended a pottery class and made a bowl.", True),
+    ("My sister got married in June.", True),
+    ("Caroline went to an LGBTQ support group on 7 May 2023.", True),
+    ("Andrew: Last Friday, I hiked with some friends. The weather was great.", True),
+    # states, in the past or now: a later statement may replace them
+    ("I live in Oakland now.", False),
+    ("I lived in Berkeley.", False),
+    ("The meeting was on Tuesday.", False),
+    ("I worked at Google for five years.", False),
+    ("I had knee surgery.", False),
+    # a count or a state up to now, a plan, a habit, a question
+    ("I've tried three Korean restaurants.", False),
+    ("I have been to Paris twice.", False),
+    ("I was planning to go hiking.", False),
+    ("I used to play tennis.", False),
+    ("Did you go to the concert?", False),
+    ("I love the dark sky and I went hiking.", False),
+    # a said change is a version's business
+    ("I moved to Denver.", False),
+    ("My grandfather passed away.", False),
+    ("Andrew: Got it. Thanks!", False),
+])
+def test_what_tells_of_an_event(text, event):
+    assert ENGLISH.tells_of_event(text) is event
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.text(max_size=80))
+def test_a_question_is_never_an_event_and_any_text_is_read(text):
+    assert isinstance(ENGLISH.tells_of_event(text), bool)
+    assert not ENGLISH.tells_of_event(text + " Did I?")
+
+
+def _v(key: int, day: str) -> Version:
+    return Version(key=key, valid_from=f"2024-{day}", created_at="2024-12-01T00:00:00", order=key)
+
+
+def test_siblings_are_never_superseded_and_keep_their_ranks_without_an_order_word():
+    ranked = [_v(1, "03-10"), _v(2, "06-10"), _v(3, "05-01")]
+    out = freshen(ranked, [], siblings=[(1, 2)])
+    assert [v.key for v, _ in out] == [1, 2, 3] and all(newer is None for _, newer in out)
+
+
+@pytest.mark.parametrize("order, expected", [("latest", [3, 2, 1]), ("earliest", [3, 1, 2])])
+def test_an_order_word_lists_a_clique_of_siblings_in_time_at_its_best_rank(order, expected):
+    ranked = [_v(3, "05-01"), _v(1, "03-10"), _v(2, "06-10")]
+    out = freshen(ranked, [], siblings=[(1, 2)], sibling_order=order)
+    assert [v.key for v, _ in out] == expected
+    assert all(newer is None for _, newer in out)
+
+
+def test_siblings_join_only_as_cliques():
+    # 1~2 and 2~3 are alike, 1 and 3 are not: 3 is not pulled up to 1's rank.
+    ranked = [_v(1, "01-01"), _v(4, "02-01"), _v(2, "03-01"), _v(3, "09-01")]
+    out = freshen(ranked, [], siblings=[(1, 2), (2, 3)], sibling_order="latest")
+    assert [v.key for v, _ in out] == [2, 1, 4, 3]
+
+
+EVENTS = [("2024-03-10T10:00:00", "I went to a jazz concert downtown."),
+          ("2024-06-10T10:00:00", "I went to a rock concert at the Fillmore."),
+          ("2024-04-01T10:00:00", "I ran a 10k race in Oakland."),
+          ("2024-05-01T10:00:00", "I ran a half marathon in San Jose.")]
+STATES = [("2024-02-01T10:00:00", "I live in Berkeley."), ("2024-06-01T10:00:00", "I live in Oakland now.")]
+
+
+@pytest.fixture()
+def told(tmp_path, embedder):
+    m = Memory(tmp_path / "events.db", embedder=embedder)
+    decisions = {text: m.add(text, user_id="u", valid_from=when) for when, text in EVENTS + STATES}
+    yield m, decisions
+    m.close()
+
+
+def test_two_races_are_both_current_and_neither_supersedes_the_other(told):
+    m, decisions = told
+    half = decisions["I ran a half marathon in San Jose."][-1]
+    assert half.event == "ADD" and half.link_kind != "updates"
+    if half.link_kind == "near":
+        assert "each tells of a thing done" in half.reason
+    for query, both in [("what races did I run?", {"I ran a 10k race in Oakland.", "I ran a half marathon in San Jose."}),
+                        ("what concerts did I go to?", {"I went to a jazz concert downtown.",
+                                                        "I went to a rock concert at the Fillmore."})]:
+        hits = m.search(query, user_id="u", limit=4)
+        assert both <= {h.text for h in hits}
+        assert all(h.superseded_by is None for h in hits if h.text in both)
+        current = m.search(query, user_id="u", limit=4, current_only=True)
+        assert both <= {h.text for h in current}
+
+
+def test_a_state_is_still_superseded_by_its_newer_version(told):
+    m, _ = told
+    hits = m.search("where do I live?", user_id="u", limit=4)
+    assert hits[0].text == "I live in Oakland now."
+    old = next(h for h in hits if h.text == "I live in Berkeley.")
+    assert old.superseded_by == hits[0].id
+
+
+@pytest.mark.parametrize("query, first", [
+    ("what is the most recent concert I attended?", "I went to a rock concert at the Fillmore."),
+    ("what was the first concert I went to?", "I went to a jazz concert downtown."),
+    ("what was my most recent race?", "I ran a half marathon in San Jose."),
+    ("what was the first race I ran?", "I ran a 10k race in Oakland."),
+])
+def test_an_order_word_sorts_separate_events_by_time(told, query, first):
+    m, _ = told
+    hits = m.search(query, user_id="u", limit=4, reference_time="2024-07-01T00:00:00")
+    assert hits[0].text == first
+    assert all(h.superseded_by is None for h in hits if h.text in {t for _, t in EVENTS})
+
+
+def test_an_updates_link_between_two_events_from_an_older_store_reads_as_siblings(tmp_path, embedder):
+    path = tmp_path / "old.db"
+    m = Memory(path, embedder=embedder)
+    for when, text in EVENTS[2:]:
+        m.add(text, user_id="u", valid_from=when)
+    ids = {h.text: h.id for h in m.get_all(user_id="u")}
+    m.close()
+    # An older write path linked the later race as the earlier one's newer version.
+    with sqlite3.connect(path) as db:
+        db.execute("DELETE FROM links")
+        db.execute("INSERT INTO links (memory_id, linked_id, kind, cosine, created_at) VALUES (?, ?, 'updates', 0.8, ?)",
+                   (ids["I ran a half marathon in San Jose."], ids["I ran a 10k race in Oakland."],
+                    "2024-05-01T10:00:00"))
+    m = Memory(path, embedder=embedder)
+    hits = m.search("what races did I run?", user_id="u", limit=2, current_only=True)
+    assert {h.text for h in hits} == {t for _, t in EVENTS[2:]}
+    m.close()

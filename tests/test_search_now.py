@@ -240,3 +240,39 @@ def test_async_memory_passes_the_reference_time_through(tmp_path):
 
     first, text = asyncio.run(run())
     assert first == MARCH and APRIL in text
+
+
+# A question about a time alone: what the memories say matters less than when they were said.
+YESTERDAY_Q = "What happened yesterday?"
+TOPIC_Q = "What concert did I go to yesterday?"
+CONCERT = "I went to a jazz concert downtown."
+CAT = "We adopted a cat named Miso."
+
+
+def _yesterday(target) -> Memory:
+    # The concert (four days before) is much closer to both questions than the cat.
+    table = {CONCERT: unit(1, 0.3), CAT: unit(0.3, 1), YESTERDAY_Q: unit(1, 0.1), TOPIC_Q: unit(1, 0)}
+    m = Memory(target, embedder=TableEmbedder(table=table), gate=GateConfig(profile="none"))
+    m.add(CONCERT, user_id="u", valid_from="2024-05-30T10:00:00")
+    m.add(CAT, user_id="u", valid_from="2024-06-02T10:00:00")
+    return m
+
+
+@pytest.mark.parametrize("mode", ["hybrid", "dense"])
+def test_a_question_about_a_time_alone_puts_that_times_memories_first(target, mode):
+    m = _yesterday(target)
+    hits = m.search(YESTERDAY_Q, user_id="u", limit=2, mode=mode, reference_time="2024-06-03T09:00:00")
+    assert [h.text for h in hits] == [CAT, CONCERT]
+    # With a topic, the window is one signal among others: the concert, far closer, keeps its place.
+    hits = m.search(TOPIC_Q, user_id="u", limit=2, mode=mode, reference_time="2024-06-03T09:00:00")
+    assert hits[0].text == CONCERT
+    m.close()
+
+
+def test_asks_only_when_reads_the_words_outside_the_time_phrase():
+    from memsieve.text.lexicon import ENGLISH
+
+    assert ENGLISH.asks_only_when("What did I do last week?", "last week")
+    assert ENGLISH.asks_only_when("Anything new this week?", "this week")
+    assert not ENGLISH.asks_only_when("What did I buy last week?", "last week")
+    assert not ENGLISH.asks_only_when("Who did I meet last week?", "last week")

@@ -129,8 +129,9 @@ class Searcher:
                 # 1 March in Tokyo is 29 February; read in UTC, where it is still the 29th,
                 # it would be the 28th.
                 dates = {s: it.valid_from_local or it.created_at for s, it in rows.items()}
+                alone = f.window is not None and self._lexicon.asks_only_when(query, f.window.phrase)
                 pool, inside = promote(pool, head, dates, f, texts={s: it.text for s, it in rows.items()},
-                                       roles=roles)
+                                       roles=roles, alone=alone)
             found = [(s, rows[s], score) for s, score in pool[:depth] if s in rows]
         if self._reranker is not None:
             order = rerank_order(self._reranker, query, [it.text for _, it, _ in found])

@@ -10,7 +10,9 @@ None: the call's time) says two things (``memsieve.text.when.read_when``):
   deeper one, gains ``WINDOW_BOOST`` of the spread of the usual ranking's
   scores. Memories only the deeper lists reach follow the usual ranking, scored
   at its floor, so without an in-window memory the results are exactly the
-  usual ones. A memory that tells of an event inside the window ("I planted
+  usual ones. A question about the window alone ("what happened yesterday?":
+  no content word but the window's and the lexicon's ``happening_words``)
+  raises them by ``WINDOW_ALONE_BOOST``, above the whole spread, so they lead. A memory that tells of an event inside the window ("I planted
   tomatoes today", "I cleaned my sneakers last month": its own dating words
   read against its own date, ``memsieve.text.when.events_dated``) gains
   ``WINDOW_BOOST + EVENT_BOOST``, wherever its own date lies: it says what happened
@@ -55,6 +57,9 @@ WINDOW_BOOST = 0.8
 #: "I cleaned my sneakers last month": ``events_dated``, read against the memory's own date) gains
 #: this much more: it says what happened then, where one merely dated inside may say anything.
 EVENT_BOOST = 0.2
+#: A question that asks about its window alone ("what happened yesterday?", ``Lexicon.asks_only_when``)
+#: raises the memories dated inside by this share instead: more than the whole spread, so they lead.
+WINDOW_ALONE_BOOST = 1.05
 #: Without a reference time, a window is used only if some retrieved memory is dated within this many days of now.
 IMPLICIT_NOW_DAYS = 180
 
@@ -124,7 +129,7 @@ def _aware(iso: str) -> datetime:
 
 def promote(pool: Hits, head: int, dates: Mapping[int, str | None], f: Focus, *,
             texts: Mapping[int, str] | None = None,
-            roles: Mapping[int, str | None] | None = None) -> tuple[Hits, frozenset[int]]:
+            roles: Mapping[int, str | None] | None = None, alone: bool = False) -> tuple[Hits, frozenset[int]]:
     """The pool reordered with the in-window memories raised (see the module's docstring).
 
     Args:
@@ -136,6 +141,8 @@ def promote(pool: Hits, head: int, dates: Mapping[int, str | None], f: Focus, *,
         texts: each pooled memory's text, read for the events it dates (None: none read).
         roles: each pooled memory's chat role; an assistant's words date no event of the
             user's ("today" in an answer is when it was written, not when anything happened).
+        alone: the question asks about its window and nothing else ("what did I do last
+            week?"): the in-window memories gain ``WINDOW_ALONE_BOOST``, so they lead.
 
     Returns:
         (pool best first, the in-window memories raised): the pool unchanged and no memory
@@ -158,8 +165,9 @@ def promote(pool: Hits, head: int, dates: Mapping[int, str | None], f: Focus, *,
     if not dated and not told:
         return pool, frozenset()
     raised = dated | told
-    return lift_by(pool, head, lambda s: WINDOW_BOOST + EVENT_BOOST if s in told
-                   else WINDOW_BOOST if s in dated else 0.0), raised
+    boost = WINDOW_ALONE_BOOST if alone else WINDOW_BOOST
+    return lift_by(pool, head, lambda s: boost + EVENT_BOOST if s in told
+                   else boost if s in dated else 0.0), raised
 
 
 def _told_inside(w: Window, when: Mapping[int, datetime], texts: Mapping[int, str],

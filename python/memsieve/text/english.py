@@ -108,6 +108,14 @@ felt meant seemed looked sounded belonged stayed remained kept held lasted cost 
 DOERS = frozenset("i we you he she they".split())
 EVENT_ADVERBS = frozenset("just also already recently finally really then first even actually eventually".split())
 
+#: The words of a question that ask what happened, not about what: "what happened yesterday?",
+#: "what did I get up to last weekend?" ask about a time alone, and the memories of that time
+#: answer them before any other (memsieve.read.when).
+HAPPENING_WORDS = frozenset("""
+happen happened happening do did done doing get got up new anything something everything stuff tell
+day news going on
+""".split())
+
 #: Words that say a fact is only planned, wished, tried, nearly done or owed, not done or
 #: held: "I'm planning to quit my job" is not "I quit my job", nor "I almost missed my
 #: flight" "I missed my flight". A text that says none of them is not folded into a memory

@@ -114,6 +114,9 @@ class Lexicon:
         event_adverbs: ... and the words passed over between one and its verb ("just"): a
             statement whose doers do things in the past alone tells of an event, which a
             later one does not replace (memsieve.text.events).
+        happening_words: the words of a question that ask what happened, not about what
+            ("happened", "anything"): a question with a time window and no other content
+            word asks about that time alone (``asks_only_when``).
         filler_words: words a restatement adds without saying more ("honestly",
             "said"): not counted as changed (memsieve.text.aligned.changed_in_place).
         currency_signs: characters that name a currency ("$", "€").
@@ -191,6 +194,7 @@ class Lexicon:
     state_past: frozenset[str] = frozenset()
     doers: frozenset[str] = frozenset()
     event_adverbs: frozenset[str] = frozenset()
+    happening_words: frozenset[str] = frozenset()
     filler_words: frozenset[str] = frozenset()
     currency_signs: str = ""
     pronoun_forms: frozenset[str] = frozenset()
@@ -219,7 +223,7 @@ class Lexicon:
         for name in ("change_cues", "cue_suffixes", "relations", "request_words", "old_words", "determiners",
                      "value_labels", "self_words", "self_possessives", "other_pronouns", "companions", "value_words",
                      "polarity_words", "past_words", "present_words", "future_words", "not_past", "state_past",
-                     "doers", "event_adverbs", "filler_words",
+                     "doers", "event_adverbs", "happening_words", "filler_words",
                      "pronoun_forms", "word_forms", "auxiliaries", "passive_auxiliaries", "agent_words", "verb_forms",
                      "modal_words", "contractions", "contraction_hosts", "role_prepositions", "placed_values",
                      "one_words", "clock_words", "clause_joints"):
@@ -276,6 +280,7 @@ class Lexicon:
                    past_words=english.PAST_WORDS, present_words=english.PRESENT_WORDS,
                    future_words=english.FUTURE_WORDS, past_ending=english.PAST_ENDING, not_past=english.NOT_PAST,
                    state_past=english.STATE_PAST, doers=english.DOERS, event_adverbs=english.EVENT_ADVERBS,
+                   happening_words=english.HAPPENING_WORDS,
                    filler_words=english.FILLER_WORDS,
                    currency_signs=english.CURRENCY_SIGNS, pronoun_forms=english.PRONOUN_FORMS,
                    word_forms=english.WORD_FORMS, auxiliaries=english.AUXILIARIES,
@@ -335,6 +340,18 @@ class Lexicon:
         True
         """
         return tells_of_event(text, self.marks(text), self.cues(text), self._derived.event_words)
+
+    def asks_only_when(self, question: str, phrase: str) -> bool:
+        """Whether a question asks about the time its ``phrase`` names and nothing else: none
+        of its content words is outside the phrase but the ``happening_words``.
+
+        >>> ENGLISH.asks_only_when("What happened yesterday?", "yesterday")
+        True
+        >>> ENGLISH.asks_only_when("What concert did I go to last month?", "last month")
+        False
+        """
+        said = set(_core.tokenize(question)) - set(_core.tokenize(phrase))
+        return said <= self._derived.happening_terms
 
     def subject_terms(self, text: str) -> frozenset[str]:
         """The index terms that name who the text is about (memsieve.text.cues.find_subject_terms)."""
@@ -537,6 +554,7 @@ class _Derived:
         self.request_terms = functools.cache(self._request_terms)
         self.ranks = functools.cache(self._ranks)
         self.modal_terms = frozenset(t for w in lexicon.modal_words for t in _core.tokenize(w))
+        self.happening_terms = frozenset(t for w in lexicon.happening_words for t in _core.tokenize(w))
         self.event_words = EventWords(doers=lexicon.doers, persons=self.persons, adverbs=lexicon.event_adverbs,
                                       past_words=lexicon.past_words, past_ending=lexicon.past_ending,
                                       not_past=lexicon.not_past, state_past=lexicon.state_past)

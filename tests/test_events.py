@@ -124,6 +124,8 @@ def test_a_state_is_still_superseded_by_its_newer_version(told):
     ("what was the first concert I went to?", "I went to a jazz concert downtown."),
     ("what was my most recent race?", "I ran a half marathon in San Jose."),
     ("what was the first race I ran?", "I ran a 10k race in Oakland."),
+    ("what was the last concert I went to?", "I went to a rock concert at the Fillmore."),
+    ("when did I last run a race?", "I ran a half marathon in San Jose."),
 ])
 def test_an_order_word_sorts_separate_events_by_time(told, query, first):
     m, _ = told

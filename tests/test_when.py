@@ -60,6 +60,18 @@ def test_a_month_name_means_its_latest_past_occurrence(now, month):
     ("What is my most recent purchase?", "latest"),
     ("How many plants do I have now?", "latest"),
     ("What is my favourite colour?", None),
+    # "last" asks for the latest where it dates nothing ...
+    ("What was the last concert I went to?", "latest"),
+    ("When did I last see my dentist?", "latest"),
+    ("Who did I call last?", "latest"),
+    # ... and is a window, a period or no order at all elsewhere
+    ("What did I cook last week?", None),
+    ("Where did I go last Saturday?", None),
+    ("What did I plant last spring?", None),
+    ("How did Tim recover from his injury last season?", None),
+    ("What did I buy in the last 10 days?", None),
+    ("What is my last name?", None),
+    ("I finished the puzzle at last, which one was it?", None),
 ])
 def test_order_words(query, order):
     assert read_when(query, datetime(2023, 5, 20)).order == order

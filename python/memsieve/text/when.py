@@ -30,7 +30,7 @@ from typing import Iterator
 from memsieve.text.when_periods import quarter_span, season_span
 from memsieve.text.when_words import (AGO, AHEAD, COUNT_WORDS, DAY_MONTH, DAY_OF_MONTH, EARLIEST, ISO_DATE, IN_MONTH,
                                       LAST_UNIT, LATEST, MONTH_YEAR, MONTHS, NOT_ORDER_FIRST, NUMERIC_DATE,
-                                      ORDER_EARLIEST, ORDER_LATEST, ORDER_PRESENT, PAST, QUARTER, RECENTLY, SEASON,
+                                      ORDER_EARLIEST, ORDER_LAST, ORDER_LATEST, ORDER_PRESENT, PAST, QUARTER, RECENTLY, SEASON,
                                       TRAILING, UNITS,
                                       WEEKDAY, WEEKDAY_ABBR, WEEKDAY_SHORT, WEEKDAYS, YEAR, YESTERDAY, counts_units,
                                       month_is_said)
@@ -395,7 +395,7 @@ def read_when(query: str, now: datetime) -> When:
     window = _window(q, now)
     # "first aid", "first name", "first of all" order nothing: blanked, positions kept
     earliest = ORDER_EARLIEST.search(NOT_ORDER_FIRST.sub(lambda m: " " * len(m.group(0)), q))
-    latest = ORDER_LATEST.search(q)
+    latest = ORDER_LATEST.search(q) or ORDER_LAST.search(q)
     order = None
     if earliest and not latest:
         order = "earliest"

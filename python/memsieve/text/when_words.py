@@ -98,6 +98,14 @@ RECENTLY = re.compile(r"\b(?<!most )(recently|the other day|lately)\b")  # "most
 ORDER_EARLIEST = re.compile(r"\b(" + "|".join(re.escape(w) for w in EARLIEST) + r")\b")
 ORDER_LATEST = re.compile(r"\b(" + "|".join(re.escape(w) for w in LATEST) + r")\b")
 ORDER_PRESENT = re.compile(r"\b(" + "|".join(re.escape(w) for w in PRESENT) + r")\b")
+#: "the last concert I went to", "when did I last see Tom": "last" asks for the latest where it dates
+#: nothing ("last week", "last Monday", "last March", "last summer", "the last 10 days", "last
+#: night" are windows, "last season" a period; "at last" is "finally"; "last name" names nothing).
+_DATED_BY_LAST = "|".join(["week", "weekend", "fortnight", "month", "year", "night", "quarter", "time", "times",
+                           "name", "names", "minute", "second", "season", "semester", "term", "resort", "straw", "but", "of", r"\d", *_COUNT.split("|"),
+                           *WEEKDAYS, *WEEKDAY_ABBR, *(re.escape(m) for m in MONTHS),
+                           "spring", "summer", "autumn", "fall", "winter"])
+ORDER_LAST = re.compile(rf"(?<!\bat )\blast\b(?!\s+(?:{_DATED_BY_LAST})\b|\s*\d)")
 NOT_ORDER_FIRST = re.compile(r"\bfirst[\s-]+(?:" + "|".join(re.escape(w) for w in FIRST_NOUNS) + r")\b")
 SINCE_BEFORE = re.compile(r"\b(?:ever\s+)?since\s+$")
 _NEXT_WORD = re.compile(r"\.?\s+([a-z]+)")

@@ -87,13 +87,14 @@ PRESENT_WORDS = frozenset("am is are".split())
 FUTURE_WORDS = frozenset("will gonna shall".split())
 
 #: A word with this ending is a verb in the past ("worked", "adopted") unless it is
-#: one of NOT_PAST; a text that says nothing but the past is not folded into one that
-#: says no tense ("I worked at Google" / "I work at Google").
+#: one of NOT_PAST (whose two-word entries are a verb after another: "have got" is "have");
+#: a text that says nothing but the past is not folded into one that says no tense ("I
+#: worked at Google" / "I work at Google").
 PAST_ENDING = "ed"
 NOT_PAST = frozenset("""
 hundred indeed need speed seed feed bleed breed sacred naked wicked kindred rugged beloved aged red bed
 wed shed sled fled bred ted ned fred
-""".split())
+""".split()) | {"have got", "has got"}
 
 #: Past verbs that tell of a state, not of a thing that happened: "I lived in Austin" and
 #: "The meeting was on Tuesday" may be replaced by a later statement, where "I went to a jazz

@@ -173,6 +173,9 @@ class MarkReader:
             last, previous = previous, w
             if w not in self.marking and "'" not in w and not (ending and w.endswith(ending)):
                 continue
+            # "I've got 3 siblings" says what one has now, as "I have 3 siblings" does.
+            if f"{self.contractions.reading(last)} {w}" in self.not_past:
+                continue
             if w in self.modal_words:
                 modal.add(w)
             elif f"{self.contractions.reading(last)} {w}" in self.modal_phrases:  # "i'd like": "would like"
@@ -445,12 +448,7 @@ def unmarked(text: Marks, memory: Marks, *, aligned: bool = False) -> tuple[str,
         mine = {f for g, f in text.roles if g == group}
         if (said - owner and form not in owner) or (said and said <= mine):
             out.append(f"{form!r} where it says {'/'.join(repr(f) for f in sorted(said))}")
-    # Only the past against the rest: "I worked at Google" / "I work at Google", "I am a teacher" /
-    # "I was a teacher". The present and the future stand for each other too often ("I'm making
-    # lasagne on Saturday" / "Saturday's dinner will be lasagne"), and a text in no tense says none.
-    if ("past" in text.tense) != ("past" in memory.tense) and (
-            "past" in text.tense or (memory.tense == {"past"} and text.tense)):
-        out += [f"the {t} tense" for t in sorted(text.tense)]
+    out += other_tense(text, memory)
     # A verb said in the passive by one and in the active by the other, with another doer: "I was
     # hired by Ben" against "I hired Ben" (but "Ben hired me" restates it).
     out += read_unaligned(text, memory)
@@ -493,6 +491,32 @@ def other_doers(text: Marks, memory: Marks) -> list[str]:
     against the active, or the speaker against someone else, in a deed or a state."""
     return [f"another doer of {verb!r}" for verb in doers_differ(
         text.doers, memory.doers, speakers=text.speakers | memory.speakers, people=text.people | memory.people)]
+
+
+def other_tense(text: Marks, memory: Marks) -> list[str]:
+    """The tenses of a text in the past where the memory is not, or the other way round.
+
+    Only the past against the rest: "I worked at Google" / "I work at Google", "I am a teacher" /
+    "I was a teacher". The present and the future stand for each other too often ("I'm making
+    lasagne on Saturday" / "Saturday's dinner will be lasagne"), and a text in no tense says none.
+    """
+    if ("past" in text.tense) != ("past" in memory.tense) and (
+            "past" in text.tense or (memory.tense == {"past"} and text.tense)):
+        return [f"the {t} tense" for t in sorted(text.tense)]
+    return []
+
+
+def past_against_present(text: Marks, memory: Marks) -> list[str]:
+    """``other_tense`` for a text that does not line up with the memory: only where each says a
+    tense and one says the past alone where the other says none ("I had our second baby" / "I'm
+    pregnant with our second"). A verb in the present simple bears no mark, and a text in two
+    tenses ("My passport is kept in the drawer") says no change of one."""
+    if not text.tense or not memory.tense:
+        return []
+    if (text.tense == {"past"} and "past" not in memory.tense) or (
+            memory.tense == {"past"} and "past" not in text.tense):
+        return [f"the {t} tense" for t in sorted(text.tense)]
+    return []
 
 
 def other_modality(text: Marks, memory: Marks) -> list[str]:

@@ -19,8 +19,6 @@ Rust core's and English; a lexicon changes what is read on top of it.
 
 from __future__ import annotations
 
-import functools
-import re
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field, fields
 from typing import Any
@@ -29,21 +27,14 @@ import memsieve._core as _core
 from memsieve.errors import ConfigError
 from memsieve.resources import packaged_tokenizer_path
 from memsieve.text import english
-from memsieve.text.lexicon_checks import check_entries, check_fractions, check_pattern, check_vocabulary
-from memsieve.text.events import EventWords, tells_of_event
-from memsieve.text.cues import find_cues, find_identifying_values, find_subject_terms
-from memsieve.text.marks import MarkReader, Marks, word_hash
+from memsieve.text.lexicon_checks import check_entries, check_fractions, check_vocabulary
+from memsieve.text.events import tells_of_event
+from memsieve.text.cues import find_subject_terms
+from memsieve.text.lexicon_derived import Derived
+from memsieve.text.marks import Marks
 from memsieve.text.marks import forget_texts as forget_read_texts
 from memsieve.text.fold import fold, words
-from memsieve.text.rarity import load_ranks, rarity_of_rank
 from memsieve.text.subjects import Subject, find_subject, relation_names
-
-# The gate meets each candidate's cues twice or more (scored, then stored) and a
-# common word's rarity in nearly every candidate; remembering recent answers
-# saved ~10-15 us per add() when these caches were module-level.
-_CUE_MEMO_SIZE = 1024
-_RARITY_MEMO_SIZE = 16384
-
 
 @dataclass(frozen=True)
 class Lexicon:
@@ -215,7 +206,7 @@ class Lexicon:
     clock_words: frozenset[str] = frozenset()
     clause_joints: frozenset[str] = frozenset()
     vocabulary: Any = None
-    _derived: "_Derived" = field(init=False, repr=False, compare=False)
+    _derived: Derived = field(init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
         if not isinstance(self.name, str) or not self.name.strip():
@@ -249,7 +240,7 @@ class Lexicon:
             object.__setattr__(self, name, ending)
         object.__setattr__(self, "fraction_words", check_fractions(self.fraction_words))
         check_vocabulary(self.vocabulary)
-        object.__setattr__(self, "_derived", _Derived(self))
+        object.__setattr__(self, "_derived", Derived(self))
 
     def __getstate__(self) -> dict[str, Any]:
         # The memo caches are rebuilt, not pickled: they hold bound methods.
@@ -258,7 +249,7 @@ class Lexicon:
     def __setstate__(self, state: dict[str, Any]) -> None:
         for name, value in state.items():
             object.__setattr__(self, name, value)
-        object.__setattr__(self, "_derived", _Derived(self))
+        object.__setattr__(self, "_derived", Derived(self))
 
     @classmethod
     def english(cls) -> "Lexicon":
@@ -517,76 +508,6 @@ class Lexicon:
         # Read from the raw words, each part of a contraction on its own: the index
         # drops some of these as stopwords ("before"), and "old's" still says "old".
         return any(part in self.old_words for w in words(text) for part in w.split("'"))
-
-
-class _Derived:
-    """What a lexicon computes from its fields once, and its memo caches."""
-
-    def __init__(self, lexicon: Lexicon) -> None:
-        self.cue_words = frozenset(c for c in lexicon.change_cues if " " not in c)
-        self.phrases = tuple(sorted(c for c in lexicon.change_cues if " " in c))
-        self.suffixes = tuple(sorted(lexicon.cue_suffixes))
-        self.forget_request = check_pattern(lexicon.forget_request, name="forget_request")
-        self.request_opening = check_pattern(lexicon.request_opening, name="request_opening", flags=re.IGNORECASE)
-        self.request_framing = check_pattern(lexicon.request_framing, name="request_framing", flags=re.IGNORECASE)
-        self.persons = lexicon.relations | lexicon.companions
-        self.not_a_forget_request = check_pattern(lexicon.not_a_forget_request, name="not_a_forget_request")
-        self.keep_request = check_pattern(lexicon.keep_request, name="keep_request")
-        self.retract_request = check_pattern(lexicon.retract_request, name="retract_request")
-        self.request_exception = check_pattern(lexicon.request_exception, name="request_exception")
-        self.request_conjunction = check_pattern(lexicon.request_conjunction, name="request_conjunction",
-                                            flags=re.IGNORECASE)
-        self.clause_break = check_pattern(lexicon.clause_break, name="clause_break")
-        self.assistant_said = check_pattern(lexicon.assistant_said, name="assistant_said")
-        self.user_said = check_pattern(lexicon.user_said, name="user_said")
-        self.earlier_chat = check_pattern(lexicon.earlier_chat, name="earlier_chat")
-        self.vocabulary = lexicon.vocabulary
-        self.cues: Callable[[str], frozenset[str]] = functools.lru_cache(maxsize=_CUE_MEMO_SIZE)(self._cues)
-        self.rarity: Callable[[str], float] = functools.lru_cache(maxsize=_RARITY_MEMO_SIZE)(self._rarity)
-        # An opening word names whom a text is about when it is a relation word
-        # or no common word ("Camila plays ..."), not when it is one ("Please ...").
-        persons, rarity = self.persons, self.rarity
-        self.identifying: Callable[[str], frozenset[str]] = functools.lru_cache(maxsize=_CUE_MEMO_SIZE)(
-            functools.partial(find_identifying_values, determiners=lexicon.determiners,
-                              value_labels=lexicon.value_labels,
-                              is_person=lambda w: w.lower() in persons or rarity(w) >= 1.0))
-        self._request_words = lexicon.request_words
-        self.request_terms = functools.cache(self._request_terms)
-        self.ranks = functools.cache(self._ranks)
-        self.modal_terms = frozenset(t for w in lexicon.modal_words for t in _core.tokenize(w))
-        self.happening_terms = frozenset(t for w in lexicon.happening_words for t in _core.tokenize(w))
-        self.event_words = EventWords(doers=lexicon.doers, persons=self.persons, adverbs=lexicon.event_adverbs,
-                                      past_words=lexicon.past_words, past_ending=lexicon.past_ending,
-                                      not_past=lexicon.not_past, state_past=lexicon.state_past)
-        self.verb_form_hashes = {word_hash(form): word_hash(group.split("/")[0])
-                                 for group in lexicon.verb_forms for form in group.split("/")}
-        self.marks: Callable[[str], Marks] = functools.lru_cache(maxsize=_CUE_MEMO_SIZE)(MarkReader(
-            value_words=lexicon.value_words, polarity_words=lexicon.polarity_words,
-            tenses={"past": lexicon.past_words, "present": lexicon.present_words, "future": lexicon.future_words},
-            past_ending=lexicon.past_ending, not_past=lexicon.not_past, currency_signs=lexicon.currency_signs,
-            pronoun_forms=lexicon.pronoun_forms, word_forms=lexicon.word_forms, auxiliaries=lexicon.auxiliaries,
-            passive_auxiliaries=lexicon.passive_auxiliaries, agent_words=lexicon.agent_words,
-            verb_forms=lexicon.verb_forms, determiners=lexicon.determiners, modal_words=lexicon.modal_words,
-            contractions=lexicon.contractions, possessive_ending=lexicon.possessive_ending,
-            contraction_hosts=lexicon.contraction_hosts, progressive_ending=lexicon.progressive_ending,
-            self_words=lexicon.self_words, person_words=lexicon.relations | lexicon.companions,
-            fractions=dict(lexicon.fraction_words), ones=lexicon.one_words, clock_words=lexicon.clock_words,
-            clause_joints=lexicon.clause_joints))
-
-    def _cues(self, text: str) -> frozenset[str]:
-        return find_cues(text, cue_words=self.cue_words, phrases=self.phrases, suffixes=self.suffixes)
-
-    def _rarity(self, word: str) -> float:
-        if self.vocabulary is None:
-            return 1.0
-        return rarity_of_rank(self.ranks().get(word.casefold()))
-
-    def _ranks(self) -> dict[str, int]:
-        return load_ranks(self.vocabulary)
-
-    def _request_terms(self) -> frozenset[str]:
-        joined = " ".join(sorted(self._request_words))
-        return frozenset(_core.tokenize(joined)) | self._request_words
 
 
 #: The default lexicon: English, with MiniLM's vocabulary as the rarity prior.

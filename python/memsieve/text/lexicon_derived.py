@@ -10,7 +10,7 @@ from __future__ import annotations
 import functools
 import re
 from collections.abc import Callable
-from typing import TYPE_CHECKING
+from typing import Any
 
 import memsieve._core as _core
 from memsieve.text.cues import find_cues, find_identifying_values
@@ -18,9 +18,6 @@ from memsieve.text.events import EventWords
 from memsieve.text.lexicon_checks import check_pattern
 from memsieve.text.marks import MarkReader, Marks, word_hash
 from memsieve.text.rarity import load_ranks, rarity_of_rank
-
-if TYPE_CHECKING:
-    from memsieve.text.lexicon import Lexicon
 
 # The gate meets each candidate's cues twice or more (scored, then stored) and a
 # common word's rarity in nearly every candidate; remembering recent answers
@@ -32,7 +29,8 @@ _RARITY_MEMO_SIZE = 16384
 class Derived:
     """What a lexicon computes from its fields once, and its memo caches."""
 
-    def __init__(self, lexicon: Lexicon) -> None:
+    def __init__(self, lexicon: Any) -> None:
+        # ``lexicon`` is the memsieve.text.lexicon.Lexicon being built (not imported: it imports this).
         self.cue_words = frozenset(c for c in lexicon.change_cues if " " not in c)
         self.phrases = tuple(sorted(c for c in lexicon.change_cues if " " in c))
         self.suffixes = tuple(sorted(lexicon.cue_suffixes))

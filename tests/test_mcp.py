@@ -139,6 +139,13 @@ async def round_trip(session: ClientSession) -> None:
     assert [r["text"] for r in found["results"]] == [LISBON]
     assert found["results"][0]["date"] == "10 March 2024"
     assert found["context"] == f"[10 March 2024] {LISBON}"
+    # the question's now: "yesterday" read against 11 March 2024 is Ana's move; read against the
+    # call's time, it is today's memory of her job
+    then = await call(session, "search_memory", query="What happened yesterday?", limit=1,
+                      reference_time="2024-03-11T08:00:00+00:00")
+    assert [r["text"] for r in then["results"]] == [LISBON]
+    now = await call(session, "search_memory", query="What happened yesterday?", limit=1)
+    assert [r["text"] for r in now["results"]] == [NURSE]
 
     listed_items = (await call(session, "list_memories"))["memories"]
     assert sorted(m["text"] for m in listed_items) == sorted([LISBON, NURSE])
@@ -213,6 +220,8 @@ def test_bad_arguments_are_tool_errors_and_the_server_keeps_serving(tmp_path, em
             assert messages["id"] in await fails(session, "get_memory", memory_id="no-such-id", user_id="ana")
             assert messages["limit"] in await fails(session, "search_memory", query="q", limit=0, user_id="ana")
             assert "limit" in await fails(session, "search_memory", query="q", limit="many", user_id="ana")
+            assert "reference_time" in await fails(session, "search_memory", query="q", reference_time="soon",
+                                                   user_id="ana")
             assert "text" in await fails(session, "add_memories", user_id="ana")  # a missing argument
             assert "no_such_tool" in await fails(session, "no_such_tool")
             assert "since" in await fails(session, "list_rejections", since="yesterday-ish", user_id="ana")

@@ -41,7 +41,8 @@ def test_every_tool_schema_forbids_additional_properties(tmp_path):
             assert {name: s.get("additionalProperties") for name, s in schemas.items()} == \
                 {name: False for name in TOOLS}
             # still the same arguments, types and required ones
-            assert list(schemas["search_memory"]["properties"]) == ["query", "limit", "user_id", "agent_id", "run_id"]
+            assert list(schemas["search_memory"]["properties"]) == ["query", "limit", "user_id", "agent_id", "run_id",
+                                                                    "reference_time"]
             assert schemas["search_memory"]["required"] == ["query"]
             assert schemas["forget"]["properties"]["dry_run"]["type"] == "boolean"
 

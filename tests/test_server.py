@@ -83,6 +83,16 @@ def test_every_endpoint_answers_with_named_objects(served):
         body = r.json()
         assert body["lines"] == ["[2023-01-02] My dog is called Bolinha"] and body["context"] == body["lines"][0]
 
+        # the question's now: "yesterday" read against 3 January 2023 is the dog's day
+        then = {"query": "What happened yesterday?", "limit": 1, "reference_time": "2023-01-03T10:00:00+00:00"}
+        r = c.post("/v1/search", json={**then, **scope})
+        assert r.status_code == 200, r.text
+        assert [x["id"] for x in r.json()["results"]] == [dog_id]
+        r = c.post("/v1/context", json={**then, "date_format": "iso", **scope})
+        assert r.json()["lines"] == ["[2023-01-02] My dog is called Bolinha"]
+        r = c.post("/v1/search", json={"query": "What happened yesterday?", "reference_time": "soon", **scope})
+        assert r.status_code == 400 and "reference_time" in r.text
+
         r = c.patch(f"/v1/memories/{mid}", json={"text": "My sister Maria lives in Lisbon now", **scope})
         assert r.json()["memory"]["text"] == "My sister Maria lives in Lisbon now"
         r = c.get(f"/v1/memories/{mid}/history", params=scope)

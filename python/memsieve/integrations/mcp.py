@@ -177,10 +177,15 @@ class MemoryTools:
 
     async def search_memory(self, query: Annotated[str, Field(description="the question or text to match")],
                             limit: Annotated[StrictInt, Field(description="how many results, at most")] = 10,
-                            user_id: UserId = None, agent_id: AgentId = None, run_id: RunId = None) -> Found:
+                            user_id: UserId = None, agent_id: AgentId = None, run_id: RunId = None,
+                            reference_time: Annotated[str | None, Field(
+                                description="the question's now, an ISO time with its UTC offset "
+                                            "(2024-06-03T09:00:00+09:00): 'yesterday', 'last month' are read "
+                                            "against it; default: the call's time in UTC")] = None) -> Found:
         """Search memories, best first. Each result has its date (when the fact began to hold); `context` is the
         results rendered as prompt lines, one dated line per memory."""
-        hits = await self.memory.search(query, limit=limit, **self.scope(user_id, agent_id, run_id))
+        hits = await self.memory.search(query, limit=limit, reference_time=reference_time,
+                                        **self.scope(user_id, agent_id, run_id))
         results = [dict(h.to_dict(), date=result_date(h)) for h in hits]
         return {"results": _plain(results), "context": render_results(hits)}
 

@@ -170,14 +170,15 @@ async def compact(call: Call) -> dict[str, Any]:
 async def search(call: Call) -> dict[str, Any]:
     call.check_served()
     hits = await call.memory.search(call.args["query"], **call.pick("limit", "filters", "as_of", "mode",
-                                                                     "current_only"), **call.scope())
+                                                                     "current_only", "reference_time"), **call.scope())
     return {"results": [dict(h.to_dict(), date=result_date(h)) for h in hits]}
 
 
 async def context(call: Call) -> dict[str, Any]:
     call.check_served()
     text = await call.memory.context(call.args["query"], **call.pick(
-        "limit", "filters", "as_of", "mode", "order", "dated", "date_format", "current_only"), **call.scope())
+        "limit", "filters", "as_of", "mode", "order", "dated", "date_format", "current_only", "reference_time"),
+        **call.scope())
     return {"context": text, "lines": text.split("\n") if text else []}
 
 
@@ -321,7 +322,9 @@ _DECISIONS = {"decisions": list_of("Decision")}
 _MEMORY = {"memory": ref("Memory")}
 _SEARCH_ARGS = dict(query=text("the question or text to match"), limit=LIMIT, filters=FILTERS,
                     as_of=iso_time("an ISO time: search what the store knew and what held then"), mode=SEARCH_MODE,
-                    current_only=boolean("leave out older versions of a fact whose newer version is listed"))
+                    current_only=boolean("leave out older versions of a fact whose newer version is listed"),
+                    reference_time=iso_time("the question's now, ISO time with its UTC offset: \"yesterday\", "
+                                            "\"last month\" are read against it (default: the request's time, UTC)"))
 
 ENDPOINTS: tuple[Endpoint, ...] = (
     Endpoint("POST", "/v1/memories", add_memory, "addMemory",

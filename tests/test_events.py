@@ -151,3 +151,43 @@ def test_an_updates_link_between_two_events_from_an_older_store_reads_as_sibling
     hits = m.search("what races did I run?", user_id="u", limit=2, current_only=True)
     assert {h.text for h in hits} == {t for _, t in EVENTS[2:]}
     m.close()
+
+
+BOUGHT = [("2024-01-05T10:00:00", "I bought a new road bike, a Trek Domane."),
+          ("2024-03-10T10:00:00", "I bought a standing desk for my office."),
+          ("2024-05-20T10:00:00", "I bought noise-cancelling headphones.")]
+VISITED = [("2024-02-10T10:00:00", "I visited my aunt in Ohio."),
+           ("2024-04-10T10:00:00", "I visited the Louvre in Paris."),
+           ("2024-06-01T10:00:00", "I visited my college roommate in Denver.")]
+
+
+@pytest.fixture()
+def errands(tmp_path, embedder):
+    m = Memory(tmp_path / "errands.db", embedder=embedder)
+    for when, text in BOUGHT + VISITED:
+        m.add(text, user_id="u", valid_from=when)
+    yield m
+    m.close()
+
+
+@pytest.mark.parametrize("query, first", [
+    ("What is the last thing I bought?", BOUGHT[-1][1]),
+    ("What was the first thing I bought this year?", BOUGHT[0][1]),
+    ("Who did I visit most recently?", VISITED[-1][1]),
+    ("Who was the first person I visited this year?", VISITED[0][1]),
+])
+def test_an_order_word_puts_the_events_it_asks_about_in_time_alike_or_not(errands, query, first):
+    hits = errands.search(query, user_id="u", limit=3, reference_time="2024-07-01T00:00:00")
+    assert hits[0].text == first, [h.text for h in hits]
+    assert all(h.superseded_by is None for h in hits)
+
+
+def test_ordered_events_join_only_the_events_that_say_the_leaders_topic_words():
+    from memsieve.read.versions import ordered_events
+
+    texts = {1: "I went to a jazz concert downtown.", 2: "I went hiking at Mount Tam.",
+             3: "I went to a rock concert at the Fillmore.", 4: "I love concerts."}
+    pairs = ordered_events([1, 2, 3, 4], texts=texts, topic=frozenset({"concert", "went"}))
+    assert pairs == [(1, 3)]  # hiking lacks "concert"; "I love concerts" tells of no event
+    assert ordered_events([2], texts=texts, topic=frozenset({"concert"})) == []
+    assert ordered_events([1, 3], texts=texts, topic=frozenset({"swim"})) == []

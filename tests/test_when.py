@@ -72,6 +72,9 @@ def test_a_month_name_means_its_latest_past_occurrence(now, month):
     ("What did I buy in the last 10 days?", None),
     ("What is my last name?", None),
     ("I finished the puzzle at last, which one was it?", None),
+    # "the first thing I did" orders; "first thing in the morning" does not
+    ("What was the first thing I bought this year?", "earliest"),
+    ("What do I do first thing in the morning?", None),
 ])
 def test_order_words(query, order):
     assert read_when(query, datetime(2023, 5, 20)).order == order

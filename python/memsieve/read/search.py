@@ -36,8 +36,9 @@ from memsieve.read.fusion import Fusion
 from memsieve.read.rank import Candidates, Hits, Ranker
 from memsieve.read.speaker import SPEAKER_REACH, asked, raise_speaker, role_of
 from memsieve.read.rerank import DEFAULT_RERANK_DEPTH, Reranker, rerank_order
-from memsieve.read.versions import DEFAULT_VERSION_COS, Version, alike_pairs, freshen, may_be_versions
-from memsieve.read.when import Focus, focus, promote
+from memsieve.read.versions import (DEFAULT_VERSION_COS, Version, alike_pairs, freshen, may_be_versions,
+                                    ordered_events)
+from memsieve.read.when import Focus, focus, promote, topic_terms
 from memsieve.records import MemoryItem, SearchResult
 from memsieve.scope import Scope
 from memsieve.text.lexicon import ENGLISH, Lexicon
@@ -138,7 +139,8 @@ class Searcher:
             found = [(found[i][0], found[i][1], score) for i, score in order]
         found = found[:limit]
         return [_result(it, score, superseded_by=newer)
-                for (_, it, score), newer in self._freshen(found, query=q, view=view, focus=f, lead=inside)
+                for (_, it, score), newer in self._freshen(found, query=q, view=view, focus=f, lead=inside,
+                                                           topic=topic_terms(query, f) if f is not None else frozenset())
                 if newer is None or not current_only]
 
     def _items(self, seqs: list[int], *, as_of: str | None) -> dict[int, MemoryItem]:
@@ -150,7 +152,8 @@ class Searcher:
         return [(s, items[s], score) for s, score in hits if s in items]
 
     def _freshen(self, found: list[Found], *, query: np.ndarray | None, view: Candidates | None,
-                 focus: Focus | None = None, lead: frozenset[int] = frozenset()) -> list[tuple[Found, str | None]]:
+                 focus: Focus | None = None, lead: frozenset[int] = frozenset(),
+                 topic: frozenset[str] = frozenset()) -> list[tuple[Found, str | None]]:
         """The results with every fact's newest version first: (result, id of the newer version or None).
 
         A query that asks for the earliest (``focus.order``) lists each fact's
@@ -194,6 +197,10 @@ class Searcher:
         by_seq = {seq: (seq, it, score) for seq, it, score in found}
         id_of = {seq: it.id for seq, it, _ in found}
         order = focus.order if focus is not None else None
+        if order is not None:
+            # "The last thing I bought": the events the question asks about, alike or not, go in time.
+            siblings += ordered_events([seq for seq, _, _ in found], texts=texts, topic=topic, lexicon=self._lexicon,
+                                       roles=roles)
         return [(by_seq[v.key], None if newer is None else id_of[newer])
                 for v, newer in freshen(versions, pairs, similar=similar, oldest_first=order == "earliest", lead=lead,
                                         siblings=siblings, sibling_order=order)]

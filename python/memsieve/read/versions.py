@@ -36,7 +36,7 @@ from memsieve.gate.versions import (DEFAULT_VERSION_COS, VersionBars, VersionEvi
 from memsieve.text.lexicon import ENGLISH, Lexicon
 
 __all__ = ["DEFAULT_VERSION_COS", "Alike", "Version", "alike_pairs", "freshen", "may_be_versions",
-           "version_groups", "version_pairs"]
+           "ordered_events", "version_groups", "version_pairs"]
 
 
 @dataclass(frozen=True)
@@ -140,6 +140,35 @@ def _alike(ranked: Sequence[Version], *, texts: Mapping[int, str], vectors: Mapp
             both = all(_event(events, k, texts, lexicon) for k in pair)
             (siblings if both else pairs).append(pair)
     return Alike(pairs, siblings)
+
+
+def ordered_events(ranked: Sequence[int], *, texts: Mapping[int, str], topic: frozenset[str],
+                   lexicon: Lexicon = ENGLISH, roles: Mapping[int, str | None] | None = None) -> list[tuple[int, int]]:
+    """The sibling pairs of the events a question with an order word asks to be put in time.
+
+    "The last thing I bought" and "who did I visit most recently" ask about events that are
+    not alike enough to be found alike ("I bought a standing desk", "I bought headphones"),
+    yet the question wants them in order. The best-ranked event that says a word of the
+    question's ``topic`` leads; every event of its speaker that says each topic word the leader
+    says joins it ("bought"; for "the first concert I went to", "concert" and "went": "I went
+    hiking" does not join). Every two of them are siblings.
+
+    Args:
+        ranked: the retrieved memories' keys, best first.
+        texts: their texts.
+        topic: the question's index terms besides its order and time words (``when.topic_terms``).
+        lexicon: reads which texts tell of an event.
+        roles: each memory's chat role; only the leader's speaker's events join.
+    """
+    said_by = roles or {}
+    events = [k for k in ranked if lexicon.tells_of_event(texts[k])]
+    terms = {k: frozenset(_core.tokenize(texts[k])) for k in events}
+    leader = next((k for k in events if terms[k] & topic), None)
+    if leader is None:
+        return []
+    needed = terms[leader] & topic
+    group = [k for k in events if needed <= terms[k] and said_by.get(k) == said_by.get(leader)]
+    return [(a, b) for i, a in enumerate(group) for b in group[i + 1:]]
 
 
 def _event(memo: dict[int, bool], key: int, texts: Mapping[int, str], lexicon: Lexicon) -> bool:

@@ -42,8 +42,9 @@ from dataclasses import dataclass
 from datetime import datetime, timedelta, timezone
 from typing import Iterator, Literal
 
+import memsieve._core as _core
 from memsieve.read.rank import lift_by
-from memsieve.text.when import Window, read_when
+from memsieve.text.when import EARLIEST, LATEST, Window, read_when
 from memsieve.text.when_spans import tells_of
 
 Hits = list[tuple[int, float]]  # (seq, score), best first
@@ -119,6 +120,20 @@ def focus(query: str, reference_time: str | None, *, clock: datetime | None = No
     if when.window is None and when.order is None:
         return None
     return Focus(window=when.window, order=when.order, now=now, implicit=implicit)  # type: ignore[arg-type]
+
+
+#: The index terms of the order words ("first", "most recent", "last"): what a question with an
+#: order asks about is what it says besides them.
+ORDER_TERMS = frozenset(_core.tokenize(" ".join((*EARLIEST, *LATEST, "last"))))
+
+
+def topic_terms(query: str, f: Focus) -> frozenset[str]:
+    """The index terms of ``query`` besides its order words and its window's phrase: what it asks about
+    ("the last thing I bought": "thing", "bought")."""
+    said = set(_core.tokenize(query)) - ORDER_TERMS
+    if f.window is not None:
+        said -= set(_core.tokenize(f.window.phrase))
+    return frozenset(said)
 
 
 def _aware(iso: str) -> datetime:

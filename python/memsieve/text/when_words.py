@@ -37,7 +37,8 @@ PRESENT = ("currently", "right now", "these days", "nowadays", "now", "at the mo
 #: Nouns "first" is part of, where it orders nothing ("first aid", "my first name", "first of all").
 FIRST_NOUNS = ("aid", "name", "names", "floor", "floors", "class", "lady", "base", "person", "language", "edition",
                "gear", "place", "prize", "mate", "responder", "responders", "cousin", "cousins", "grade", "half",
-               "quarter", "round", "period", "inning", "chapter", "act", "thing", "things", "of all", "off",
+               "quarter", "round", "period", "inning", "chapter", "act", "thing in", "thing on", "thing tomorrow",
+               "thing today", "thing tonight", "things first", "of all", "off",
                "and foremost", "hand", "rate", "degree", "team", "string", "world", "down", "light", "course",
                "impression", "impressions", "baseman", "officer", "minister", "amendment", "lieutenant")
 #: Words that may follow a bare "may" or an abbreviated month that is a month ("in May and June",

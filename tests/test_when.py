@@ -164,3 +164,39 @@ def test_most_recently_asks_for_the_latest_not_for_the_last_month(q):
     when = read_when(q, datetime(2023, 5, 1, tzinfo=timezone.utc))
     assert when.window is None and when.order == "latest"
     assert read_when("What did I buy recently?", datetime(2023, 5, 1, tzinfo=timezone.utc)).window is not None
+
+
+@pytest.mark.parametrize("query, start, end", [
+    ("What did I do last Christmas?", "2023-12-24", "2023-12-26"),
+    ("Where did I go last new year's eve?", "2023-12-30", "2024-01-01"),
+    ("What did I dress up as last Halloween?", "2023-10-30", "2023-11-01"),
+    ("What did we cook last Thanksgiving?", "2023-11-22", "2023-11-24"),  # November's fourth Thursday
+    ("What did I do last Easter?", "2023-04-08", "2023-04-10"),  # 2024's (31 March) is to come on 1 March
+    ("Where was I on Christmas 2022?", "2022-12-24", "2022-12-26"),
+    ("What did I get on Valentine's Day 2023?", "2023-02-13", "2023-02-15"),
+])
+def test_a_holiday_with_a_word_or_a_year_that_says_which_one(query, start, end):
+    w = read_when(query, datetime(2024, 3, 1)).window
+    assert w is not None and (w.start.date().isoformat(), w.end.date().isoformat()) == (start, end)
+
+
+@pytest.mark.parametrize("query", [
+    "What do we usually eat at Thanksgiving?",  # a habit, not a day
+    "What am I cooking this Thanksgiving?",  # to come
+    "Which movie do I watch during Christmas?",
+])
+def test_a_bare_holiday_or_one_to_come_names_no_window(query):
+    assert read_when(query, datetime(2024, 3, 1)).window is None
+
+
+def test_easter_and_the_counted_holidays_fall_on_their_days():
+    from datetime import date
+
+    from memsieve.text.when_holidays import easter, holiday_on
+
+    assert [easter(y) for y in (2000, 2019, 2024, 2025)] == [date(2000, 4, 23), date(2019, 4, 21), date(2024, 3, 31),
+                                                              date(2025, 4, 20)]
+    assert holiday_on("memorial day", 2024) == date(2024, 5, 27)  # the last Monday of May
+    assert holiday_on("labor day", 2024) == date(2024, 9, 2)
+    assert holiday_on("mother's day", 2024) == date(2024, 5, 12)
+    assert holiday_on("thanksgiving", 2024) == date(2024, 11, 28)

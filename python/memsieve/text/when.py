@@ -28,6 +28,7 @@ from datetime import datetime, timedelta
 from typing import Iterator
 
 from memsieve.text.when_periods import quarter_span, season_span
+from memsieve.text.when_holidays import HOLIDAY, holiday_day
 from memsieve.text.when_words import (AGO, AHEAD, COUNT_WORDS, DAY_MONTH, DAY_OF_MONTH, EARLIEST, ISO_DATE, IN_MONTH,
                                       LAST_UNIT, LATEST, MONTH_YEAR, MONTHS, NOT_ORDER_FIRST, NUMERIC_DATE,
                                       ORDER_EARLIEST, ORDER_LAST, ORDER_LATEST, ORDER_PRESENT, PAST, QUARTER, RECENTLY, SEASON,
@@ -260,6 +261,13 @@ def _quarter(m: re.Match[str], q: str, now: datetime) -> Window | None:
     return None if span is None else Window(span[0], span[1], m.group(0))
 
 
+def _holiday(m: re.Match[str], q: str, now: datetime) -> Window | None:
+    day = holiday_day(m, now)
+    if day is None:
+        return None
+    return _around(datetime(day.year, day.month, day.day, tzinfo=now.tzinfo), 0, 1, m.group(0))
+
+
 def _recently(m: re.Match[str], q: str, now: datetime) -> Window | None:
     return Window(_day(now) - timedelta(days=30), now, m.group(0))
 
@@ -270,7 +278,7 @@ _READERS: tuple[tuple[re.Pattern[str], Reader], ...] = (
     (AGO, _ago), (PAST, _past), (TRAILING, _trailing), (YESTERDAY, _yesterday), (WEEKDAY, _weekday),
     (WEEKDAY_SHORT, _weekday), (LAST_UNIT, _last_unit), (ISO_DATE, _iso_date), (NUMERIC_DATE, _numeric_date),
     (DAY_OF_MONTH, _day_of_month), (DAY_MONTH, _day_month), (IN_MONTH, _in_month), (MONTH_YEAR, _month_year),
-    (SEASON, _season), (QUARTER, _quarter), (YEAR, _year), (RECENTLY, _recently))
+    (SEASON, _season), (QUARTER, _quarter), (HOLIDAY, _holiday), (YEAR, _year), (RECENTLY, _recently))
 
 
 def _window(q: str, now: datetime) -> Window | None:

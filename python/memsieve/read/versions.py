@@ -15,7 +15,12 @@ timestamp after retrieval). So the rule is deterministic:
   that a chat's turns, each like the next, do not chain into one "fact";
 - within a group, the newest (by ``valid_from``, then ``created_at``, then
   insertion order) takes the best rank any member had, and the older members
-  follow it directly, newest first, each marked ``superseded_by`` the newest.
+  follow it directly, newest first, each marked ``superseded_by`` the newest;
+- two events found alike ("I went to a jazz concert" / "I went to a rock
+  concert": memsieve.text.events) are *siblings*, not versions: both stay
+  true, neither is marked superseded, and they are put in order of time only
+  for a question with an order word ("the most recent concert"), with the
+  other events that question asks about (``ordered_events``).
 
 ``newer_version_reason`` (memsieve.gate.versions) is the one rule of "B is a
 newer version of A"; this module asks it of two results. The functions here

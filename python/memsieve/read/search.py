@@ -36,8 +36,8 @@ from memsieve.read.fusion import Fusion
 from memsieve.read.rank import Candidates, Hits, Ranker
 from memsieve.read.speaker import SPEAKER_REACH, asked, raise_speaker, role_of
 from memsieve.read.rerank import DEFAULT_RERANK_DEPTH, Reranker, rerank_order
-from memsieve.read.versions import (DEFAULT_VERSION_COS, Version, alike_pairs, freshen, may_be_versions,
-                                    ordered_events)
+from memsieve.read.versions import (DEFAULT_VERSION_COS, Version, alike_pairs, freshen, is_event,
+                                    may_be_versions, ordered_events)
 from memsieve.read.when import Focus, focus, promote, topic_terms
 from memsieve.records import MemoryItem, SearchResult
 from memsieve.scope import Scope
@@ -140,7 +140,7 @@ class Searcher:
         found = found[:limit]
         return [_result(it, score, superseded_by=newer)
                 for (_, it, score), newer in self._freshen(found, query=q, view=view, focus=f, lead=inside,
-                                                           topic=topic_terms(query, f) if f is not None else frozenset())
+                                                           topic=topic_terms(query, f) if f and f.order else frozenset())
                 if newer is None or not current_only]
 
     def _items(self, seqs: list[int], *, as_of: str | None) -> dict[int, MemoryItem]:
@@ -178,20 +178,21 @@ class Searcher:
         # both happened, so they are siblings.
         pairs: list[tuple[int, int]] = []
         siblings: list[tuple[int, int]] = []
+        events: dict[int, bool] = {}  # which results tell of an event, read once for every stage below
         for a, b, kind in self._store.version_links(list(seq_of)):
             if a not in seq_of or b not in seq_of:
                 continue
             pair = (seq_of[a], seq_of[b])
             if not may_be_versions(version_of[pair[0]], version_of[pair[1]], roles):
                 continue
-            both_events = kind == "updates" and all(self._lexicon.tells_of_event(texts[s]) for s in pair)
+            both_events = kind == "updates" and all(is_event(events, s, texts, self._lexicon) for s in pair)
             (siblings if both_events else pairs).append(pair)
         similar: list[tuple[int, int]] = []
         if query is not None:
             seqs = [seq for seq, _, _ in found]
             vectors = view.vectors(seqs) if view is not None else self._store.embeddings_for_seqs(seqs)
             alike = alike_pairs(versions, texts=texts, vectors=vectors, query=query, version_cos=self._version_cos,
-                                lexicon=self._lexicon, roles=roles)
+                                lexicon=self._lexicon, roles=roles, events=events)
             similar = alike.versions
             siblings += alike.siblings
         by_seq = {seq: (seq, it, score) for seq, it, score in found}
@@ -200,7 +201,7 @@ class Searcher:
         if order is not None:
             # "The last thing I bought": the events the question asks about, alike or not, go in time.
             siblings += ordered_events([seq for seq, _, _ in found], texts=texts, topic=topic, lexicon=self._lexicon,
-                                       roles=roles)
+                                       roles=roles, events=events)
         return [(by_seq[v.key], None if newer is None else id_of[newer])
                 for v, newer in freshen(versions, pairs, similar=similar, oldest_first=order == "earliest", lead=lead,
                                         siblings=siblings, sibling_order=order)]

@@ -41,7 +41,7 @@ from memsieve.gate.versions import (DEFAULT_VERSION_COS, VersionBars, VersionEvi
 from memsieve.text.lexicon import ENGLISH, Lexicon
 
 __all__ = ["DEFAULT_VERSION_COS", "Alike", "Version", "alike_pairs", "freshen", "may_be_versions",
-           "ordered_events", "version_groups", "version_pairs"]
+           "is_event", "ordered_events", "version_groups", "version_pairs"]
 
 
 @dataclass(frozen=True)
@@ -85,8 +85,8 @@ def version_pairs(ranked: Sequence[Version], *, texts: Mapping[int, str], vector
         roles: each memory's chat role (``memsieve.read.speaker.role_of``); two
             memories of different speakers, or of one ``valid_from``, are never paired.
     """
-    return _alike(ranked, texts=texts, vectors=vectors, query=query, version_cos=version_cos, lexicon=lexicon,
-                  roles=roles).versions
+    return alike_pairs(ranked, texts=texts, vectors=vectors, query=query, version_cos=version_cos,
+                       lexicon=lexicon, roles=roles).versions
 
 
 class Alike(NamedTuple):
@@ -99,21 +99,15 @@ class Alike(NamedTuple):
 
 def alike_pairs(ranked: Sequence[Version], *, texts: Mapping[int, str], vectors: Mapping[int, np.ndarray],
                 query: np.ndarray | None, version_cos: float, lexicon: Lexicon = ENGLISH,
-                roles: Mapping[int, str | None] | None = None) -> Alike:
+                roles: Mapping[int, str | None] | None = None, events: dict[int, bool] | None = None) -> Alike:
     """``version_pairs``, with the pairs that tell of two events apart as ``siblings``.
 
     "I went to a jazz concert" and, later, "I went to a rock concert" meet the version rule,
     but the second does not replace the first: they are siblings, which freshness never marks
     superseded and lists in order of time only when the query asks for one ("the most recent
-    concert", "my first race"). Arguments as for ``version_pairs``.
+    concert", "my first race"). Arguments as for ``version_pairs``, and ``events``: which keys tell
+    of an event, as far as read, filled in as more are read (a search shares one among its stages).
     """
-    return _alike(ranked, texts=texts, vectors=vectors, query=query, version_cos=version_cos, lexicon=lexicon,
-                  roles=roles)
-
-
-def _alike(ranked: Sequence[Version], *, texts: Mapping[int, str], vectors: Mapping[int, np.ndarray],
-           query: np.ndarray | None, version_cos: float, lexicon: Lexicon,
-           roles: Mapping[int, str | None] | None) -> Alike:
     known = [v for v in ranked if v.key in vectors]
     if len(known) < 2 or query is None or version_cos >= 1.0:
         return Alike([], [])
@@ -130,7 +124,7 @@ def _alike(ranked: Sequence[Version], *, texts: Mapping[int, str], vectors: Mapp
                    & (gap <= max(bars.relevance_gap, bars.changed_gap)), k=1)
     pairs: list[tuple[int, int]] = []
     siblings: list[tuple[int, int]] = []
-    events: dict[int, bool] = {}
+    events = {} if events is None else events
     said_by = roles or {}
     for i, j in np.argwhere(near):
         new, old = (i, j) if known[i].recency() > known[j].recency() else (j, i)
@@ -142,13 +136,14 @@ def _alike(ranked: Sequence[Version], *, texts: Mapping[int, str], vectors: Mapp
                                    other_subject=other_subject_of_ids(named[new], named[old]))
         if newer_version_reason(evidence, bars=bars) is not None:
             pair = (known[i].key, known[j].key)
-            both = all(_event(events, k, texts, lexicon) for k in pair)
+            both = all(is_event(events, k, texts, lexicon) for k in pair)
             (siblings if both else pairs).append(pair)
     return Alike(pairs, siblings)
 
 
 def ordered_events(ranked: Sequence[int], *, texts: Mapping[int, str], topic: frozenset[str],
-                   lexicon: Lexicon = ENGLISH, roles: Mapping[int, str | None] | None = None) -> list[tuple[int, int]]:
+                   lexicon: Lexicon = ENGLISH, roles: Mapping[int, str | None] | None = None,
+                   events: dict[int, bool] | None = None) -> list[tuple[int, int]]:
     """The sibling pairs of the events a question with an order word asks to be put in time.
 
     "The last thing I bought" and "who did I visit most recently" ask about events that are
@@ -164,19 +159,22 @@ def ordered_events(ranked: Sequence[int], *, texts: Mapping[int, str], topic: fr
         topic: the question's index terms besides its order and time words (``when.topic_terms``).
         lexicon: reads which texts tell of an event.
         roles: each memory's chat role; only the leader's speaker's events join.
+        events: which keys tell of an event, as far as read (``alike_pairs``).
     """
     said_by = roles or {}
-    events = [k for k in ranked if lexicon.tells_of_event(texts[k])]
-    terms = {k: frozenset(_core.tokenize(texts[k])) for k in events}
-    leader = next((k for k in events if terms[k] & topic), None)
+    memo = {} if events is None else events
+    told = [k for k in ranked if is_event(memo, k, texts, lexicon)]
+    terms = {k: frozenset(_core.tokenize(texts[k])) for k in told}
+    leader = next((k for k in told if terms[k] & topic), None)
     if leader is None:
         return []
     needed = terms[leader] & topic
-    group = [k for k in events if needed <= terms[k] and said_by.get(k) == said_by.get(leader)]
+    group = [k for k in told if needed <= terms[k] and said_by.get(k) == said_by.get(leader)]
     return [(a, b) for i, a in enumerate(group) for b in group[i + 1:]]
 
 
-def _event(memo: dict[int, bool], key: int, texts: Mapping[int, str], lexicon: Lexicon) -> bool:
+def is_event(memo: dict[int, bool], key: int, texts: Mapping[int, str], lexicon: Lexicon) -> bool:
+    """Whether memory ``key`` tells of an event (``Lexicon.tells_of_event``), read once into ``memo``."""
     if key not in memo:
         memo[key] = lexicon.tells_of_event(texts[key])
     return memo[key]

@@ -12,7 +12,8 @@ None: the call's time) says two things (``memsieve.text.when.read_when``):
   at its floor, so without an in-window memory the results are exactly the
   usual ones. A question about the window alone ("what happened yesterday?":
   no content word but the window's and the lexicon's ``happening_words``)
-  raises them by ``WINDOW_ALONE_BOOST``, above the whole spread, so they lead. A memory that tells of an event inside the window ("I planted
+  raises them by ``WINDOW_ALONE_BOOST``, above the whole spread, so they
+  lead. A memory that tells of an event inside the window ("I planted
   tomatoes today", "I cleaned my sneakers last month": its own dating words
   read against its own date, ``memsieve.text.when.events_dated``) gains
   ``WINDOW_BOOST + EVENT_BOOST``, wherever its own date lies: it says what happened

@@ -173,13 +173,14 @@ class MarkReader:
             last, previous = previous, w
             if w not in self.marking and "'" not in w and not (ending and w.endswith(ending)):
                 continue
+            pair = f"{self.contractions.reading(last)} {w}"
             # "I've got 3 siblings" says what one has now, as "I have 3 siblings" does.
-            if f"{self.contractions.reading(last)} {w}" in self.not_past:
+            if pair in self.not_past:
                 continue
             if w in self.modal_words:
                 modal.add(w)
-            elif f"{self.contractions.reading(last)} {w}" in self.modal_phrases:  # "i'd like": "would like"
-                modal.add(f"{self.contractions.reading(last)} {w}")
+            elif pair in self.modal_phrases:  # "i'd like": "would like"
+                modal.add(pair)
             # A word that is both a value and a verb ("9 am" / "I am") is the value after a number only.
             if w in value_words and w in tense_of and not digits(last):
                 tense.update(tense_of[w])

@@ -191,3 +191,34 @@ def test_ordered_events_join_only_the_events_that_say_the_leaders_topic_words():
     assert pairs == [(1, 3)]  # hiking lacks "concert"; "I love concerts" tells of no event
     assert ordered_events([2], texts=texts, topic=frozenset({"concert"})) == []
     assert ordered_events([1, 3], texts=texts, topic=frozenset({"swim"})) == []
+
+
+WENT = [("2024-02-10T10:00:00", "I went to Lisbon for a long weekend."),
+        ("2024-04-10T10:00:00", "I went to Kyoto with my sister."),
+        ("2024-06-01T10:00:00", "I went to Denver for a conference.")]
+SAW = [("2024-02-12T10:00:00", "I saw Dune Part Two at the IMAX."),
+       ("2024-04-12T10:00:00", "I saw Inside Out 2 with my niece."),
+       ("2024-06-03T10:00:00", "I saw Oppenheimer at a rerun screening.")]
+
+
+@pytest.fixture()
+def outings(tmp_path, embedder):
+    m = Memory(tmp_path / "outings.db", embedder=embedder)
+    for when, text in BOUGHT + WENT + SAW:
+        m.add(text, user_id="u", valid_from=when)
+    yield m
+    m.close()
+
+
+@pytest.mark.parametrize("query, first", [
+    ("What did I buy most recently?", BOUGHT[-1][1]),
+    ("What did I buy first this year?", BOUGHT[0][1]),
+    ("Where did I go most recently?", WENT[-1][1]),
+    ("Where did I go first this year?", WENT[0][1]),
+    ("What movie did I see most recently?", SAW[-1][1]),
+    ("Which film did I see first?", SAW[0][1]),
+])
+def test_a_question_in_a_verbs_plain_form_orders_the_events_told_in_its_past(outings, query, first):
+    # "did I buy" says "buy"; the events say "bought", a term of its own in the index
+    hits = outings.search(query, user_id="u", limit=3, reference_time="2024-07-01T00:00:00")
+    assert hits[0].text == first, [h.text for h in hits]

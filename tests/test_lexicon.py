@@ -109,6 +109,8 @@ def test_a_lexicon_is_checked_where_it_is_given():
         Lexicon(name="x", pronoun_forms={"i"})
     with pytest.raises(ConfigError, match="word_forms holds 'a/ an'.*like 'a/an'"):
         Lexicon(name="x", word_forms={"a/ an"})
+    with pytest.raises(ConfigError, match="verb_pasts holds 'buy'.*like 'buy/bought'"):
+        Lexicon(name="x", verb_pasts={"buy"})
     # entries are folded and lowercased as the texts they are matched on
     assert Lexicon(name="x", change_cues={"Umgezogen", "NO  longer", "caf\u00e9"}).change_cues == {
         "umgezogen", "no longer", "cafe"}
@@ -168,3 +170,12 @@ def test_a_requests_subject_leaves_its_asking_out():
     # A lexicon without self words reads no "ich" (an unknown opening word is only maybe a person), and
     # forgetting then names by the words alone (test_forget_requests_are_read_in_the_lexicons_language).
     assert not GERMAN.subject("Ich wohne in Berlin.").sure
+
+
+def test_a_verbs_forms_are_read_as_the_index_reads_them():
+    english = Lexicon.english()
+    # "leave" is the index's "leav"; "did" is a word the index drops, so "do" has no form to add
+    assert english.with_verb_forms(frozenset({"leav", "desk"})) == {"leav", "left", "desk"}
+    assert english.with_verb_forms(frozenset({"saw"})) == {"see", "saw", "seen"}
+    assert english.with_verb_forms(frozenset({"visit"})) == {"visit"}
+    assert Lexicon(name="x").with_verb_forms(frozenset({"buy"})) == {"buy"}

@@ -138,9 +138,11 @@ class Searcher:
             order = rerank_order(self._reranker, query, [it.text for _, it, _ in found])
             found = [(found[i][0], found[i][1], score) for i, score in order]
         found = found[:limit]
+        # "What did I buy last?" asks about the texts that say "bought".
+        topic = self._lexicon.with_verb_forms(topic_terms(query, f)) if f and f.order else frozenset()
         return [_result(it, score, superseded_by=newer)
                 for (_, it, score), newer in self._freshen(found, query=q, view=view, focus=f, lead=inside,
-                                                           topic=topic_terms(query, f) if f and f.order else frozenset())
+                                                           topic=topic)
                 if newer is None or not current_only]
 
     def _items(self, seqs: list[int], *, as_of: str | None) -> dict[int, MemoryItem]:

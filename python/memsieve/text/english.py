@@ -66,6 +66,22 @@ stole/stolen forgot/forgotten bit/bitten hid/hidden rode/ridden shook/shaken wok
 threw/thrown drew/drawn flew/flown showed/shown blew/blown wore/worn tore/torn beat/beaten fell/fallen
 did/done went/gone sang/sung began/begun rang/rung drank/drunk forgave/forgiven mistook/mistaken
 """.split())
+#: A verb's plain form with its past and participle where they are not the plain form with "ed"
+#: (which the index reads as the plain form already): "what did I buy last?" asks about the
+#: texts that say "I bought ..." (memsieve.read.versions.ordered_events).
+VERB_PASTS = frozenset("""
+become/became begin/began/begun bite/bit/bitten blow/blew/blown break/broke/broken
+bring/brought build/built buy/bought catch/caught choose/chose/chosen come/came
+draw/drew/drawn drink/drank/drunk drive/drove/driven eat/ate/eaten fall/fell/fallen feed/fed feel/felt
+fight/fought find/found fly/flew/flown forget/forgot/forgotten get/got/gotten give/gave/given go/went/gone
+grow/grew/grown hang/hung hear/heard hide/hid/hidden hold/held keep/kept know/knew/known
+lead/led leave/left lend/lent lose/lost make/made mean/meant meet/met pay/paid ride/rode/ridden
+ring/rang/rung rise/rose/risen run/ran say/said see/saw/seen seek/sought sell/sold send/sent
+shake/shook/shaken shoot/shot show/showed/shown sing/sang/sung sink/sank/sunk sit/sat sleep/slept
+speak/spoke/spoken spend/spent stand/stood steal/stole/stolen stick/stuck swim/swam/swum
+take/took/taken teach/taught tell/told think/thought throw/threw/thrown understand/understood
+wake/woke/woken wear/wore/worn win/won write/wrote/written
+""".split())
 
 #: Contractions, read as their two words ("I'm not" says the denial of "I am not"); "'s" is
 #: "is" only after the hosts ("it's", "she's"), elsewhere a possessive ("Tom's").

@@ -123,6 +123,9 @@ class Lexicon:
             for its doers, and "I was hired by Ben" may fold into "I hired Ben".
         verb_forms: a verb's past and participle where they differ, written
             ``"gave/given"``: read as one verb when who does it is compared.
+        verb_pasts: a verb's plain form, past and participle where the index does not read
+            them as one term, written ``"buy/bought"``: a question asked with one ("what
+            did I buy last?") is about texts that say another ("I bought ...").
         modal_words: words (or two-word phrases) that say a fact is only planned, wished,
             tried or nearly done ("planning", "almost", "going to"): a text that says none is
             not folded into a memory that says one, nor the other way round.
@@ -194,6 +197,7 @@ class Lexicon:
     passive_auxiliaries: frozenset[str] = frozenset()
     agent_words: frozenset[str] = frozenset()
     verb_forms: frozenset[str] = frozenset()
+    verb_pasts: frozenset[str] = frozenset()
     modal_words: frozenset[str] = frozenset()
     contractions: frozenset[str] = frozenset()
     possessive_ending: str = ""
@@ -216,11 +220,12 @@ class Lexicon:
                      "polarity_words", "past_words", "present_words", "future_words", "not_past", "state_past",
                      "doers", "event_adverbs", "happening_words", "filler_words",
                      "pronoun_forms", "word_forms", "auxiliaries", "passive_auxiliaries", "agent_words", "verb_forms",
-                     "modal_words", "contractions", "contraction_hosts", "role_prepositions", "placed_values",
+                     "verb_pasts", "modal_words", "contractions", "contraction_hosts", "role_prepositions", "placed_values",
                      "one_words", "clock_words", "clause_joints"):
             object.__setattr__(self, name, check_entries(getattr(self, name), name=name))
         for name, example in (("pronoun_forms", "'i/me/my'"), ("word_forms", "'a/an'"),
-                              ("verb_forms", "'gave/given'"), ("contractions", "\"'m/am\"")):
+                              ("verb_forms", "'gave/given'"), ("verb_pasts", "'buy/bought'"),
+                              ("contractions", "\"'m/am\"")):
             for group in getattr(self, name):
                 forms = group.split("/")
                 if len(forms) < 2 or not all(f and " " not in f for f in forms):
@@ -276,7 +281,7 @@ class Lexicon:
                    currency_signs=english.CURRENCY_SIGNS, pronoun_forms=english.PRONOUN_FORMS,
                    word_forms=english.WORD_FORMS, auxiliaries=english.AUXILIARIES,
                    passive_auxiliaries=english.PASSIVE_AUXILIARIES, agent_words=english.AGENT_WORDS,
-                   verb_forms=english.VERB_FORMS, modal_words=english.MODAL_WORDS,
+                   verb_forms=english.VERB_FORMS, verb_pasts=english.VERB_PASTS, modal_words=english.MODAL_WORDS,
                    contractions=english.CONTRACTIONS, possessive_ending=english.POSSESSIVE_ENDING,
                    contraction_hosts=english.CONTRACTION_HOSTS, progressive_ending=english.PROGRESSIVE_ENDING,
                    role_prepositions=english.ROLE_PREPOSITIONS, placed_values=english.PLACED_VALUE_WORDS,
@@ -312,6 +317,15 @@ class Lexicon:
         """Each of ``verb_forms``' words as ``Marks.sequence`` holds it (memsieve.text.marks.word_hash),
         mapped to its group's first form: "given" and "gave" are one verb."""
         return self._derived.verb_form_hashes
+
+    def with_verb_forms(self, terms: frozenset[str]) -> frozenset[str]:
+        """Index terms with every form of each verb of ``verb_pasts`` among them.
+
+        >>> sorted(ENGLISH.with_verb_forms(frozenset({"buy", "desk"})))
+        ['bought', 'buy', 'desk']
+        """
+        forms = self._derived.verb_terms
+        return terms.union(*(forms[t] for t in terms if t in forms))
 
     def marks(self, text: str) -> Marks:
         """The value words, denials, currency signs and ordered values of a text

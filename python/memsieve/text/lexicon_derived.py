@@ -68,6 +68,11 @@ class Derived:
                                       not_past=lexicon.not_past, state_past=lexicon.state_past)
         self.verb_form_hashes = {word_hash(form): word_hash(group.split("/")[0])
                                  for group in lexicon.verb_forms for form in group.split("/")}
+        # Each verb's forms as the index reads them ("leave" is "leav"); a form the index drops
+        # ("did") is no term.
+        groups = [frozenset(t for form in group.split("/") for t in _core.tokenize(form))
+                  for group in lexicon.verb_pasts]
+        self.verb_terms: dict[str, frozenset[str]] = {t: g for g in groups if len(g) > 1 for t in g}
         self.marks: Callable[[str], Marks] = functools.lru_cache(maxsize=_CUE_MEMO_SIZE)(MarkReader(
             value_words=lexicon.value_words, polarity_words=lexicon.polarity_words,
             tenses={"past": lexicon.past_words, "present": lexicon.present_words, "future": lexicon.future_words},

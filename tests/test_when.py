@@ -72,6 +72,7 @@ def test_a_month_name_means_its_latest_past_occurrence(now, month):
     ("What did I buy in the last 10 days?", None),
     ("What is my last name?", None),
     ("I finished the puzzle at last, which one was it?", None),
+    ("What did I do the weekend before last?", None),
     # "the first thing I did" orders; "first thing in the morning" does not
     ("What was the first thing I bought this year?", "earliest"),
     ("What do I do first thing in the morning?", None),
@@ -87,6 +88,14 @@ def test_order_words(query, order):
     ("What happened on March 5th, 2022?", "2022-03-04", "2022-03-06"),
     ("What did I do on 7 June?", "2022-06-06", "2022-06-08"),  # June 2023 is still to come
     ("Which class did I take in the past 3 weeks?", "2023-04-28", "2023-05-20"),
+    # one unit before "last ...": 20 May 2023 is a Saturday
+    ("What did I do the weekend before last?", "2023-05-05", "2023-05-08"),
+    ("What did I cook the week before last?", "2023-04-29", "2023-05-09"),
+    ("Which film did I see the month before last?", "2023-02-22", "2023-04-08"),
+    ("Where did I travel the year before last?", "2020-12-18", "2022-01-14"),
+    # the last weekend, in a question about the past
+    ("What did I do over the weekend?", "2023-05-12", "2023-05-15"),
+    ("Who did I meet on the weekend?", "2023-05-12", "2023-05-15"),
 ])
 def test_windows_of_common_phrasings(query, start, end):
     w = read_when(query, datetime(2023, 5, 20, 10, 0)).window
@@ -106,6 +115,9 @@ def test_no_time_words_no_window_and_time_zones_are_kept():
 @pytest.mark.parametrize("query", [
     "Can you recommend a show or movie for me to watch tonight?",
     "What should I serve for dinner this weekend?",
+    # a habit or a plan on "the weekend" names none
+    "What do I usually do on the weekend?",
+    "What should I do over the weekend?",
 ])
 def test_what_is_to_come_has_no_window(query):
     assert read_when(query, datetime(2023, 5, 30, 12, 0)).window is None
@@ -119,7 +131,8 @@ def test_last_weekend_is_the_one_before_now():
 @settings(max_examples=200, deadline=None)
 @given(now=st.datetimes(min_value=datetime(1, 1, 1), max_value=datetime(9999, 12, 31)),
        n=st.integers(0, 10**7), unit=st.sampled_from(["day", "week", "month", "year"]),
-       form=st.sampled_from(["{n} {u}s ago", "the past {n} {u}s", "last {u}", "on March {d}", "yesterday"]))
+       form=st.sampled_from(["{n} {u}s ago", "the past {n} {u}s", "last {u}", "on March {d}", "yesterday",
+                                         "the {u} before last", "over the weekend"]))
 def test_a_window_beyond_the_calendar_is_no_window_never_an_error(now, n, unit, form):
     # "5,000 years ago" from 2023, "yesterday" on 1 January of year 1: no date to point at.
     q = "What did I do " + form.format(n=n, u=unit, d=1 + n % 31) + "?"

@@ -29,10 +29,10 @@ from typing import Iterator
 
 from memsieve.text.when_periods import quarter_span, season_span
 from memsieve.text.when_holidays import HOLIDAY, holiday_day
-from memsieve.text.when_words import (AGO, AHEAD, COUNT_WORDS, DAY_MONTH, DAY_OF_MONTH, EARLIEST, ISO_DATE, IN_MONTH,
-                                      LAST_UNIT, LATEST, MONTH_YEAR, MONTHS, NOT_ORDER_FIRST, NUMERIC_DATE,
-                                      ORDER_EARLIEST, ORDER_LAST, ORDER_LATEST, ORDER_PRESENT, PAST, QUARTER, RECENTLY, SEASON,
-                                      TRAILING, UNITS,
+from memsieve.text.when_words import (AGO, AHEAD, ASKED_IN_PAST, BEFORE_LAST, COUNT_WORDS, DAY_MONTH, DAY_OF_MONTH,
+                                      EARLIEST, ISO_DATE, IN_MONTH, LAST_UNIT, LATEST, MONTH_YEAR, MONTHS,
+                                      NOT_ORDER_FIRST, NUMERIC_DATE, ORDER_EARLIEST, ORDER_LAST, ORDER_LATEST,
+                                      ORDER_PRESENT, OVER_WEEKEND, PAST, QUARTER, RECENTLY, SEASON, TRAILING, UNITS,
                                       WEEKDAY, WEEKDAY_ABBR, WEEKDAY_SHORT, WEEKDAYS, YEAR, YESTERDAY, counts_units,
                                       month_is_said)
 
@@ -190,14 +190,39 @@ def _weekday(m: re.Match[str], q: str, now: datetime) -> Window | None:
 
 def _last_unit(m: re.Match[str], q: str, now: datetime) -> Window | None:
     which, unit = m.groups()
-    if unit == "weekend":
-        if which == "this":  # "this weekend": to come, or just past; neither is said
-            return None
-        back = (now.weekday() - 5) % 7 or 7
-        return Window(_day(now) - timedelta(days=back + 1), _day(now) - timedelta(days=back - 2), m.group(0))
-    if which == "last" and q.endswith("the ", 0, m.start()):  # "the last year of school"; trailing ones read before
+    if unit == "weekend" and which == "this":  # "this weekend": to come, or just past; neither is said
         return None
-    return _unit_window(now, which, unit, m.group(0))
+    if unit != "weekend" and which == "last" and q.endswith("the ", 0, m.start()):
+        return None  # "the last year of school"; trailing ones read before
+    w = _last_unit_window(now, unit, which=which)
+    return Window(w.start, w.end, m.group(0))
+
+
+def _last_unit_window(now: datetime, unit: str, *, which: str = "last") -> Window:
+    """"last weekend" (Friday to Monday around the Saturday before ``now``), or ``_unit_window``'s."""
+    if unit == "weekend":
+        back = (now.weekday() - 5) % 7 or 7
+        return Window(_day(now) - timedelta(days=back + 1), _day(now) - timedelta(days=back - 2), "last weekend")
+    return _unit_window(now, which, unit, f"{which} {unit}")
+
+
+def _before_last(m: re.Match[str], q: str, now: datetime) -> Window | None:
+    unit = m.group(1)
+    if unit in ("week", "weekend"):
+        then = now - timedelta(days=7)
+    elif unit == "month":
+        then = now.replace(day=1) - timedelta(days=1)  # the last day of last month
+    else:
+        then = now.replace(year=now.year - 1, day=min(now.day, 28))
+    w = _last_unit_window(then, unit)
+    return Window(w.start, w.end, m.group(0))
+
+
+def _over_weekend(m: re.Match[str], q: str, now: datetime) -> Window | None:
+    if ASKED_IN_PAST.search(q) is None:  # "what do I usually do on the weekend?"
+        return None
+    w = _last_unit_window(now, "weekend")
+    return Window(w.start, w.end, m.group(0))
 
 
 def _iso_date(m: re.Match[str], q: str, now: datetime) -> Window | None:
@@ -276,9 +301,11 @@ def _recently(m: re.Match[str], q: str, now: datetime) -> Window | None:
 #: match that is a date wins, wherever in the question it lies.
 _READERS: tuple[tuple[re.Pattern[str], Reader], ...] = (
     (AGO, _ago), (PAST, _past), (TRAILING, _trailing), (YESTERDAY, _yesterday), (WEEKDAY, _weekday),
-    (WEEKDAY_SHORT, _weekday), (LAST_UNIT, _last_unit), (ISO_DATE, _iso_date), (NUMERIC_DATE, _numeric_date),
+    (WEEKDAY_SHORT, _weekday), (BEFORE_LAST, _before_last), (LAST_UNIT, _last_unit), (ISO_DATE, _iso_date), (NUMERIC_DATE, _numeric_date),
     (DAY_OF_MONTH, _day_of_month), (DAY_MONTH, _day_month), (IN_MONTH, _in_month), (MONTH_YEAR, _month_year),
-    (SEASON, _season), (QUARTER, _quarter), (HOLIDAY, _holiday), (YEAR, _year), (RECENTLY, _recently))
+    (SEASON, _season), (QUARTER, _quarter), (HOLIDAY, _holiday), (YEAR, _year), (RECENTLY, _recently),
+    # Last: "the weekend before 4 October" is dated by its date.
+    (OVER_WEEKEND, _over_weekend))
 
 
 def _window(q: str, now: datetime) -> Window | None:

@@ -69,6 +69,12 @@ AHEAD = re.compile(r"\b(?:day after tomorrow|tomorrow|tonight|next\s+(?:week|for
 #: ("the last week of June" is none: its month is read).
 TRAILING = re.compile(r"\bthe\s+(?:last|past)\s+(week|fortnight|month|year)\b(?!\s+of\b)")
 LAST_UNIT = re.compile(r"\b(last|this|past)\s+(week|fortnight|month|year|weekend)\b")
+#: "the week before last", "the weekend before last": one unit before "last week".
+BEFORE_LAST = re.compile(r"\b(?:the\s+)?(week|weekend|month|year)\s+before\s+last\b")
+#: "over the weekend", "on the weekend": the last one, in a question about the past ("what did I do
+#: over the weekend?"); none in one about a habit or a plan ("what do I usually do on the weekend?").
+OVER_WEEKEND = re.compile(r"\b(?:over|on|during|at)\s+the\s+weekend\b(?!\s+of\b)")
+ASKED_IN_PAST = re.compile(r"\b(?:did|was|were|had|happened|went)\b")
 #: The seasons, as the northern hemisphere's meteorological ones: name -> first month (winter's
 #: December belongs to the winter whose January follows it).
 SEASONS = {"spring": 3, "summer": 6, "autumn": 9, "fall": 9, "winter": 12}
@@ -106,7 +112,7 @@ _DATED_BY_LAST = "|".join(["week", "weekend", "fortnight", "month", "year", "nig
                            "name", "names", "minute", "second", "season", "semester", "term", "resort", "straw", "but", "of", r"\d", *_COUNT.split("|"),
                            *WEEKDAYS, *WEEKDAY_ABBR, *(re.escape(m) for m in MONTHS),
                            "spring", "summer", "autumn", "fall", "winter"])
-ORDER_LAST = re.compile(rf"(?<!\bat )\blast\b(?!\s+(?:{_DATED_BY_LAST})\b|\s*\d)")
+ORDER_LAST = re.compile(rf"(?<!\bat )(?<!\bbefore )\blast\b(?!\s+(?:{_DATED_BY_LAST})\b|\s*\d)")
 NOT_ORDER_FIRST = re.compile(r"\bfirst[\s-]+(?:" + "|".join(re.escape(w) for w in FIRST_NOUNS) + r")\b")
 SINCE_BEFORE = re.compile(r"\b(?:ever\s+)?since\s+$")
 _NEXT_WORD = re.compile(r"\.?\s+([a-z]+)")

@@ -132,7 +132,8 @@ def test_last_weekend_is_the_one_before_now():
 @given(now=st.datetimes(min_value=datetime(1, 1, 1), max_value=datetime(9999, 12, 31)),
        n=st.integers(0, 10**7), unit=st.sampled_from(["day", "week", "month", "year"]),
        form=st.sampled_from(["{n} {u}s ago", "the past {n} {u}s", "last {u}", "on March {d}", "yesterday",
-                                         "the {u} before last", "over the weekend"]))
+                                         "the {u} before last", "over the weekend",
+                                         "the {u} before March {d}", "{n} {u}s after 1 January 0001"]))
 def test_a_window_beyond_the_calendar_is_no_window_never_an_error(now, n, unit, form):
     # "5,000 years ago" from 2023, "yesterday" on 1 January of year 1: no date to point at.
     q = "What did I do " + form.format(n=n, u=unit, d=1 + n % 31) + "?"
@@ -213,3 +214,26 @@ def test_easter_and_the_counted_holidays_fall_on_their_days():
     assert holiday_on("labor day", 2024) == date(2024, 9, 2)
     assert holiday_on("mother's day", 2024) == date(2024, 5, 12)
     assert holiday_on("thanksgiving", 2024) == date(2024, 11, 28)
+
+
+@pytest.mark.parametrize("query, start, end", [
+    # 3 August 2023 is a Thursday: the seven days before it, and the date itself (a day's slack)
+    ("What did John do the week before August 3, 2023?", "2023-07-26", "2023-08-04"),
+    ("What puppy did she get two weeks before August 11, 2023?", "2023-07-25", "2023-08-12"),
+    # 25 October 2022 is a Tuesday; 24 July 2023 and 28 October 2023 are a Monday and a Saturday
+    ("What was shown on the Sunday before October 25, 2022?", "2022-10-22", "2022-10-26"),
+    ("What did they do on the Monday before July 24, 2023?", "2023-07-16", "2023-07-25"),
+    ("What did they plan for the Saturday after October 28, 2023?", "2023-10-27", "2023-11-05"),
+    ("What did Maria do last weekend before April 10, 2023?", "2023-04-07", "2023-04-11"),
+    ("What did I do the day after March 3, 2023?", "2023-03-02", "2023-03-05"),
+])
+def test_a_day_set_off_from_a_date_runs_from_that_day_to_the_date(query, start, end):
+    w = read_when(query, datetime(2024, 1, 1, 12, 0)).window
+    assert w is not None
+    assert (w.start.date().isoformat(), w.end.date().isoformat()) == (start, end)
+
+
+@pytest.mark.parametrize("query", ["What did I do last weekend before the party?", "What did I do last weekend?"])
+def test_a_set_off_without_a_date_leaves_the_window_as_it_was(query):
+    w = read_when(query, datetime(2023, 5, 31, 12, 0)).window  # a Wednesday
+    assert w is not None and w.holds(datetime(2023, 5, 27, 12)) and not w.holds(datetime(2023, 5, 20, 12))

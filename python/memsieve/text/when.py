@@ -32,7 +32,8 @@ from memsieve.text.when_holidays import HOLIDAY, holiday_day
 from memsieve.text.when_words import (AGO, AHEAD, ASKED_IN_PAST, BEFORE_LAST, COUNT_WORDS, DAY_MONTH, DAY_OF_MONTH,
                                       EARLIEST, ISO_DATE, IN_MONTH, LAST_UNIT, LATEST, MONTH_YEAR, MONTHS,
                                       NOT_ORDER_FIRST, NUMERIC_DATE, ORDER_EARLIEST, ORDER_LAST, ORDER_LATEST,
-                                      ORDER_PRESENT, OVER_WEEKEND, PAST, QUARTER, RECENTLY, SEASON, TRAILING, UNITS,
+                                      ORDER_PRESENT, OVER_WEEKEND, PAST, QUARTER, RECENTLY, RELATIVE_TO_DATE, SEASON,
+                                      TRAILING, UNITS,
                                       WEEKDAY, WEEKDAY_ABBR, WEEKDAY_SHORT, WEEKDAYS, YEAR, YESTERDAY, counts_units,
                                       month_is_said)
 
@@ -188,10 +189,15 @@ def _weekday(m: re.Match[str], q: str, now: datetime) -> Window | None:
     return _around(now, back, 1, m.group(0))
 
 
+_SET_OFF = re.compile(r"\s+(?:before|after)\s+\S")
+
+
 def _last_unit(m: re.Match[str], q: str, now: datetime) -> Window | None:
     which, unit = m.groups()
     if unit == "weekend" and which == "this":  # "this weekend": to come, or just past; neither is said
         return None
+    if _SET_OFF.match(q, m.end()) and _first_window(q[m.end():], now) is not None:
+        return None  # "last weekend before April 10": dated by its date
     if unit != "weekend" and which == "last" and q.endswith("the ", 0, m.start()):
         return None  # "the last year of school"; trailing ones read before
     w = _last_unit_window(now, unit, which=which)
@@ -321,10 +327,45 @@ def _window(q: str, now: datetime) -> Window | None:
     if found is None:
         return None
     w, start = found
+    try:
+        if (set_off := _relative_to(w, q, start)) is not None:
+            # The date is most often when the thing was told ("I took the pups hiking last weekend",
+            # said on 4 October): the window runs from the day set off to the date itself.
+            w = Window(min(w.start, set_off.start), max(w.end, set_off.end), set_off.phrase)
+    except (OverflowError, ValueError):
+        return None
     since = w.phrase.startswith("since ") or q.endswith("since ", 0, start)
     if since and w.start <= now:
         return Window(w.start, now, w.phrase if w.phrase.startswith("since ") else "since " + w.phrase)
     return w
+
+
+def _relative_to(w: Window, q: str, start: int) -> Window | None:
+    """The window that the words just before a one-day window's phrase set off from its day: "the
+    week before August 3" (27 July to 2 August), "two weeks before August 11", "the Sunday before
+    October 25", "the Saturday after October 28"; None when they say none of these."""
+    m = RELATIVE_TO_DATE.search(q, 0, start)
+    if m is None or w.end - w.start > timedelta(days=3):
+        return None
+    count, unit, span, weekend, way = m.groups()
+    day = _day(w.start + (w.end - w.start) / 2)
+    sign = -1 if way == "before" else 1
+    phrase = m.group(0) + w.phrase
+    if unit is not None:
+        length, slack = UNITS[unit]
+        return _around(day, -sign * _count(count) * length, slack, phrase)
+    span = span or weekend
+    if span == "day":
+        return _around(day, -sign, 1, phrase)
+    if span == "week":  # the seven days before (after) it, a day's slack
+        first = day - timedelta(days=8) if sign < 0 else day
+        return Window(first, first + timedelta(days=9, microseconds=-1), phrase)
+    target = 5 if span == "weekend" else WEEKDAYS[span]
+    apart = ((day.weekday() - target) if sign < 0 else (target - day.weekday())) % 7 or 7
+    on = day + timedelta(days=sign * apart)
+    if span == "weekend":  # Friday to Monday around its Saturday
+        return Window(on - timedelta(days=1), on + timedelta(days=3, microseconds=-1), phrase)
+    return _around(on, 0, 1, phrase)
 
 
 def _first_window(q: str, now: datetime) -> tuple[Window, int] | None:

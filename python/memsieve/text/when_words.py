@@ -74,6 +74,12 @@ BEFORE_LAST = re.compile(r"\b(?:the\s+)?(week|weekend|month|year)\s+before\s+las
 #: "over the weekend", "on the weekend": the last one, in a question about the past ("what did I do
 #: over the weekend?"); none in one about a habit or a plan ("what do I usually do on the weekend?").
 OVER_WEEKEND = re.compile(r"\b(?:over|on|during|at)\s+the\s+weekend\b(?!\s+of\b)")
+#: Words before a date that set the window off from its day: "the week before August 3, 2023",
+#: "two weeks before ...", "the Sunday before ...", "the Saturday after ...", "last weekend before ..."
+#: (matched at the end of the question's words before the date).
+RELATIVE_TO_DATE = re.compile(
+    rf"\b(?:({_COUNT}|\d+)\s+(day|week|month|year)s?|the\s+(day|week|weekend|{'|'.join(WEEKDAYS)})"
+    r"|(?:last\s+|that\s+)?(weekend))\s+(before|after)\s+(?:on\s+|the\s+)?$")
 ASKED_IN_PAST = re.compile(r"\b(?:did|was|were|had|happened|went)\b")
 #: The seasons, as the northern hemisphere's meteorological ones: name -> first month (winter's
 #: December belongs to the winter whose January follows it).

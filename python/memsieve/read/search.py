@@ -16,9 +16,12 @@ A search is a line of stages, each handed what it needs:
    deeper in the rankings; a query without time words passes unchanged;
 5. rerank (``rerank``): a cross-encoder rescoring of the first results, if
    one is configured;
-6. versions (``versions``): each fact's newest version first (the oldest
+6. around (``around``): a question that sets the events it asks about off
+   from another ("what did I buy before the standing desk?") puts those on
+   the asked side of that event's date first, the nearest first;
+7. versions (``versions``): each fact's newest version first (the oldest
    first when the query asks for the earliest: "first", "originally");
-7. results: ``SearchResult`` rows.
+8. results: ``SearchResult`` rows.
 
 The store is read here, between the stages: the rows of the ranked memories,
 and for the versions stage their links and vectors.
@@ -32,6 +35,7 @@ from typing import TYPE_CHECKING, Any, Literal
 import numpy as np
 
 from memsieve.errors import ConfigError, is_choice, short_repr
+from memsieve.read.around import AROUND_DEPTH, around, set_off
 from memsieve.read.fusion import Fusion
 from memsieve.read.rank import Candidates, Hits, Ranker
 from memsieve.read.speaker import SPEAKER_REACH, asked, raise_speaker, role_of
@@ -109,6 +113,10 @@ class Searcher:
             q = self._embed([query])[0] if vector is None else vector
         f = focus(query, reference_time)
         windowed = f is not None and f.window is not None
+        # "What did I buy before the standing desk?": dated by another event, read deeper.
+        apart = None if windowed else set_off(query, self._lexicon)
+        if apart is not None:
+            depth = max(depth, AROUND_DEPTH)
         inside: frozenset[int] = frozenset()
         found: list[Found] = []
         chat = False
@@ -137,6 +145,12 @@ class Searcher:
         if self._reranker is not None:
             order = rerank_order(self._reranker, query, [it.text for _, it, _ in found])
             found = [(found[i][0], found[i][1], score) for i, score in order]
+        if apart is not None and found:
+            rows = {seq: (seq, it, score) for seq, it, score in found}
+            found = [rows[k] for k in around([seq for seq, _, _ in found], texts={s: it.text for s, it, _ in found},
+                                             dates={s: it.valid_from or it.created_at for s, it, _ in found},
+                                             asked=apart, lexicon=self._lexicon,
+                                             roles={s: role_of(it.metadata) for s, it, _ in found})]
         found = found[:limit]
         # "What did I buy last?" asks about the texts that say "bought".
         topic = self._lexicon.with_verb_forms(topic_terms(query, f)) if f and f.order else frozenset()

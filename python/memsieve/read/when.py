@@ -116,7 +116,7 @@ def focus(query: str, reference_time: str | None, *, clock: datetime | None = No
     if not _ON.get():
         return None
     implicit = reference_time is None
-    now = (clock or datetime.now(timezone.utc)) if reference_time is None else _aware(reference_time)
+    now = (clock or datetime.now(timezone.utc)) if reference_time is None else aware(reference_time)
     when = read_when(query, now)
     if when.window is None and when.order is None:
         return None
@@ -137,7 +137,7 @@ def topic_terms(query: str, f: Focus) -> frozenset[str]:
     return frozenset(said)
 
 
-def _aware(iso: str) -> datetime:
+def aware(iso: str) -> datetime:
     """The ISO time, in its own offset; a time without one is UTC."""
     dt = datetime.fromisoformat(iso)
     return dt if dt.tzinfo is not None else dt.replace(tzinfo=timezone.utc)
@@ -172,7 +172,7 @@ def promote(pool: Hits, head: int, dates: Mapping[int, str | None], f: Focus, *,
     w = f.window
     if w is None or not pool:
         return pool, frozenset()
-    when = {s: _aware(d) for s, _ in pool if (d := dates.get(s))}
+    when = {s: aware(d) for s, _ in pool if (d := dates.get(s))}
     relative = not _YEAR.search(w.phrase)
     if f.implicit and relative and (not when or max(when.values()) < f.now - timedelta(days=IMPLICIT_NOW_DAYS)):
         return pool, frozenset()

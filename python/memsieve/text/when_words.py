@@ -80,6 +80,9 @@ OVER_WEEKEND = re.compile(r"\b(?:over|on|during|at)\s+the\s+weekend\b(?!\s+of\b)
 RELATIVE_TO_DATE = re.compile(
     rf"\b(?:({_COUNT}|\d+)\s+(day|week|month|year)s?|the\s+(day|week|weekend|{'|'.join(WEEKDAYS)})"
     r"|(?:last\s+|that\s+)?(weekend))\s+(before|after)\s+(?:on\s+|the\s+)?$")
+#: "what did I buy before the standing desk?": the events a question sets off from another
+#: (memsieve.read.around); the last "before" or "after" of the question, and what follows it.
+SET_OFF_EVENT = re.compile(r"\b(before|after)\s+(?!(?:last|that|then|now|this|it)\b)([^?!.]+?)\s*[?!.]*$")
 ASKED_IN_PAST = re.compile(r"\b(?:did|was|were|had|happened|went)\b")
 #: The seasons, as the northern hemisphere's meteorological ones: name -> first month (winter's
 #: December belongs to the winter whose January follows it).

@@ -56,6 +56,9 @@ from tests.conftest import GATE_FILLER, fold_pair, unit
     ("We'll eat outside unless it's windy.", "We'll eat outside if it's windy.", "'if'"),
     ("I call my parents each weekend.", "I call my parents some weekends.", "'some'"),
     ("I can drive a manual car.", "I could drive a manual car.", "'could'"),
+    # Two words against two: the pronoun kept, the other word changed.
+    ("I'm single.", "I'm married.", "'married'"),
+    ("She's vegetarian.", "She's vegan.", "'vegan'"),
 ])
 def test_a_word_changed_in_place_is_not_folded(tmp_path, table_embedder, first, later, unsaid):
     a, d, _ = fold_pair(tmp_path, table_embedder, first, later)
@@ -69,6 +72,7 @@ def test_a_word_changed_in_place_is_not_folded(tmp_path, table_embedder, first, 
     ("I was born in Nairobi in 1988.", "Nairobi is where I was born in 1988."),
     ("I have three cats.", "I have 3 cats."),
     ("That's awesome!", "That's so awesome!"),
+    ("I'm single.", "I am single."),
     ("I'm learning Portuguese.", "I am learning Portuguese."),
     # Moved, not swapped: one word or a clause changes place, no two words trade theirs.
     ("My dentist is on Elm Street.", "On Elm Street is my dentist."),
@@ -116,6 +120,10 @@ def test_changed_in_place_reads_words_not_spellings():
     # a rebuilt sentence does not line up: the information term decides, as before
     assert changed_in_place("Heights scare me.", said("Heights scare me."), said("I'm afraid of heights."),
                             share=0.65) is None
+    # two words against two line up only where both keep one pronoun
+    assert changed_in_place("I'm married.", said("I'm married."), said("I'm single."), share=0.65) == ("married",)
+    assert changed_in_place("Sounds awesome!", said("Sounds awesome!"), said("Sounds great!"), share=0.65) is None
+    assert changed_in_place("He's married.", said("He's married."), said("I'm single."), share=0.65) is None
     assert sequence_words("私の犬はポチ") == ["私", "の", "犬", "は", "ポ", "チ"]
     assert unmarked(said("I can swim."), said("I can't swim.")) == ("without 'not'",)
     assert unmarked(said("I can't swim."), said("I can swim.")) == ("not",)

@@ -57,6 +57,8 @@ def changed_in_place(text: str, mine: Marks, memory: Marks, *, share: float,
     a, b = mine.sequence, memory.sequence
     if not a or not b:
         return None
+    if len(a) == len(b) == 2 and not part:
+        return _one_of_two(text, mine, memory, filler)
     # The words both say, in any order, bound the ratio from above: most pairs stop here,
     # without the quadratic alignment.
     counts, theirs = Counter(a), Counter(b)
@@ -224,6 +226,25 @@ def _swapped(said: Sequence[str], a: array, b: array, counts: Counter, theirs: C
 def _lined(a: array, b: array) -> int:
     """How many words of ``a`` and ``b`` line up (difflib's matching blocks)."""
     return sum(block.size for block in SequenceMatcher(None, a, b, autojunk=False).get_matching_blocks())
+
+
+def _one_of_two(text: str, mine: Marks, memory: Marks, filler: Collection[str]) -> tuple[str, ...] | None:
+    """Two words against two: the text's other word where it keeps the memory's pronoun and puts
+    another content word in the other's place ("I'm single" / "I'm married", "she's vegan" /
+    "she's vegetarian"), as a longer text lined up with its memory changes one word ("I'm doing
+    great" / "I'm doing well" line up at 0.67); None otherwise. Two words without a pronoun
+    ("Sounds great!" / "Sounds awesome!") are a reaction, not a fact, and do not line up."""
+    a, b = mine.sequence, memory.sequence
+    if not mine.roles or mine.roles != memory.roles or len(mine.terms) != 2 or len(memory.terms) != 2:
+        return None
+    kept = [k for k in range(2) if a[k] == b[k]]
+    if len(kept) != 1:
+        return None
+    k = 1 - kept[0]
+    said = sequence_words(text)
+    if not (mine.terms[k] and memory.terms[k]) or said[k] in filler:
+        return None
+    return (said[k],)
 
 
 def swapped_in_slot(said: Sequence[str], mine: Marks, memory: Marks,

@@ -217,6 +217,9 @@ def outings(tmp_path, embedder):
     ("Where did I go first this year?", WENT[0][1]),
     ("What movie did I see most recently?", SAW[-1][1]),
     ("Which film did I see first?", SAW[0][1]),
+    # asked with a kin of the verb the events were told with
+    ("What movie did I watch most recently?", SAW[-1][1]),
+    ("Where did I travel first this year?", WENT[0][1]),
 ])
 def test_a_question_in_a_verbs_plain_form_orders_the_events_told_in_its_past(outings, query, first):
     # "did I buy" says "buy"; the events say "bought", a term of its own in the index

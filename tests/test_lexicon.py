@@ -111,6 +111,8 @@ def test_a_lexicon_is_checked_where_it_is_given():
         Lexicon(name="x", word_forms={"a/ an"})
     with pytest.raises(ConfigError, match="verb_pasts holds 'buy'.*like 'buy/bought'"):
         Lexicon(name="x", verb_pasts={"buy"})
+    with pytest.raises(ConfigError, match="verb_kin holds 'go'.*like 'go/visit'"):
+        Lexicon(name="x", verb_kin={"go"})
     # entries are folded and lowercased as the texts they are matched on
     assert Lexicon(name="x", change_cues={"Umgezogen", "NO  longer", "caf\u00e9"}).change_cues == {
         "umgezogen", "no longer", "cafe"}
@@ -176,6 +178,9 @@ def test_a_verbs_forms_are_read_as_the_index_reads_them():
     english = Lexicon.english()
     # "leave" is the index's "leav"; "did" is a word the index drops, so "do" has no form to add
     assert english.with_verb_forms(frozenset({"leav", "desk"})) == {"leav", "left", "desk"}
-    assert english.with_verb_forms(frozenset({"saw"})) == {"see", "saw", "seen"}
-    assert english.with_verb_forms(frozenset({"visit"})) == {"visit"}
+    assert english.with_verb_forms(frozenset({"swam"})) == {"swim", "swam", "swum"}
+    # and of its kin: "where did I go first?" asks about "I visited ..." and "I flew to ..."
+    assert {"visit", "fli", "flew", "went"} <= english.with_verb_forms(frozenset({"go"}))
+    assert english.with_verb_forms(frozenset({"watch"})) == {"watch", "see", "saw", "seen"}
+    assert english.with_verb_forms(frozenset({"cat"})) == {"cat"}
     assert Lexicon(name="x").with_verb_forms(frozenset({"buy"})) == {"buy"}

@@ -41,7 +41,8 @@ class SetOff:
     """What a question sets its events off from: ``way`` of the event that says ``anchor``."""
 
     way: Literal["before", "after"]
-    anchor: frozenset[str]
+    #: Each word after "before"/"after", as the terms that say it (a verb: its forms and kin).
+    anchor: tuple[frozenset[str], ...]
     topic: frozenset[str]
 
 
@@ -50,8 +51,8 @@ def set_off(query: str, lexicon: Lexicon) -> SetOff | None:
 
     >>> from memsieve.text.lexicon import ENGLISH
     >>> s = set_off("What did I buy before the standing desk?", ENGLISH)
-    >>> s.way, sorted(s.anchor), sorted(s.topic)
-    ('before', ['desk', 'stand', 'stood'], ['bought', 'buy'])
+    >>> s.way, [sorted(word) for word in s.anchor], sorted(s.topic)
+    ('before', [['stand', 'stood'], ['desk']], ['bought', 'buy', 'order', 'purchas'])
     """
     q = query.lower().strip()
     if q.startswith("how") or ASKED_IN_PAST.search(q) is None:
@@ -61,10 +62,11 @@ def set_off(query: str, lexicon: Lexicon) -> SetOff | None:
         pass
     if m is None:
         return None
-    anchor = lexicon.with_verb_forms(frozenset(_core.tokenize(m.group(2))))
+    anchor = tuple(lexicon.with_verb_forms(frozenset({t})) for t in dict.fromkeys(_core.tokenize(m.group(2))))
     # Whom it asks about is no topic: every turn of "Melanie: ..." says her name.
     names = frozenset(_core.tokenize(" ".join(_NAMED.findall(query))))
-    topic = lexicon.with_verb_forms(frozenset(_core.tokenize(q[:m.start()]))) - anchor - ORDER_TERMS - names
+    said = frozenset().union(*anchor)
+    topic = lexicon.with_verb_forms(frozenset(_core.tokenize(q[:m.start()]))) - said - ORDER_TERMS - names
     if not anchor or not topic:
         return None
     return SetOff(way="before" if m.group(1) == "before" else "after", anchor=anchor, topic=topic)
@@ -86,9 +88,14 @@ def around(ranked: Sequence[int], *, texts: Mapping[int, str], dates: Mapping[in
     """
     said_by, memo = roles or {}, {} if events is None else events
     terms = {k: frozenset(_core.tokenize(texts[k])) for k in ranked}
+    # At least half of its words, and a word that is no verb where it says one: "the trip to
+    # Lisbon" is not any text that says "went".
     need = max(1, (len(asked.anchor) + 1) // 2)
-    best = max(ranked, key=lambda k: len(terms[k] & asked.anchor), default=None)  # max keeps the first
-    if best is None or len(terms[best] & asked.anchor) < need or not dates.get(best):
+    named = [word for word in asked.anchor if len(word) == 1]
+    hits = {k: sum(1 for word in asked.anchor if terms[k] & word) for k in ranked
+            if not named or any(terms[k] & word for word in named)}
+    best = max(hits, key=hits.__getitem__, default=None)  # max keeps the first of the best
+    if best is None or hits[best] < need or not dates.get(best):
         return list(ranked)
     told = [k for k in ranked if k != best and said_by.get(k) == said_by.get(best) and dates.get(k)
             and is_event(memo, k, texts, lexicon)]

@@ -66,6 +66,13 @@ stole/stolen forgot/forgotten bit/bitten hid/hidden rode/ridden shook/shaken wok
 threw/thrown drew/drawn flew/flown showed/shown blew/blown wore/worn tore/torn beat/beaten fell/fallen
 did/done went/gone sang/sung began/begun rang/rung drank/drunk forgave/forgiven mistook/mistaken
 """.split())
+#: Verbs a question may ask about an event with where the event was told with another: "where
+#: did I go first?" asks about "I visited ..." and "I flew to ...", "what did I watch last?"
+#: about "I saw ..." (memsieve.read.versions.ordered_events, memsieve.read.around).
+VERB_KIN = frozenset("""
+go/visit/travel/fly/drive/trip/head buy/purchase/order see/watch see/visit see/meet start/begin
+finish/complete eat/try
+""".split())
 #: A verb's plain form with its past and participle where they are not the plain form with "ed"
 #: (which the index reads as the plain form already): "what did I buy last?" asks about the
 #: texts that say "I bought ..." (memsieve.read.versions.ordered_events).

@@ -126,6 +126,9 @@ class Lexicon:
         verb_pasts: a verb's plain form, past and participle where the index does not read
             them as one term, written ``"buy/bought"``: a question asked with one ("what
             did I buy last?") is about texts that say another ("I bought ...").
+        verb_kin: verbs, written ``"go/visit/travel"``, that a question may ask about an
+            event with where the event was told with another of them ("where did I go
+            first?" over "I visited ..."); each in every form ``verb_pasts`` gives it.
         modal_words: words (or two-word phrases) that say a fact is only planned, wished,
             tried or nearly done ("planning", "almost", "going to"): a text that says none is
             not folded into a memory that says one, nor the other way round.
@@ -198,6 +201,7 @@ class Lexicon:
     agent_words: frozenset[str] = frozenset()
     verb_forms: frozenset[str] = frozenset()
     verb_pasts: frozenset[str] = frozenset()
+    verb_kin: frozenset[str] = frozenset()
     modal_words: frozenset[str] = frozenset()
     contractions: frozenset[str] = frozenset()
     possessive_ending: str = ""
@@ -220,11 +224,11 @@ class Lexicon:
                      "polarity_words", "past_words", "present_words", "future_words", "not_past", "state_past",
                      "doers", "event_adverbs", "happening_words", "filler_words",
                      "pronoun_forms", "word_forms", "auxiliaries", "passive_auxiliaries", "agent_words", "verb_forms",
-                     "verb_pasts", "modal_words", "contractions", "contraction_hosts", "role_prepositions", "placed_values",
+                     "verb_pasts", "verb_kin", "modal_words", "contractions", "contraction_hosts", "role_prepositions", "placed_values",
                      "one_words", "clock_words", "clause_joints"):
             object.__setattr__(self, name, check_entries(getattr(self, name), name=name))
         for name, example in (("pronoun_forms", "'i/me/my'"), ("word_forms", "'a/an'"),
-                              ("verb_forms", "'gave/given'"), ("verb_pasts", "'buy/bought'"),
+                              ("verb_forms", "'gave/given'"), ("verb_pasts", "'buy/bought'"), ("verb_kin", "'go/visit'"),
                               ("contractions", "\"'m/am\"")):
             for group in getattr(self, name):
                 forms = group.split("/")
@@ -281,7 +285,8 @@ class Lexicon:
                    currency_signs=english.CURRENCY_SIGNS, pronoun_forms=english.PRONOUN_FORMS,
                    word_forms=english.WORD_FORMS, auxiliaries=english.AUXILIARIES,
                    passive_auxiliaries=english.PASSIVE_AUXILIARIES, agent_words=english.AGENT_WORDS,
-                   verb_forms=english.VERB_FORMS, verb_pasts=english.VERB_PASTS, modal_words=english.MODAL_WORDS,
+                   verb_forms=english.VERB_FORMS, verb_pasts=english.VERB_PASTS,
+                   verb_kin=english.VERB_KIN, modal_words=english.MODAL_WORDS,
                    contractions=english.CONTRACTIONS, possessive_ending=english.POSSESSIVE_ENDING,
                    contraction_hosts=english.CONTRACTION_HOSTS, progressive_ending=english.PROGRESSIVE_ENDING,
                    role_prepositions=english.ROLE_PREPOSITIONS, placed_values=english.PLACED_VALUE_WORDS,
@@ -319,10 +324,11 @@ class Lexicon:
         return self._derived.verb_form_hashes
 
     def with_verb_forms(self, terms: frozenset[str]) -> frozenset[str]:
-        """Index terms with every form of each verb of ``verb_pasts`` among them.
+        """Index terms with every form of each verb of ``verb_pasts`` among them, and of its kin
+        (``verb_kin``).
 
         >>> sorted(ENGLISH.with_verb_forms(frozenset({"buy", "desk"})))
-        ['bought', 'buy', 'desk']
+        ['bought', 'buy', 'desk', 'order', 'purchas']
         """
         forms = self._derived.verb_terms
         return terms.union(*(forms[t] for t in terms if t in forms))

@@ -72,7 +72,18 @@ class Derived:
         # ("did") is no term.
         groups = [frozenset(t for form in group.split("/") for t in _core.tokenize(form))
                   for group in lexicon.verb_pasts]
-        self.verb_terms: dict[str, frozenset[str]] = {t: g for g in groups if len(g) > 1 for t in g}
+        forms: dict[str, frozenset[str]] = {t: g for g in groups if len(g) > 1 for t in g}
+
+        def kin_forms(word: str) -> frozenset[str]:
+            terms = frozenset(_core.tokenize(word))
+            return terms.union(*(forms[t] for t in terms if t in forms))
+
+        verb_terms = dict(forms)
+        for group in lexicon.verb_kin:
+            kin = frozenset().union(*(kin_forms(w) for w in group.split("/")))
+            for t in kin:
+                verb_terms[t] = verb_terms.get(t, frozenset({t})) | kin
+        self.verb_terms: dict[str, frozenset[str]] = verb_terms
         self.marks: Callable[[str], Marks] = functools.lru_cache(maxsize=_CUE_MEMO_SIZE)(MarkReader(
             value_words=lexicon.value_words, polarity_words=lexicon.polarity_words,
             tenses={"past": lexicon.past_words, "present": lexicon.present_words, "future": lexicon.future_words},

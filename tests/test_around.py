@@ -98,3 +98,19 @@ def test_a_search_puts_the_events_before_or_after_another_first(told, query, fir
 def test_a_habit_before_something_is_ranked_as_usual(told):
     hits = told.search("What do I do before bed?", user_id="u", limit=3)
     assert hits[0].text == "I usually read a chapter before bed."
+
+
+def test_without_the_other_event_a_search_returns_the_usual_results(tmp_path, embedder, monkeypatch):
+    # a chat scope, where the speaker stage raises the user's turns over as many results as asked
+    import memsieve.read.search as search
+
+    m = Memory(tmp_path / "chat.db", embedder=embedder)
+    for when, text in TOLD:
+        m.add([{"role": "user", "content": text}, {"role": "assistant", "content": "Shopping before a trip is a good idea."}],
+              user_id="u", valid_from=when)
+    query = "What did I buy before my trip to Reykjavik?"  # no memory says Reykjavik
+    assert search.set_off(query, m.lexicon) is not None
+    read = [h.id for h in m.search(query, user_id="u", limit=4)]
+    monkeypatch.setattr(search, "set_off", lambda *a, **k: None)
+    assert [h.id for h in m.search(query, user_id="u", limit=4)] == read
+    m.close()

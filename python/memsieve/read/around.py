@@ -31,8 +31,8 @@ from memsieve.text.when_words import ASKED_IN_PAST, SET_OFF_EVENT
 
 #: The name a question asks about, after its auxiliary: "what did Melanie realize ...".
 _NAMED = re.compile(r"\b(?:did|does|do|was|were|is|has|had)\s+([A-Z][a-z]+)\b")
-#: A question set off from another event reads the rankings this deep, at least: the events it
-#: asks about rank near one another, the other event among them.
+#: A question set off from another event is read among the results and the memories ranked up
+#: to this deep: the events it asks about rank near one another, the other event among them.
 AROUND_DEPTH = 30
 
 

@@ -35,7 +35,7 @@ from typing import TYPE_CHECKING, Any, Literal
 import numpy as np
 
 from memsieve.errors import ConfigError, is_choice, short_repr
-from memsieve.read.around import AROUND_DEPTH, around, set_off
+from memsieve.read.around import AROUND_DEPTH, SetOff, around, set_off
 from memsieve.read.fusion import Fusion
 from memsieve.read.rank import Candidates, Hits, Ranker
 from memsieve.read.speaker import SPEAKER_REACH, asked, raise_speaker, role_of
@@ -113,10 +113,8 @@ class Searcher:
             q = self._embed([query])[0] if vector is None else vector
         f = focus(query, reference_time)
         windowed = f is not None and f.window is not None
-        # "What did I buy before the standing desk?": dated by another event, read deeper.
+        # "What did I buy before the standing desk?": dated by another event (below).
         apart = None if windowed else set_off(query, self._lexicon)
-        if apart is not None:
-            depth = max(depth, AROUND_DEPTH)
         inside: frozenset[int] = frozenset()
         found: list[Found] = []
         chat = False
@@ -146,11 +144,7 @@ class Searcher:
             order = rerank_order(self._reranker, query, [it.text for _, it, _ in found])
             found = [(found[i][0], found[i][1], score) for i, score in order]
         if apart is not None and found:
-            rows = {seq: (seq, it, score) for seq, it, score in found}
-            found = [rows[k] for k in around([seq for seq, _, _ in found], texts={s: it.text for s, it, _ in found},
-                                             dates={s: it.valid_from or it.created_at for s, it, _ in found},
-                                             asked=apart, lexicon=self._lexicon,
-                                             roles={s: role_of(it.metadata) for s, it, _ in found})]
+            found = self._around(scope, query, found, apart, vector=q, mode=mode, view=view, as_of=as_of)
         found = found[:limit]
         # "What did I buy last?" asks about the texts that say "bought".
         topic = self._lexicon.with_verb_forms(topic_terms(query, f)) if f and f.order else frozenset()
@@ -158,6 +152,24 @@ class Searcher:
                 for (_, it, score), newer in self._freshen(found, query=q, view=view, focus=f, lead=inside,
                                                            topic=topic)
                 if newer is None or not current_only]
+
+    def _around(self, scope: Scope, query: str, found: list[Found], apart: SetOff, *, vector: np.ndarray | None,
+                mode: str, view: Candidates | None, as_of: str | None) -> list[Found]:
+        """``found`` with the events ``apart`` asks about first (``around.around``), read from the
+        results and from up to ``AROUND_DEPTH`` deeper: the events it asks about and the one it
+        sets them off from rank near one another. The results keep their order, and a memory only
+        the deeper lists reach follows them, so nothing else changes."""
+        pool, _ = self._ranker.pool(scope, query, vector=vector, mode=mode, depth=AROUND_DEPTH, view=view, reach=1)
+        have = {seq for seq, _, _ in found}
+        deeper = self._rows([(seq, score) for seq, score in pool[:AROUND_DEPTH] if seq not in have], as_of=as_of)
+        floor = found[-1][2]
+        rows = {seq: (seq, it, score) for seq, it, score in found} | {seq: (seq, it, min(score, floor))
+                                                                       for seq, it, score in deeper}
+        keys = [seq for seq, _, _ in found] + [seq for seq, _, _ in deeper]
+        return [rows[k] for k in around(keys, texts={k: rows[k][1].text for k in keys},
+                                        dates={k: rows[k][1].valid_from or rows[k][1].created_at for k in keys},
+                                        asked=apart, lexicon=self._lexicon,
+                                        roles={k: role_of(rows[k][1].metadata) for k in keys})]
 
     def _items(self, seqs: list[int], *, as_of: str | None) -> dict[int, MemoryItem]:
         return self._store.items_for_seqs(seqs) if as_of is None else self._store.items_at(seqs, as_of)

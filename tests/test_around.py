@@ -114,3 +114,11 @@ def test_without_the_other_event_a_search_returns_the_usual_results(tmp_path, em
     monkeypatch.setattr(search, "set_off", lambda *a, **k: None)
     assert [h.id for h in m.search(query, user_id="u", limit=4)] == read
     m.close()
+
+
+def test_at_most_three_events_are_put_first_the_nearest():
+    texts = {k: f"I bought item number {k}." for k in range(1, 9)} | {9: "I bought a standing desk."}
+    dates = {k: f"2024-0{k}-01T10:00:00" for k in range(1, 9)} | {9: "2024-09-15T10:00:00"}
+    asked = set_off("What did I buy before the standing desk?", ENGLISH)
+    ranked = [9, 1, 2, 3, 4, 5, 6, 7, 8]
+    assert around(ranked, texts=texts, dates=dates, asked=asked, lexicon=ENGLISH) == [8, 7, 6, 9, 1, 2, 3, 4, 5]

@@ -7,11 +7,11 @@ the results (the best-ranked memory that says most of the words after
 asks about the way ``versions.ordered_events`` does (the best-ranked event
 that says a word of the question's own, and every event of its speaker that
 says each of those words it says), and puts those on the asked side of the
-other event's date first, the nearest in time first. Everything else keeps
-its rank. A question read for a window (a date: "the week before August 3")
-is the time stage's, and a question asking how long or how many ("how many
-days after I ordered it ...") needs both events, not an order: neither is
-read here.
+other event's date first, the nearest in time first (at most
+``AROUND_MOST``). Everything else keeps its order. A question read for a
+window (a date: "the week before August 3") is the time stage's, and a
+question asking how long or how many ("how many days after I ordered it
+...") needs both events, not an order: neither is read here.
 
 The functions here see texts, dates and roles, never the store.
 """
@@ -34,6 +34,9 @@ _NAMED = re.compile(r"\b(?:did|does|do|was|were|is|has|had)\s+([A-Z][a-z]+)\b")
 #: A question set off from another event is read among the results and the memories ranked up
 #: to this deep: the events it asks about rank near one another, the other event among them.
 AROUND_DEPTH = 30
+#: At most this many events are put first, the nearest to the other event: the question asks
+#: about the ones just before or after it, and the results below keep their places but these.
+AROUND_MOST = 3
 
 
 @dataclass(frozen=True)
@@ -107,6 +110,7 @@ def around(ranked: Sequence[int], *, texts: Mapping[int, str], dates: Mapping[in
     when = {k: aware(str(dates[k])) for k in told if needed <= terms[k]}
     side = [k for k, t in when.items() if (t < at if asked.way == "before" else t > at)]
     side.sort(key=lambda k: when[k], reverse=asked.way == "before")
+    side = side[:AROUND_MOST]
     moved = set(side)
     return side + [k for k in ranked if k not in moved]
 

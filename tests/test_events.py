@@ -225,3 +225,21 @@ def test_a_question_in_a_verbs_plain_form_orders_the_events_told_in_its_past(out
     # "did I buy" says "buy"; the events say "bought", a term of its own in the index
     hits = outings.search(query, user_id="u", limit=3, reference_time="2024-07-01T00:00:00")
     assert hits[0].text == first, [h.text for h in hits]
+
+
+@pytest.mark.parametrize("query, first", [
+    ("Where did I go first this year?", WENT[0][1]),
+    ("What did I buy most recently?", BOUGHT[-1][1]),
+    ("What was the first movie I saw this year?", SAW[0][1]),
+])
+def test_an_order_word_pulls_the_event_it_asks_for_into_the_results(outings, query, first):
+    # one result asked for: the earliest (latest) event is pulled into it from below
+    hits = outings.search(query, user_id="u", limit=1, reference_time="2024-07-01T00:00:00")
+    assert [h.text for h in hits] == [first]
+
+
+def test_without_an_order_word_nothing_is_pulled_up(outings):
+    ranked = [h.text for h in outings.search("Where did I go this year?", user_id="u", limit=6,
+                                             reference_time="2024-07-01T00:00:00")]
+    assert [h.text for h in outings.search("Where did I go this year?", user_id="u", limit=1,
+                                           reference_time="2024-07-01T00:00:00")] == ranked[:1]

@@ -20,7 +20,10 @@ A search is a line of stages, each handed what it needs:
    from another ("what did I buy before the standing desk?") puts those on
    the asked side of that event's date first, the nearest first;
 7. versions (``versions``): each fact's newest version first (the oldest
-   first when the query asks for the earliest: "first", "originally");
+   first when the query asks for the earliest: "first", "originally"); the
+   events an order word asks about in order of time, the earliest (latest)
+   of them pulled into the last place asked for from down to
+   ``around.AROUND_DEPTH`` if it ranks below;
 8. results: ``SearchResult`` rows.
 
 The store is read here, between the stages: the rows of the ranked memories,
@@ -42,7 +45,7 @@ from memsieve.read.speaker import SPEAKER_REACH, asked, raise_speaker, role_of
 from memsieve.read.rerank import DEFAULT_RERANK_DEPTH, Reranker, rerank_order
 from memsieve.read.versions import (DEFAULT_VERSION_COS, Version, alike_pairs, freshen, is_event,
                                     may_be_versions, ordered_events)
-from memsieve.read.when import Focus, focus, promote, topic_terms
+from memsieve.read.when import Focus, aware, focus, promote, topic_terms
 from memsieve.records import MemoryItem, SearchResult
 from memsieve.scope import Scope
 from memsieve.text.lexicon import ENGLISH, Lexicon
@@ -91,7 +94,8 @@ class Searcher:
         query's "now", against which its time words are read (memsieve.read.when).
 
         Freshness reorders the results asked for (see memsieve.read.versions); it
-        never pulls a newer version up from below the cut. Reading deeper to
+        never pulls a newer version up from below the cut (an order word pulls up
+        one event, ``_pull_extreme``). Reading deeper to
         find one was tried: on LoCoMo dev each version pulled up pushed out a
         result that answered the question (answer recall@10 0.5 to 0.9 points
         lower at gamma 0.5), since not every text the band stores as a newer
@@ -145,13 +149,39 @@ class Searcher:
             found = [(found[i][0], found[i][1], score) for i, score in order]
         if apart is not None and found:
             found = self._around(scope, query, found, apart, vector=q, mode=mode, view=view, as_of=as_of)
-        found = found[:limit]
         # "What did I buy last?" asks about the texts that say "bought".
         topic = self._lexicon.with_verb_forms(topic_terms(query, f)) if f and f.order else frozenset()
+        if f is not None and f.order is not None and found and len(found) >= limit:
+            found = self._pull_extreme(scope, query, found, f.order, topic, limit=limit, vector=q, mode=mode,
+                                       view=view, as_of=as_of)
+        found = found[:limit]
         return [_result(it, score, superseded_by=newer)
                 for (_, it, score), newer in self._freshen(found, query=q, view=view, focus=f, lead=inside,
                                                            topic=topic)
                 if newer is None or not current_only]
+
+    def _pull_extreme(self, scope: Scope, query: str, found: list[Found], order: str, topic: frozenset[str], *,
+                      limit: int, vector: np.ndarray | None, mode: str, view: Candidates | None,
+                      as_of: str | None) -> list[Found]:
+        """``found`` with the earliest (latest) of the events an order word asks about in its last
+        place, when that event ranks below the cut, down to ``AROUND_DEPTH``: "where did I go
+        first?" is answered by the first trip, however it ranks. One event at most, so the results
+        asked for lose one place at most; versions of one fact are never pulled up (that was
+        measured to push out answers: ``search``'s docstring)."""
+        kept = found[:limit]
+        deeper = self._deeper(scope, query, kept, vector=vector, mode=mode, view=view, as_of=as_of)
+        if not deeper:
+            return found
+        rows = {seq: (seq, it, score) for seq, it, score in kept + deeper}
+        keys = list(rows)
+        pairs = ordered_events(keys, texts={k: rows[k][1].text for k in keys}, topic=topic, lexicon=self._lexicon,
+                               roles={k: role_of(rows[k][1].metadata) for k in keys})
+        group = {k for pair in pairs for k in pair}
+        if not group:
+            return found
+        when = {k: aware(str(rows[k][1].valid_from or rows[k][1].created_at)) for k in group}
+        pick = (min if order == "earliest" else max)(group, key=when.__getitem__)
+        return found if pick in {seq for seq, _, _ in kept} else kept[:limit - 1] + [rows[pick]]
 
     def _around(self, scope: Scope, query: str, found: list[Found], apart: SetOff, *, vector: np.ndarray | None,
                 mode: str, view: Candidates | None, as_of: str | None) -> list[Found]:
@@ -159,9 +189,7 @@ class Searcher:
         results and from up to ``AROUND_DEPTH`` deeper: the events it asks about and the one it
         sets them off from rank near one another. The results keep their order, and a memory only
         the deeper lists reach follows them, so nothing else changes."""
-        pool, _ = self._ranker.pool(scope, query, vector=vector, mode=mode, depth=AROUND_DEPTH, view=view, reach=1)
-        have = {seq for seq, _, _ in found}
-        deeper = self._rows([(seq, score) for seq, score in pool[:AROUND_DEPTH] if seq not in have], as_of=as_of)
+        deeper = self._deeper(scope, query, found, vector=vector, mode=mode, view=view, as_of=as_of)
         floor = found[-1][2]
         rows = {seq: (seq, it, score) for seq, it, score in found} | {seq: (seq, it, min(score, floor))
                                                                        for seq, it, score in deeper}
@@ -170,6 +198,13 @@ class Searcher:
                                         dates={k: rows[k][1].valid_from or rows[k][1].created_at for k in keys},
                                         asked=apart, lexicon=self._lexicon,
                                         roles={k: role_of(rows[k][1].metadata) for k in keys})]
+
+    def _deeper(self, scope: Scope, query: str, found: list[Found], *, vector: np.ndarray | None, mode: str,
+                view: Candidates | None, as_of: str | None) -> list[Found]:
+        """The memories ranked down to ``AROUND_DEPTH`` that ``found`` does not hold, best first."""
+        pool, _ = self._ranker.pool(scope, query, vector=vector, mode=mode, depth=AROUND_DEPTH, view=view, reach=1)
+        have = {seq for seq, _, _ in found}
+        return self._rows([(seq, score) for seq, score in pool[:AROUND_DEPTH] if seq not in have], as_of=as_of)
 
     def _items(self, seqs: list[int], *, as_of: str | None) -> dict[int, MemoryItem]:
         return self._store.items_for_seqs(seqs) if as_of is None else self._store.items_at(seqs, as_of)

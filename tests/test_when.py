@@ -113,6 +113,7 @@ def test_no_time_words_no_window_and_time_zones_are_kept():
 
 
 @pytest.mark.parametrize("query", [
+    "What do we eat at Thanksgiving?",
     "Can you recommend a show or movie for me to watch tonight?",
     "What should I serve for dinner this weekend?",
     # a habit or a plan on "the weekend" names none
@@ -133,7 +134,8 @@ def test_last_weekend_is_the_one_before_now():
        n=st.integers(0, 10**7), unit=st.sampled_from(["day", "week", "month", "year"]),
        form=st.sampled_from(["{n} {u}s ago", "the past {n} {u}s", "last {u}", "on March {d}", "yesterday",
                                          "the {u} before last", "over the weekend",
-                                         "the {u} before March {d}", "{n} {u}s after 1 January 0001"]))
+                                         "the {u} before March {d}", "{n} {u}s after 1 January 0001",
+                                         "{n} hours ago", "{n} weekends ago", "{n} nights ago"]))
 def test_a_window_beyond_the_calendar_is_no_window_never_an_error(now, n, unit, form):
     # "5,000 years ago" from 2023, "yesterday" on 1 January of year 1: no date to point at.
     q = "What did I do " + form.format(n=n, u=unit, d=1 + n % 31) + "?"
@@ -237,3 +239,28 @@ def test_a_day_set_off_from_a_date_runs_from_that_day_to_the_date(query, start, 
 def test_a_set_off_without_a_date_leaves_the_window_as_it_was(query):
     w = read_when(query, datetime(2023, 5, 31, 12, 0)).window  # a Wednesday
     assert w is not None and w.holds(datetime(2023, 5, 27, 12)) and not w.holds(datetime(2023, 5, 20, 12))
+
+
+
+@pytest.mark.parametrize("query, start, end", [
+    # 28 June 2024 is a Friday, asked at noon
+    ("What did I eat two nights ago?", "2024-06-25", "2024-06-27"),
+    ("What did I do 3 hours ago?", "2024-06-27", "2024-06-29"),
+    ("What did I do 48 hours ago?", "2024-06-25", "2024-06-27"),
+    ("What did I buy three weekends ago?", "2024-06-07", "2024-06-10"),
+    ("What have I done since Monday?", "2024-06-24", "2024-06-28"),
+    ("What did I do this afternoon?", "2024-06-28", "2024-06-28"),
+    ("Who did I meet the other week?", "2024-06-04", "2024-06-24"),
+    # a bare holiday in a question about the past is the last one
+    ("What did I do on New Year's Eve?", "2023-12-30", "2024-01-01"),
+])
+def test_windows_a_question_alone_names(query, start, end):
+    w = read_when(query, datetime(2024, 6, 28, 12, 0)).window
+    assert w is not None
+    assert (w.start.date().isoformat(), w.end.date().isoformat()) == (start, end)
+
+
+@pytest.mark.parametrize("text", ["I got home 3 hours ago.", "We ate there two nights ago.", "I've been busy since Monday."])
+def test_the_question_only_phrasings_date_no_event_a_text_tells(text):
+    # a text's dates are read by the phrasings the gate and the events share (time_phrases, events_dated)
+    assert events_dated(text, datetime(2024, 6, 28, 12, 0, tzinfo=timezone.utc)) == ()

@@ -29,11 +29,11 @@ from typing import Iterator
 
 from memsieve.text.when_periods import quarter_span, season_span
 from memsieve.text.when_holidays import HOLIDAY, holiday_day
-from memsieve.text.when_words import (AGO, AHEAD, ASKED_IN_PAST, BEFORE_LAST, COUNT_WORDS, DAY_MONTH, DAY_OF_MONTH,
+from memsieve.text.when_words import (AGO, AGO_MORE, AHEAD, ASKED_IN_PAST, BEFORE_LAST, COUNT_WORDS, DAY_MONTH, DAY_OF_MONTH,
                                       EARLIEST, ISO_DATE, IN_MONTH, LAST_UNIT, LATEST, MONTH_YEAR, MONTHS,
                                       NOT_ORDER_FIRST, NUMERIC_DATE, ORDER_EARLIEST, ORDER_LAST, ORDER_LATEST,
-                                      ORDER_PRESENT, OVER_WEEKEND, PAST, QUARTER, RECENTLY, RELATIVE_TO_DATE, SEASON,
-                                      TRAILING, UNITS,
+                                      ORDER_PRESENT, OTHER_WEEK, OVER_WEEKEND, PAST, QUARTER, RECENTLY,
+                                      RELATIVE_TO_DATE, SEASON, SINCE_WEEKDAY, THIS_AFTERNOON, TRAILING, UNITS,
                                       WEEKDAY, WEEKDAY_ABBR, WEEKDAY_SHORT, WEEKDAYS, YEAR, YESTERDAY, counts_units,
                                       month_is_said)
 
@@ -224,6 +224,28 @@ def _before_last(m: re.Match[str], q: str, now: datetime) -> Window | None:
     return Window(w.start, w.end, m.group(0))
 
 
+def _ago_more(m: re.Match[str], q: str, now: datetime) -> Window | None:
+    n, unit = _count(m.group(1)) if "." not in m.group(1) else float(m.group(1)), m.group(2)
+    if unit == "weekend":  # "three weekends ago": the last weekend, two more weeks back
+        w = _last_unit_window(now - timedelta(days=7 * (max(n, 1) - 1)), "weekend")
+        return Window(w.start, w.end, m.group(0))
+    days = n if unit == "night" else n / 24 if unit == "hour" else n / 1440
+    return _around(now, round(days), 1, m.group(0))
+
+
+def _since_weekday(m: re.Match[str], q: str, now: datetime) -> Window | None:
+    back = (now.weekday() - WEEKDAYS[m.group(1)]) % 7 or 7
+    return Window(_day(now) - timedelta(days=back), now, m.group(0))
+
+
+def _today(m: re.Match[str], q: str, now: datetime) -> Window | None:
+    return Window(_day(now), now, m.group(0))
+
+
+def _other_week(m: re.Match[str], q: str, now: datetime) -> Window | None:
+    return Window(_day(now) - timedelta(days=24), _day(now) - timedelta(days=4), m.group(0))
+
+
 def _over_weekend(m: re.Match[str], q: str, now: datetime) -> Window | None:
     if ASKED_IN_PAST.search(q) is None:  # "what do I usually do on the weekend?"
         return None
@@ -293,7 +315,7 @@ def _quarter(m: re.Match[str], q: str, now: datetime) -> Window | None:
 
 
 def _holiday(m: re.Match[str], q: str, now: datetime) -> Window | None:
-    day = holiday_day(m, now)
+    day = holiday_day(m, now, asked_in_past=ASKED_IN_PAST.search(q) is not None)
     if day is None:
         return None
     return _around(datetime(day.year, day.month, day.day, tzinfo=now.tzinfo), 0, 1, m.group(0))
@@ -311,7 +333,8 @@ _READERS: tuple[tuple[re.Pattern[str], Reader], ...] = (
     (DAY_OF_MONTH, _day_of_month), (DAY_MONTH, _day_month), (IN_MONTH, _in_month), (MONTH_YEAR, _month_year),
     (SEASON, _season), (QUARTER, _quarter), (HOLIDAY, _holiday), (YEAR, _year), (RECENTLY, _recently),
     # Last: "the weekend before 4 October" is dated by its date.
-    (OVER_WEEKEND, _over_weekend))
+    (OVER_WEEKEND, _over_weekend), (AGO_MORE, _ago_more), (SINCE_WEEKDAY, _since_weekday),
+    (THIS_AFTERNOON, _today), (OTHER_WEEK, _other_week))
 
 
 def _window(q: str, now: datetime) -> Window | None:

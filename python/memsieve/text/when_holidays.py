@@ -62,13 +62,15 @@ def holiday_on(name: str, year: int) -> date:
     return date(year, month, day)
 
 
-def holiday_day(m: re.Match[str], now: datetime) -> date | None:
+def holiday_day(m: re.Match[str], now: datetime, *, asked_in_past: bool = False) -> date | None:
     """The day a ``HOLIDAY`` match names, read against ``now``; None when it names none (a bare
-    holiday, or "this" one still to come)."""
+    holiday, or "this" one still to come). A bare holiday in a question about the past ("what did
+    I do on New Year's Eve?", ``asked_in_past``) is the last one; elsewhere ("what do we eat at
+    Thanksgiving?") it names none."""
     which, name, year = m.groups()
     if year is not None:
         return holiday_on(name, int(year))
-    if which is None:
+    if which is None and not asked_in_past:
         return None
     today = now.date()
     this_year = holiday_on(name, today.year)

@@ -83,6 +83,13 @@ RELATIVE_TO_DATE = re.compile(
 #: "what did I buy before the standing desk?": the events a question sets off from another
 #: (memsieve.read.around); the last "before" or "after" of the question, and what follows it.
 SET_OFF_EVENT = re.compile(r"\b(before|after)\s+(?!(?:last|that|then|now|this|it)\b)([^?!.]+?)\s*[?!.]*$")
+#: Units a question's "ago" may count in besides ``AGO``'s ("two nights ago", "3 hours ago", "three
+#: weekends ago"); read for a question's window only, not for the dates a text says.
+AGO_MORE = re.compile(rf"\b({_NUM})\s+(night|hour|minute|weekend)s?\s+ago\b")
+#: "since Monday", "this afternoon", "the other week": a question's window only.
+SINCE_WEEKDAY = re.compile(r"\bsince\s+(" + "|".join(WEEKDAYS) + r")\b")
+THIS_AFTERNOON = re.compile(r"\b(this afternoon|earlier today)\b")
+OTHER_WEEK = re.compile(r"\bthe other week\b")
 ASKED_IN_PAST = re.compile(r"\b(?:did|was|were|had|happened|went)\b")
 #: The seasons, as the northern hemisphere's meteorological ones: name -> first month (winter's
 #: December belongs to the winter whose January follows it).

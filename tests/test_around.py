@@ -89,6 +89,7 @@ def told(tmp_path, embedder):
     ("Where did I go after the Taylor Swift concert?", "I went to Kyoto with my sister."),
     ("Where did I go right after I bought the headphones?", "I went to Denver for a conference."),
     ("What did I buy before my trip to Kyoto?", "I bought a standing desk for my office."),
+    ("Which trip came after the Taylor Swift concert?", "I went to Kyoto with my sister."),
 ])
 def test_a_search_puts_the_events_before_or_after_another_first(told, query, first):
     hits = told.search(query, user_id="u", limit=3, reference_time="2024-07-01T00:00:00")

@@ -90,7 +90,7 @@ AGO_MORE = re.compile(rf"\b({_NUM})\s+(night|hour|minute|weekend)s?\s+ago\b")
 SINCE_WEEKDAY = re.compile(r"\bsince\s+(" + "|".join(WEEKDAYS) + r")\b")
 THIS_AFTERNOON = re.compile(r"\b(this afternoon|earlier today)\b")
 OTHER_WEEK = re.compile(r"\bthe other week\b")
-ASKED_IN_PAST = re.compile(r"\b(?:did|was|were|had|happened|went)\b")
+ASKED_IN_PAST = re.compile(r"\b(?:did|was|were|had|happened|went|came)\b")
 #: The seasons, as the northern hemisphere's meteorological ones: name -> first month (winter's
 #: December belongs to the winter whose January follows it).
 SEASONS = {"spring": 3, "summer": 6, "autumn": 9, "fall": 9, "winter": 12}

@@ -224,12 +224,12 @@ class Lexicon:
                      "polarity_words", "past_words", "present_words", "future_words", "not_past", "state_past",
                      "doers", "event_adverbs", "happening_words", "filler_words",
                      "pronoun_forms", "word_forms", "auxiliaries", "passive_auxiliaries", "agent_words", "verb_forms",
-                     "verb_pasts", "verb_kin", "modal_words", "contractions", "contraction_hosts", "role_prepositions", "placed_values",
-                     "one_words", "clock_words", "clause_joints"):
+                     "verb_pasts", "verb_kin", "modal_words", "contractions", "contraction_hosts", "role_prepositions",
+                     "placed_values", "one_words", "clock_words", "clause_joints"):
             object.__setattr__(self, name, check_entries(getattr(self, name), name=name))
         for name, example in (("pronoun_forms", "'i/me/my'"), ("word_forms", "'a/an'"),
-                              ("verb_forms", "'gave/given'"), ("verb_pasts", "'buy/bought'"), ("verb_kin", "'go/visit'"),
-                              ("contractions", "\"'m/am\"")):
+                              ("verb_forms", "'gave/given'"), ("verb_pasts", "'buy/bought'"),
+                              ("verb_kin", "'go/visit'"), ("contractions", "\"'m/am\"")):
             for group in getattr(self, name):
                 forms = group.split("/")
                 if len(forms) < 2 or not all(f and " " not in f for f in forms):

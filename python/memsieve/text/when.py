@@ -29,8 +29,8 @@ from typing import Iterator
 
 from memsieve.text.when_periods import quarter_span, season_span
 from memsieve.text.when_holidays import HOLIDAY, holiday_day
-from memsieve.text.when_words import (AGO, AGO_MORE, AHEAD, ASKED_IN_PAST, BEFORE_LAST, COUNT_WORDS, DAY_MONTH, DAY_OF_MONTH,
-                                      EARLIEST, ISO_DATE, IN_MONTH, LAST_UNIT, LATEST, MONTH_YEAR, MONTHS,
+from memsieve.text.when_words import (AGO, AGO_MORE, AHEAD, ASKED_IN_PAST, BEFORE_LAST, COUNT_WORDS, DAY_MONTH,
+                                      DAY_OF_MONTH, EARLIEST, ISO_DATE, IN_MONTH, LAST_UNIT, LATEST, MONTH_YEAR, MONTHS,
                                       NOT_ORDER_FIRST, NUMERIC_DATE, ORDER_EARLIEST, ORDER_LAST, ORDER_LATEST,
                                       ORDER_PRESENT, OTHER_WEEK, OVER_WEEKEND, PAST, QUARTER, RECENTLY,
                                       RELATIVE_TO_DATE, SEASON, SINCE_WEEKDAY, THIS_AFTERNOON, TRAILING, UNITS,
@@ -200,16 +200,15 @@ def _last_unit(m: re.Match[str], q: str, now: datetime) -> Window | None:
         return None  # "last weekend before April 10": dated by its date
     if unit != "weekend" and which == "last" and q.endswith("the ", 0, m.start()):
         return None  # "the last year of school"; trailing ones read before
-    w = _last_unit_window(now, unit, which=which)
-    return Window(w.start, w.end, m.group(0))
+    return _last_unit_window(now, unit, m.group(0), which=which)
 
 
-def _last_unit_window(now: datetime, unit: str, *, which: str = "last") -> Window:
+def _last_unit_window(now: datetime, unit: str, phrase: str, *, which: str = "last") -> Window:
     """"last weekend" (Friday to Monday around the Saturday before ``now``), or ``_unit_window``'s."""
     if unit == "weekend":
         back = (now.weekday() - 5) % 7 or 7
-        return Window(_day(now) - timedelta(days=back + 1), _day(now) - timedelta(days=back - 2), "last weekend")
-    return _unit_window(now, which, unit, f"{which} {unit}")
+        return Window(_day(now) - timedelta(days=back + 1), _day(now) - timedelta(days=back - 2), phrase)
+    return _unit_window(now, which, unit, phrase)
 
 
 def _before_last(m: re.Match[str], q: str, now: datetime) -> Window | None:
@@ -220,15 +219,13 @@ def _before_last(m: re.Match[str], q: str, now: datetime) -> Window | None:
         then = now.replace(day=1) - timedelta(days=1)  # the last day of last month
     else:
         then = now.replace(year=now.year - 1, day=min(now.day, 28))
-    w = _last_unit_window(then, unit)
-    return Window(w.start, w.end, m.group(0))
+    return _last_unit_window(then, unit, m.group(0))
 
 
 def _ago_more(m: re.Match[str], q: str, now: datetime) -> Window | None:
     n, unit = _count(m.group(1)) if "." not in m.group(1) else float(m.group(1)), m.group(2)
     if unit == "weekend":  # "three weekends ago": the last weekend, two more weeks back
-        w = _last_unit_window(now - timedelta(days=7 * (max(n, 1) - 1)), "weekend")
-        return Window(w.start, w.end, m.group(0))
+        return _last_unit_window(now - timedelta(days=7 * (max(n, 1) - 1)), "weekend", m.group(0))
     days = n if unit == "night" else n / 24 if unit == "hour" else n / 1440
     return _around(now, round(days), 1, m.group(0))
 
@@ -249,8 +246,7 @@ def _other_week(m: re.Match[str], q: str, now: datetime) -> Window | None:
 def _over_weekend(m: re.Match[str], q: str, now: datetime) -> Window | None:
     if ASKED_IN_PAST.search(q) is None:  # "what do I usually do on the weekend?"
         return None
-    w = _last_unit_window(now, "weekend")
-    return Window(w.start, w.end, m.group(0))
+    return _last_unit_window(now, "weekend", m.group(0))
 
 
 def _iso_date(m: re.Match[str], q: str, now: datetime) -> Window | None:
@@ -329,9 +325,10 @@ def _recently(m: re.Match[str], q: str, now: datetime) -> Window | None:
 #: match that is a date wins, wherever in the question it lies.
 _READERS: tuple[tuple[re.Pattern[str], Reader], ...] = (
     (AGO, _ago), (PAST, _past), (TRAILING, _trailing), (YESTERDAY, _yesterday), (WEEKDAY, _weekday),
-    (WEEKDAY_SHORT, _weekday), (BEFORE_LAST, _before_last), (LAST_UNIT, _last_unit), (ISO_DATE, _iso_date), (NUMERIC_DATE, _numeric_date),
-    (DAY_OF_MONTH, _day_of_month), (DAY_MONTH, _day_month), (IN_MONTH, _in_month), (MONTH_YEAR, _month_year),
-    (SEASON, _season), (QUARTER, _quarter), (HOLIDAY, _holiday), (YEAR, _year), (RECENTLY, _recently),
+    (WEEKDAY_SHORT, _weekday), (BEFORE_LAST, _before_last), (LAST_UNIT, _last_unit), (ISO_DATE, _iso_date),
+    (NUMERIC_DATE, _numeric_date), (DAY_OF_MONTH, _day_of_month), (DAY_MONTH, _day_month), (IN_MONTH, _in_month),
+    (MONTH_YEAR, _month_year), (SEASON, _season), (QUARTER, _quarter), (HOLIDAY, _holiday), (YEAR, _year),
+    (RECENTLY, _recently),
     # Last: "the weekend before 4 October" is dated by its date.
     (OVER_WEEKEND, _over_weekend), (AGO_MORE, _ago_more), (SINCE_WEEKDAY, _since_weekday),
     (THIS_AFTERNOON, _today), (OTHER_WEEK, _other_week))
@@ -343,14 +340,11 @@ def _window(q: str, now: datetime) -> Window | None:
 
     "since <a time>" ("since January", "since last month", "since 2023") runs from that time's
     start up to now."""
-    try:
+    try:  # a date before year 1 or after 9999 is no window
         found = _first_window(q, now)
-    except (OverflowError, ValueError):  # a date before year 1 or after 9999
-        return None
-    if found is None:
-        return None
-    w, start = found
-    try:
+        if found is None:
+            return None
+        w, start = found
         if (set_off := _relative_to(w, q, start)) is not None:
             # The date is most often when the thing was told ("I took the pups hiking last weekend",
             # said on 4 October): the window runs from the day set off to the date itself.

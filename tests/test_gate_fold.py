@@ -17,7 +17,7 @@ from hypothesis import strategies as st
 
 from memsieve import GateConfig, Memory, _core
 from memsieve.text.fold import without_list_marks
-from memsieve.text.when import time_phrases
+from memsieve.text.when_told import time_phrases
 
 
 def test_a_new_count_of_the_same_thing_is_stored(tmp_path, embedder):

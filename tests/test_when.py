@@ -9,7 +9,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from memsieve.text.when import COUNT_WORDS, events_dated, read_when
+from memsieve.text.when import COUNT_WORDS, read_when
+from memsieve.text.when_told import events_dated
 
 NOWS = st.datetimes(min_value=datetime(2001, 1, 1), max_value=datetime(2040, 12, 31))
 WORDS = {v: k for k, v in COUNT_WORDS.items() if " " not in k and k not in ("a", "an", "few", "several")}

@@ -12,7 +12,8 @@ from memsieve.errors import InvalidInputError, MemsieveError
 from memsieve.inputs import iso_time
 from memsieve.read.when import focus
 from memsieve.text import when_spans
-from memsieve.text.when import events_dated, read_when, time_phrases
+from memsieve.text.when import read_when
+from memsieve.text.when_told import events_dated, time_phrases
 
 from conftest import TableEmbedder, unit
 

@@ -15,7 +15,7 @@ None: the call's time) says two things (``memsieve.text.when.read_when``):
   raises them by ``WINDOW_ALONE_BOOST``, above the whole spread, so they
   lead. A memory that tells of an event inside the window ("I planted
   tomatoes today", "I cleaned my sneakers last month": its own dating words
-  read against its own date, ``memsieve.text.when.events_dated``) gains
+  read against its own date, ``memsieve.text.when_told.events_dated``) gains
   ``WINDOW_BOOST + EVENT_BOOST``, wherever its own date lies: it says what happened
   then, where one merely dated inside may say anything. An assistant's words
   date no event (its "today" is when it wrote, not when anything happened);

@@ -31,7 +31,7 @@ from collections.abc import Callable, Collection, Sequence
 
 import memsieve._core as _core
 from memsieve.text.fold import fold, without_list_marks, words
-from memsieve.text.when import time_phrases
+from memsieve.text.when_told import time_phrases
 
 #: The empty set the readings of many texts share: a cached gate holds one reading per memory,
 #: and an empty frozenset is no singleton.
@@ -162,7 +162,7 @@ def value_tokens(text: str) -> tuple[tuple[str, str, str], ...]:
 
 def find_stated_values(text: str) -> frozenset[str]:
     """The number terms a text states, its list numbering left out ("2. Seaborn" states no 2),
-    and the phrases that date what it says (memsieve.text.when.time_phrases): what a memory must
+    and the phrases that date what it says (memsieve.text.when_told.time_phrases): what a memory must
     hold for a text folded into it to lose no number and no date.
 
     >>> sorted(find_stated_values("1. Matplotlib\\n2. Seaborn, which I tried two weeks ago"))

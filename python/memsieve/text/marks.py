@@ -28,7 +28,7 @@ from memsieve.text.cues import digits, value_tokens
 from memsieve.text.fold import fold
 from memsieve.text.fold import forget_texts as forget_folds
 from memsieve.text.voice import Doer, VoiceReader, doers_differ, voice_turned
-from memsieve.text.when import time_phrases
+from memsieve.text.when_told import time_phrases
 
 
 @dataclass(frozen=True, slots=True)

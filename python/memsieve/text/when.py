@@ -7,9 +7,9 @@ both: a window of dates the question points at (or None) and an order
 (``"earliest"``, ``"latest"`` or None). The search uses them softly: memories
 dated inside the window rank higher, never are the others dropped.
 
-The same phrases serve the write path: ``time_phrases(text)`` spells the
-relative dates a text states one way, so that the gate does not fold a text
-dated "last weekend" into a memory that does not say when (docs/GATE.md).
+The same readers serve what a text says about its own time
+(``memsieve.text.when_told``): the phrases that date what it tells, and their
+windows read against when it was said.
 
 English only, like the rest of ``memsieve.text``; every word list is in
 ``memsieve.text.when_words``. Each window is wide enough to hold the usual
@@ -20,16 +20,14 @@ Calendar words ("today", "this year", "in June") are read in ``now``'s own offse
 from __future__ import annotations
 
 import calendar
-import functools
 import re
 from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import datetime, timedelta
-from typing import Iterator
 
 from memsieve.text.when_periods import quarter_span, season_span
 from memsieve.text.when_holidays import HOLIDAY, holiday_day
-from memsieve.text.when_words import (AGO, AGO_MORE, AHEAD, ASKED_IN_PAST, BEFORE_LAST, COUNT_WORDS, DAY_MONTH,
+from memsieve.text.when_words import (AGO, AGO_MORE, ASKED_IN_PAST, BEFORE_LAST, COUNT_WORDS, DAY_MONTH,
                                       DAY_OF_MONTH, EARLIEST, ISO_DATE, IN_MONTH, LAST_UNIT, LATEST, MONTH_YEAR, MONTHS,
                                       NOT_ORDER_FIRST, NUMERIC_DATE, ORDER_EARLIEST, ORDER_LAST, ORDER_LATEST,
                                       ORDER_PRESENT, OTHER_WEEK, OVER_WEEKEND, PAST, QUARTER, RECENTLY,
@@ -37,8 +35,8 @@ from memsieve.text.when_words import (AGO, AGO_MORE, AHEAD, ASKED_IN_PAST, BEFOR
                                       WEEKDAY, WEEKDAY_ABBR, WEEKDAY_SHORT, WEEKDAYS, YEAR, YESTERDAY, counts_units,
                                       month_is_said)
 
-__all__ = ["COUNT_WORDS", "EARLIEST", "LATEST", "MONTHS", "UNITS", "WEEKDAYS", "When", "Window", "events_dated",
-           "read_when", "time_phrases"]
+__all__ = ["COUNT_WORDS", "EARLIEST", "LATEST", "MONTHS", "UNITS", "WEEKDAYS", "When", "Window", "ago_amount",
+           "count_of", "plain", "read_when", "spelled", "window_of"]
 
 
 @dataclass(frozen=True)
@@ -61,28 +59,28 @@ class When:
     order: str | None  # "earliest" | "latest" | None
 
 
-def _plain(text: str) -> str:
+def plain(text: str) -> str:
     """The text as every pattern here reads it: casefolded, typographic apostrophes plain, one
     space between words (questions, the write path's dating phrases and the read path's alike)."""
     return " ".join(text.casefold().replace("\u2019", "'").split())
 
 
-def _count(word: str) -> int:
+def count_of(word: str) -> int:
     return int(word) if word.isdigit() else COUNT_WORDS[word]
 
 
-def _amount(m: re.Match[str]) -> tuple[int | float, str]:
+def ago_amount(m: re.Match[str]) -> tuple[int | float, str]:
     """How many units an ``AGO`` match says ("a week and a half": 1.5 week), and the unit."""
     if m.group(1):  # "half a year"
         return 0.5, m.group(4)
     word = m.group(2)
-    n: int | float = float(word) if "." in word else _count(word)
+    n: int | float = float(word) if "." in word else count_of(word)
     if m.group(3) or m.group(5):  # "one and a half years", "a week and a half"
         n += 0.5
     return n, m.group(4)
 
 
-def _spelled(n: int | float) -> str:
+def spelled(n: int | float) -> str:
     return str(int(n)) if n == int(n) else f"{n:g}"
 
 
@@ -161,7 +159,7 @@ Reader = Callable[[re.Match[str], str, datetime], "Window | None"]
 
 
 def _ago(m: re.Match[str], q: str, now: datetime) -> Window | None:
-    n, unit = _amount(m)
+    n, unit = ago_amount(m)
     length, slack = UNITS[unit]
     back = n * length if isinstance(n, int) else round(n * length)
     # "half a year ago": half the slack of "a year ago"; N units: a quarter of the way back, at least the slack
@@ -170,7 +168,7 @@ def _ago(m: re.Match[str], q: str, now: datetime) -> Window | None:
 
 
 def _past(m: re.Match[str], q: str, now: datetime) -> Window | None:
-    n, length = _count(m.group(1)), UNITS[m.group(2)][0]
+    n, length = count_of(m.group(1)), UNITS[m.group(2)][0]
     return Window(_day(now) - timedelta(days=n * length + 1), now, m.group(0))
 
 
@@ -223,7 +221,7 @@ def _before_last(m: re.Match[str], q: str, now: datetime) -> Window | None:
 
 
 def _ago_more(m: re.Match[str], q: str, now: datetime) -> Window | None:
-    n, unit = _count(m.group(1)) if "." not in m.group(1) else float(m.group(1)), m.group(2)
+    n, unit = count_of(m.group(1)) if "." not in m.group(1) else float(m.group(1)), m.group(2)
     if unit == "weekend":  # "three weekends ago": the last weekend, two more weeks back
         return _last_unit_window(now - timedelta(days=7 * (max(n, 1) - 1)), "weekend", m.group(0))
     days = n if unit == "night" else n / 24 if unit == "hour" else n / 1440
@@ -334,8 +332,8 @@ _READERS: tuple[tuple[re.Pattern[str], Reader], ...] = (
     (THIS_AFTERNOON, _today), (OTHER_WEEK, _other_week))
 
 
-def _window(q: str, now: datetime) -> Window | None:
-    """The first window ``q`` names, read against ``now``; None when it names none, or one
+def window_of(q: str, now: datetime) -> Window | None:
+    """The first window ``q`` (plain text, ``plain``) names, read against ``now``; None when it names none, or one
     outside the calendar ("5,000 years ago", "the past 9999 years" from year 1).
 
     "since <a time>" ("since January", "since last month", "since 2023") runs from that time's
@@ -370,7 +368,7 @@ def _relative_to(w: Window, q: str, start: int) -> Window | None:
     phrase = m.group(0) + w.phrase
     if unit is not None:
         length, slack = UNITS[unit]
-        return _around(day, -sign * _count(count) * length, slack, phrase)
+        return _around(day, -sign * count_of(count) * length, slack, phrase)
     span = span or weekend
     if span == "day":
         return _around(day, -sign, 1, phrase)
@@ -393,86 +391,6 @@ def _first_window(q: str, now: datetime) -> tuple[Window, int] | None:
     return None
 
 
-#: The phrases by which a text dates what it tells, for ``events_dated``: a day or a stretch of the
-#: past, read against when the text was said. A span up to now ("the past six months", "in the last
-#: month", "recently", "this year") dates no one event, and "this weekend", "tomorrow" are to come.
-_EVENT = (AGO, YESTERDAY, WEEKDAY, WEEKDAY_SHORT, LAST_UNIT, ISO_DATE, DAY_OF_MONTH, DAY_MONTH)
-
-
-def _event_matches(t: str) -> Iterator[re.Match[str]]:
-    for pattern in _EVENT:
-        for m in pattern.finditer(t):
-            if pattern is LAST_UNIT:  # "last month", not "this month" nor "in the last month" (a span)
-                if m.group(1) != "last" or (m.group(2) != "weekend" and t.endswith("the ", 0, m.start())):
-                    continue
-            elif pattern is DAY_OF_MONTH:  # "march 5 miles"
-                if not m.group(3) and not m.group(4) and counts_units(t, m.end()):
-                    continue
-            elif pattern is DAY_MONTH:  # "2 may be enough"
-                if not (m.group(2) or m.group(3) or m.group(5)) and not month_is_said(t, m.group(4), m.end(4)):
-                    continue
-            yield m
-
-
-def event_phrases(text: str) -> tuple[str, ...]:
-    """The distinct dating phrases of ``text`` (see ``events_dated``), in the order the patterns find them."""
-    return tuple(dict.fromkeys(m.group(0) for m in _event_matches(_plain(text))))
-
-
-def events_dated(text: str, said_at: datetime) -> tuple[Window, ...]:
-    """The windows of the events a text dates, read against when it was said.
-
-    "I just planted tomatoes today" said on 21 April dates an event on 21 April;
-    "I cleaned my sneakers last month" said on 24 May, one in April (with the
-    slack ``read_when`` gives the phrase in a question). A question about "last
-    month" asked in May is about both, whatever day each was said on.
-
-    Args:
-        text: what was said.
-        said_at: when (timezone-aware).
-
-    Returns:
-        One window per distinct dating phrase, in the order the patterns find them; empty
-        when the text dates nothing (or only outside the calendar). The read path asks
-        ``memsieve.text.when_spans.tells_of``, which remembers them per text.
-    """
-    return tuple(w for phrase in event_phrases(text) if (w := _window(phrase, said_at)) is not None)
-
-
-#: The phrases that date what a text says relative to when it was said, past or to come, for
-#: ``time_phrases``.
-#: Weekdays, months and days of the month are number terms to the tokenizer already ("22 October"
-#: and "October 22" hold the same ones), and "recently" dates nothing a reader could compute with.
-_DATING = (AGO, PAST, YESTERDAY, LAST_UNIT, AHEAD)
-
-
-@functools.lru_cache(maxsize=1024)
-def time_phrases(text: str) -> frozenset[str]:
-    """The phrases that say when something happened, spelled one way ("two months ago" is
-    ``"2 month ago"``), so that two texts dating a thing alike share them.
-
-    A text folded into a memory that lacks one of them would lose when it happened: the reader
-    sees the memory's own date.
-
-    >>> sorted(time_phrases("I joined a webinar two months ago, and the gym last weekend."))
-    ['2 month ago', 'last weekend']
-    >>> sorted(time_phrases("The track day is tomorrow; the race is in three weeks, not next month."))
-    ['next month', 'tomorrow']
-    """
-    t = _plain(text)
-    found = set()
-    for pattern in _DATING:
-        for m in pattern.finditer(t):
-            if pattern is AGO:
-                n, unit = _amount(m)
-                found.add(f"{_spelled(n)} {unit} ago")
-            elif pattern is PAST:
-                found.add(f"past {_count(m.group(1))} {m.group(2)}")
-            else:
-                found.add(m.group(0))
-    return frozenset(found)
-
-
 def read_when(query: str, now: datetime) -> When:
     """The window and order ``query`` asks for, read against ``now``.
 
@@ -484,8 +402,8 @@ def read_when(query: str, now: datetime) -> When:
     Returns:
         A When; both parts None when the question says nothing about time.
     """
-    q = _plain(query)
-    window = _window(q, now)
+    q = plain(query)
+    window = window_of(q, now)
     # "first aid", "first name", "first of all" order nothing: blanked, positions kept
     earliest = ORDER_EARLIEST.search(NOT_ORDER_FIRST.sub(lambda m: " " * len(m.group(0)), q))
     latest = ORDER_LATEST.search(q) or ORDER_LAST.search(q)

@@ -16,7 +16,8 @@ import threading
 from collections import OrderedDict
 from datetime import datetime
 
-from memsieve.text.when import Window, events_dated
+from memsieve.text.when import Window
+from memsieve.text.when_told import events_dated
 
 #: How many texts' windows are remembered, at most ...
 MAX_TEXTS = 8192

@@ -22,7 +22,7 @@ from memsieve.text.clauses import said_of_another
 from memsieve.text.marks import (NO_MARKS, other_doers, other_modality, part_of, past_against_present,
                                  sequence_words, unmarked)
 from memsieve.text.lexicon import Lexicon
-from memsieve.text.when import time_phrases
+from memsieve.text.when_told import time_phrases
 
 # The information term's IDF prior for small scopes, idf_eff = (N idf + m * prior) / (N + m):
 # passed to the Rust core and used by the substitution netting below, so both read one value.

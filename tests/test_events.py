@@ -238,6 +238,48 @@ def test_an_order_word_pulls_the_event_it_asks_for_into_the_results(outings, que
     assert [h.text for h in hits] == [first]
 
 
+@pytest.mark.parametrize("text, event", [
+    # a verb whose past is its plain form: past after "she" or a name ("she reads" is the present)
+    ("She read Dune on the flight home.", True),
+    ("My sister cut her hair short.", True),
+    ("Maria read the letter twice.", True),
+    # after "I", "we", "you", "they" only where the text says its past otherwise
+    ("I read Project Hail Mary last month.", True),
+    ("We put up shelves in the garage last weekend.", True),
+    ("I hit a new personal best two days ago.", True),
+    ("I read Dune and loved it.", True),
+    ("I read every night before bed.", False),
+    ("They put the house up for sale.", False),
+    ("I read Project Hail Mary.", False),
+    # a perfect, a future, a present with "s", a plan: as before
+    ("I've read Dune.", False),
+    ("I will read Dune next month.", False),
+    ("She reads a lot.", False),
+    ("I was going to read Dune last month.", False),
+])
+def test_a_verb_whose_past_is_its_plain_form_tells_of_an_event_where_the_text_says_the_past(text, event):
+    assert ENGLISH.tells_of_event(text) is event
+
+
+READ = [("2024-02-01T10:00:00", "I read Project Hail Mary last month, loved every page."),
+        ("2024-04-01T10:00:00", "I read The Overstory a few weeks ago, it was slow going."),
+        ("2024-06-01T10:00:00", "I read Piranesi last week, such a strange book.")]
+
+
+@pytest.mark.parametrize("query, first", [
+    ("What did I read first this year?", READ[0][1]),
+    ("What did I read most recently?", READ[-1][1]),
+])
+def test_books_read_are_events_an_order_word_puts_in_time(tmp_path, embedder, query, first):
+    m = Memory(tmp_path / "books.db", embedder=embedder)
+    for when, text in READ:
+        m.add(text, user_id="u", valid_from=when)
+    hits = m.search(query, user_id="u", limit=3, reference_time="2024-07-01T00:00:00")
+    assert hits[0].text == first, [h.text for h in hits]
+    assert all(h.superseded_by is None for h in hits)  # one book read does not undo another
+    m.close()
+
+
 def test_without_an_order_word_nothing_is_pulled_up(outings):
     ranked = [h.text for h in outings.search("Where did I go this year?", user_id="u", limit=6,
                                              reference_time="2024-07-01T00:00:00")]

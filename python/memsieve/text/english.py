@@ -130,6 +130,12 @@ felt meant seemed looked sounded belonged stayed remained kept held lasted cost 
 #: verb, when a text is read for a thing someone did ("I just adopted a cat"); any other verb
 #: after one of them ("I love", "we have", "I've tried") tells of now or later.
 DOERS = frozenset("i we you he she they".split())
+#: Verbs of a thing done whose past is spelled as their plain form: after "she" or a name the
+#: plain form would take an "s" ("she reads"), so "she read Dune" is past; after one of
+#: PLAIN_DOERS it is past only where the text says so otherwise ("I read Dune last month", "I read
+#: it and loved it"; "I read every night" is a habit).
+PLAIN_PASTS = frozenset("read put cut hit set shut split spread beat cast burst broadcast".split())
+PLAIN_DOERS = frozenset("i we you they".split())
 EVENT_ADVERBS = frozenset("just also already recently finally really then first even actually eventually".split())
 
 #: The words of a question that ask what happened, not about what: "what happened yesterday?",

@@ -13,7 +13,10 @@ A text tells of an event (``tells_of_event``) when it is a statement, not a ques
   "sister", or a capitalized word, which may be a name; not a speaker's label such as
   "Caroline:") is followed, past a few adverbs ("just", "also"), by a past verb that
   is an action, not a state ("went", "adopted"; not "was", "lived", "worked": "The meeting
-  was on Tuesday" may be corrected by "... was on Wednesday");
+  was on Tuesday" may be corrected by "... was on Wednesday"). A verb whose past is spelled
+  as its plain form ("read", "put") is past after "she" or a name ("she read Dune"), and
+  after "I", "we", "you" or "they" only in a text that says another verb in the past or dates
+  itself in the past ("I read Dune last month"; "I read every night" tells of a habit);
 - no doer is followed by any other verb: "I love the dark sky", "I've tried three Korean
   restaurants" (a count up to now, which a later "four" replaces) and "we will" tell of now
   or later;
@@ -33,6 +36,7 @@ from dataclasses import dataclass
 
 from memsieve.text.fold import fold
 from memsieve.text.marks import Marks
+from memsieve.text.when_told import dates_past
 
 __all__ = ["EventWords", "tells_of_event"]
 
@@ -51,6 +55,8 @@ class EventWords:
         past_words: irregular past verbs ("went"); ``past_ending`` the regular ending ("ed")
             and ``not_past`` the words with that ending that are no verbs ("hundred").
         state_past: past verbs that tell of a state ("was", "lived").
+        plain_pasts: verbs of a thing done whose past is spelled as their plain form ("read");
+            ``plain_doers`` the doers after whom that form is the present too ("i", "we").
     """
 
     doers: frozenset[str]
@@ -60,6 +66,8 @@ class EventWords:
     past_ending: str
     not_past: frozenset[str]
     state_past: frozenset[str]
+    plain_pasts: frozenset[str] = frozenset()
+    plain_doers: frozenset[str] = frozenset()
 
     def is_past(self, word: str) -> bool:
         """Whether a lowercased word is a verb in the past."""
@@ -85,12 +93,14 @@ def tells_of_event(text: str, marks: Marks, cues: Collection[str], words: EventW
     >>> ENGLISH.tells_of_event("I moved to Denver.")
     False
     """
-    if "?" in text or marks.tense != _PAST_ONLY or marks.modal or cues:
+    # No tense at all is left open: "I read Dune last month" says its past with a plain form.
+    if "?" in text or (marks.tense and marks.tense != _PAST_ONLY) or marks.modal or cues:
         return False
     folded = fold(text)
     found = list(_WORD.finditer(folded))
     said = [m.group(0) for m in found]
     done = False
+    plain_past = False  # a plain form read as the past: the text may say no tense otherwise
     for i, word in enumerate(said):
         low = word.lower()
         host, _, _ = low.partition("'")
@@ -105,9 +115,13 @@ def tells_of_event(text: str, marks: Marks, cues: Collection[str], words: EventW
             verb = said[j].lower()
             if words.is_past(verb):
                 done = done or verb not in words.state_past
+            elif verb in words.plain_pasts:
+                if host in words.plain_doers and not (marks.tense or dates_past(text)):
+                    return False  # "I read every night": the present, as far as the text says
+                done = plain_past = True
             elif host in words.doers:
                 return False  # a doer and a verb not in the past: "I love", "we have", "they will"
-    return done
+    return done and (marks.tense == _PAST_ONLY or plain_past)
 
 
 

@@ -105,6 +105,11 @@ class Lexicon:
         event_adverbs: ... and the words passed over between one and its verb ("just"): a
             statement whose doers do things in the past alone tells of an event, which a
             later one does not replace (memsieve.text.events).
+        plain_pasts: verbs of a thing done whose past is spelled as their plain form ("read",
+            "put") ...
+        plain_doers: ... and the doers after whom that form is the present too ("i", "we"):
+            there it tells of an event only in a text dated in the past or saying another
+            verb in the past ("I read Dune last month"; "I read every night" is a habit).
         happening_words: the words of a question that ask what happened, not about what
             ("happened", "anything"): a question with a time window and no other content
             word asks about that time alone (``asks_only_when``).
@@ -191,6 +196,8 @@ class Lexicon:
     state_past: frozenset[str] = frozenset()
     doers: frozenset[str] = frozenset()
     event_adverbs: frozenset[str] = frozenset()
+    plain_pasts: frozenset[str] = frozenset()
+    plain_doers: frozenset[str] = frozenset()
     happening_words: frozenset[str] = frozenset()
     filler_words: frozenset[str] = frozenset()
     currency_signs: str = ""
@@ -222,7 +229,7 @@ class Lexicon:
         for name in ("change_cues", "cue_suffixes", "relations", "request_words", "old_words", "determiners",
                      "value_labels", "self_words", "self_possessives", "other_pronouns", "companions", "value_words",
                      "polarity_words", "past_words", "present_words", "future_words", "not_past", "state_past",
-                     "doers", "event_adverbs", "happening_words", "filler_words",
+                     "doers", "event_adverbs", "plain_pasts", "plain_doers", "happening_words", "filler_words",
                      "pronoun_forms", "word_forms", "auxiliaries", "passive_auxiliaries", "agent_words", "verb_forms",
                      "verb_pasts", "verb_kin", "modal_words", "contractions", "contraction_hosts", "role_prepositions",
                      "placed_values", "one_words", "clock_words", "clause_joints"):
@@ -280,6 +287,7 @@ class Lexicon:
                    past_words=english.PAST_WORDS, present_words=english.PRESENT_WORDS,
                    future_words=english.FUTURE_WORDS, past_ending=english.PAST_ENDING, not_past=english.NOT_PAST,
                    state_past=english.STATE_PAST, doers=english.DOERS, event_adverbs=english.EVENT_ADVERBS,
+                   plain_pasts=english.PLAIN_PASTS, plain_doers=english.PLAIN_DOERS,
                    happening_words=english.HAPPENING_WORDS,
                    filler_words=english.FILLER_WORDS,
                    currency_signs=english.CURRENCY_SIGNS, pronoun_forms=english.PRONOUN_FORMS,

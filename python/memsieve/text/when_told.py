@@ -6,7 +6,10 @@ the same patterns and windows:
 - ``time_phrases(text)`` spells the relative dates a text states one way, so that the gate does
   not fold a text dated "last weekend" into a memory that does not say when (docs/GATE.md);
 - ``event_phrases`` and ``events_dated`` find the phrases that date an event a text tells of
-  ("I planted tomatoes today") and their windows, read against when the text was said.
+  ("I planted tomatoes today") and their windows, read against when the text was said;
+- ``dates_past`` says whether a text puts what it tells in the past by such a phrase ("last
+  month", "two days ago", "yesterday"): "I read Dune last month" is a thing done, where "I read
+  every night" is a habit (memsieve.text.events).
 """
 
 from __future__ import annotations
@@ -20,7 +23,7 @@ from memsieve.text.when import Window, ago_amount, count_of, plain, spelled, win
 from memsieve.text.when_words import (AGO, AHEAD, DAY_MONTH, DAY_OF_MONTH, ISO_DATE, LAST_UNIT, PAST, WEEKDAY,
                                       WEEKDAY_SHORT, YESTERDAY, counts_units, month_is_said)
 
-__all__ = ["event_phrases", "events_dated", "time_phrases"]
+__all__ = ["dates_past", "event_phrases", "events_dated", "time_phrases"]
 
 
 #: The phrases by which a text dates what it tells, for ``events_dated``: a day or a stretch of the
@@ -102,3 +105,21 @@ def time_phrases(text: str) -> frozenset[str]:
                 found.add(m.group(0))
     return frozenset(found)
 
+
+@functools.lru_cache(maxsize=1024)
+def dates_past(text: str) -> bool:
+    """Whether ``text`` dates what it tells in the past by a phrase relative to when it was said:
+    "two days ago", "yesterday", "last night", "last month", "this morning", "today".
+
+    A day or date named alone ("on Friday", "March 3") may be to come, and a span up to now ("this
+    year", "the past month") may hold a habit: neither counts.
+
+    >>> dates_past("I read Dune last month.")
+    True
+    >>> dates_past("I read every night before bed.")
+    False
+    """
+    t = plain(text)
+    if AGO.search(t) or YESTERDAY.search(t):
+        return True
+    return any(m.group(1) == "last" and not t.endswith("the ", 0, m.start()) for m in LAST_UNIT.finditer(t))

@@ -21,7 +21,7 @@ import pytest
 from memsieve import Memory
 from memsieve.text.lexicon import ENGLISH
 from memsieve.text.aligned import changed_in_place
-from memsieve.text.marks import part_of, unmarked
+from memsieve.text.unmarked import part_of, unmarked
 from memsieve.text.passages import passage_spans
 from tests.conftest import TableEmbedder, unit
 

@@ -13,7 +13,7 @@ from __future__ import annotations
 import pytest
 
 from memsieve.text.lexicon import ENGLISH, Lexicon
-from memsieve.text.marks import read_unaligned
+from memsieve.text.unmarked import read_unaligned
 from tests.test_gate_voice import _second
 
 

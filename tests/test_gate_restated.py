@@ -20,7 +20,8 @@ from hypothesis import strategies as st
 
 from memsieve import Memory
 from memsieve.text.aligned import changed_in_place, placed_values
-from memsieve.text.marks import sequence_words, unmarked
+from memsieve.text.marks import sequence_words
+from memsieve.text.unmarked import unmarked
 from memsieve.text.lexicon import ENGLISH
 from tests.conftest import GATE_FILLER, fold_pair, unit
 

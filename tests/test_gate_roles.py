@@ -16,7 +16,7 @@ from hypothesis import strategies as st
 
 from memsieve.text.contractions import Contractions
 from memsieve.text.lexicon import ENGLISH, Lexicon
-from memsieve.text.marks import other_doers
+from memsieve.text.unmarked import other_doers
 from memsieve.text.voice import doers_differ
 from tests.test_gate_voice import _second
 

@@ -13,7 +13,7 @@ from __future__ import annotations
 import pytest
 
 from memsieve.text.lexicon import ENGLISH
-from memsieve.text.marks import other_tense, past_against_present
+from memsieve.text.unmarked import other_tense, past_against_present
 from tests.test_gate_voice import _second
 
 

@@ -17,7 +17,7 @@ from hypothesis import strategies as st
 from memsieve import Memory
 from memsieve.text.lexicon import ENGLISH, Lexicon
 from memsieve.text.aligned import changed_in_place
-from memsieve.text.marks import unmarked
+from memsieve.text.unmarked import unmarked
 from tests.conftest import TableEmbedder, unit
 from tests.conftest import GATE_FILLER
 

@@ -38,7 +38,8 @@ from typing import Any
 import memsieve._core as _core
 from memsieve.gate.config import GateConfig
 from memsieve.gate.profiles.kde import IDF_PRIOR, IDF_PRIOR_WEIGHT, unsaid_values
-from memsieve.text.marks import Marks, other_doers, other_modality, unmarked
+from memsieve.text.marks import Marks
+from memsieve.text.unmarked import other_doers, other_modality, unmarked
 from memsieve.gate.versions import (VersionBars, VersionEvidence, newer_version_reason, older_may_leave,
                                     other_subject_of_ids, slot_terms)
 

@@ -25,7 +25,8 @@ import memsieve._core as _core
 from memsieve.consolidation.plan import Cluster
 from memsieve.errors import LLMError
 from memsieve.llm.prompts import quote_data
-from memsieve.text.marks import Marks, unmarked
+from memsieve.text.marks import Marks
+from memsieve.text.unmarked import unmarked
 
 #: The lowest cosine a merged text may have with any member.
 DEFAULT_MIN_MEMBER_COS = 0.8

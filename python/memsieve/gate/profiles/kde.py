@@ -19,8 +19,8 @@ from memsieve.gate.versions import VersionBars, VersionEvidence, newer_version_r
 from memsieve.text.cues import value_tokens
 from memsieve.text.aligned import changed_in_place, placed_values, swapped_in_slot
 from memsieve.text.clauses import said_of_another
-from memsieve.text.marks import (NO_MARKS, other_doers, other_modality, part_of, past_against_present,
-                                 sequence_words, unmarked)
+from memsieve.text.marks import NO_MARKS, sequence_words
+from memsieve.text.unmarked import other_doers, other_modality, part_of, past_against_present, unmarked
 from memsieve.text.lexicon import Lexicon
 from memsieve.text.when_told import time_phrases
 

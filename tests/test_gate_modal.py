@@ -24,6 +24,11 @@ from tests.test_gate_voice import _second
     ("I nearly lost my wallet on the tram.", "I lost my wallet on the tram.", "without 'nearly'"),
     ("I tried to bake sourdough at home.", "I baked sourdough at home.", "without 'tried'"),
     ("I should renew my passport.", "I renewed my passport.", "without 'should'"),
+    # a thing scheduled or booked is planned, not done
+    ("I'm scheduled for a hip replacement in March.", "I had a hip replacement in March.",
+     "without 'scheduled for'"),
+    ("My cousin is scheduled to defend her thesis.", "My cousin defended her thesis.", "without 'scheduled to'"),
+    ("I'm booked for a tattoo on my forearm.", "I got a tattoo on my forearm.", "without 'booked for'"),
     # and the other way round: the later text takes the deed back to a plan
     ("I repainted the garden shed.", "I'm planning to repaint the garden shed.", "planning"),
     ("I lost my wallet on the tram.", "I almost lost my wallet on the tram.", "almost"),
@@ -44,6 +49,11 @@ def test_two_plans_or_two_deeds_still_fold(tmp_path, first, later):
     a, d = _second(tmp_path, first, later)
     assert d.event == "NOOP", d.reason
     assert d.memory_id == a.memory_id
+
+
+def test_scheduling_something_is_a_deed_being_scheduled_for_it_a_plan():
+    assert ENGLISH.marks("I scheduled a call with the landlord for Monday.").modal == frozenset()
+    assert ENGLISH.marks("The call is scheduled for Monday.").modal == {"scheduled for"}
 
 
 def test_modal_phrases_are_read_through_contractions_and_going_alone_is_no_plan():

@@ -148,14 +148,16 @@ day news going on
 
 #: Words that say a fact is only planned, wished, tried, nearly done or owed, not done or
 #: held: "I'm planning to quit my job" is not "I quit my job", nor "I almost missed my
-#: flight" "I missed my flight". A text that says none of them is not folded into a memory
-#: that says one, nor the other way round (memsieve.text.marks). Two-word entries are read
-#: as phrases ("going to"; "going" alone is a way to go).
+#: flight" "I missed my flight", nor "I'm scheduled for knee surgery" "I had knee surgery". A
+#: text that says none of them is not folded into a memory that says one, nor the other way
+#: round (memsieve.text.marks). Two-word entries are read as phrases ("going to"; "going"
+#: alone is a way to go).
 MODAL_WORDS = frozenset("""
 plan plans planning planned want wants wanted wanna hope hopes hoping hoped wish wishes wishing intend intends
 intending intended considering thinking try tries trying tried attempt attempting attempted expecting aiming
 might should must ought almost nearly barely gonna
-""".split()) | {"going to", "would like", "about to", "supposed to", "meant to"}
+""".split()) | {"going to", "would like", "about to", "supposed to", "meant to", "scheduled for", "scheduled to",
+                "booked for"}
 
 #: Stopwords that say a value when put in another word's place in a text that lines up with its
 #: memory ("away until June 3" / "away from June 3", "unless it rains" / "if it rains", "each

@@ -103,6 +103,50 @@ def test_a_later_batch_failing_to_embed_leaves_earlier_batches_committed_and_not
     m.close()
 
 
+def test_an_error_after_some_batches_says_what_was_committed_and_where_to_go_on(tmp_path):
+    m = Memory(tmp_path / "f.db", embedder=Watched(fail_on_call=3), gate=GateConfig(profile="none"))
+    with pytest.raises(EmbedderError) as caught:
+        m.add_many(FACTS[:40], user_id="u", batch_size=8)
+    err = caught.value
+    assert err.committed == 16
+    assert [d.text for ds in err.decisions for d in ds] == FACTS[:16]
+    assert any("committed items 0-15 of 40" in n and "items[16:]" in n for n in err.__notes__)
+    # Going on from there leaves the store as one uninterrupted call would.
+    m.add_many(FACTS[err.committed:40], user_id="u", batch_size=8)
+    assert sorted(x.text for x in m.get_all(user_id="u", limit=100)) == sorted(FACTS[:40])
+    m.close()
+
+
+def test_an_error_in_the_first_batch_says_nothing_was_written(tmp_path):
+    m = Memory(tmp_path / "f.db", embedder=Watched(fail_on_call=1), gate=GateConfig(profile="none"))
+    with pytest.raises(EmbedderError) as caught:
+        m.add_many(FACTS[:20], user_id="u", batch_size=8)
+    assert caught.value.committed == 0 and caught.value.decisions == []
+    assert caught.value.__notes__ == ["add_many wrote none of its 20 items"]
+    assert m.get_all(user_id="u", limit=100) == []
+    m.close()
+
+
+def test_the_command_line_and_the_service_report_what_a_batch_committed(capsys):
+    from memsieve.errors import guarded
+    from memsieve.server.errors import error_body
+
+    err = EmbedderError("the embedder failed: boom")
+    err.committed = 256
+    err.add_note("add_many committed items 0-255 of 600 before this error; they stay stored. Go on with items[256:]")
+
+    def fail() -> int:
+        raise err
+
+    assert guarded(fail) == 2
+    line = capsys.readouterr().err
+    assert "boom" in line and "items 0-255 of 600" in line and "\n" not in line.rstrip("\n")
+    body = error_body(err)["error"]
+    assert body["committed"] == 256 and body["type"] == "EmbedderError"
+    assert "items[256:]" in body["message"]
+    assert "committed" not in error_body(EmbedderError("no batch"))["error"]
+
+
 def test_one_batch_is_embedded_on_the_callers_thread(tmp_path):
     # One batch has nothing to overlap with: no second thread is started for it.
     emb = Watched()

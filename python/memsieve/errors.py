@@ -102,6 +102,12 @@ def is_choice(value: object, choices: tuple[str, ...]) -> bool:
     return isinstance(value, str) and str.__str__(value) in choices
 
 
+def with_notes(exc: BaseException) -> str:
+    """An error's message and the notes added to it (``add_note``: what an ``add_many`` committed
+    before it failed), on one line."""
+    return " ".join(" ".join([str(exc), *map(str, getattr(exc, "__notes__", ()))]).split())
+
+
 def guarded(action: Callable[[], int]) -> int:
     """Run a command-line ``action``; a MemsieveError becomes one line on stderr and exit code 2.
 
@@ -112,7 +118,7 @@ def guarded(action: Callable[[], int]) -> int:
         return int(action() or 0)
     except MemsieveError as exc:
         # One line, whatever the message holds (a driver's error may carry line breaks).
-        print("memsieve: error: " + " ".join(str(exc).split()), file=sys.stderr)
+        print("memsieve: error: " + with_notes(exc), file=sys.stderr)
         return 2
     except KeyboardInterrupt:
         print("memsieve: interrupted", file=sys.stderr)

@@ -284,6 +284,10 @@ class Memory:
                 it are committed, nothing of it or after it is written.
             CallbackError: ``progress`` raised; as for EmbedderError, the
                 chunks before the call stay committed.
+
+            An error raised once the work began carries ``committed`` (how many
+            items, from the first, stay stored), ``decisions`` (theirs) and a
+            note saying so: go on with ``items[err.committed:]``.
         """
         scope = Scope.of(user_id, agent_id, run_id)
         size = check_count(batch_size, name="batch_size")

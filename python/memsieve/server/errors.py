@@ -9,6 +9,8 @@ error.
 
 from __future__ import annotations
 
+from typing import Any
+
 from memsieve.consolidation import MergeConflictError
 from memsieve.errors import (
     ClosedError,
@@ -23,6 +25,7 @@ from memsieve.errors import (
     ScopeError,
     ShapeError,
     StoreError,
+    with_notes,
 )
 
 
@@ -114,10 +117,16 @@ LLM_FAILED = ("the server's LLM failed; retry later, or without infer; the serve
               "under this request's X-Request-Id")
 
 
-def error_body(exc: BaseException) -> dict[str, dict[str, str]]:
-    """The JSON body of a MemsieveError: its class name and message (an LLMError's kept in the log)."""
-    message = LLM_FAILED if isinstance(exc, LLMError) else one_line(exc)
-    return {"error": {"type": type(exc).__name__, "message": message}}
+def error_body(exc: BaseException) -> dict[str, dict[str, Any]]:
+    """The JSON body of a MemsieveError: its class name and message with its notes (an LLMError's
+    kept in the log), and for a batch that failed part way, how many of its items were committed
+    (``committed``: they stay stored; the client goes on with the rest)."""
+    message = LLM_FAILED if isinstance(exc, LLMError) else with_notes(exc)
+    body: dict[str, Any] = {"type": type(exc).__name__, "message": message}
+    committed = getattr(exc, "committed", None)
+    if type(committed) is int:
+        body["committed"] = committed
+    return {"error": body}
 
 
 def internal_error_body(request_id: str) -> dict[str, dict[str, str]]:

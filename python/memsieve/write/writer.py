@@ -22,7 +22,7 @@ from typing import Any
 import numpy as np
 
 from memsieve.consolidation import Consolidator, Schedule
-from memsieve.errors import ConfigError, NotFoundError
+from memsieve.errors import ConfigError, MemsieveError, NotFoundError
 from memsieve.gate.cache import ScopeGates
 from memsieve.gate.config import GateConfig
 from memsieve.inputs import now_iso
@@ -55,6 +55,23 @@ def one_at_a_time(embed: Callable[[list[str]], np.ndarray]) -> Callable[[list[st
             return embed(texts)
 
     return embed_one_call_at_a_time
+
+
+def _say_what_stays(exc: MemsieveError, committed: list[list[Decision]], *, total: int) -> None:
+    """Tell ``exc``, raised by ``add_many`` after ``committed`` items' chunks were written, so.
+
+    The caller learns what stays stored and where to go on: ``exc.committed`` (a count),
+    ``exc.decisions`` (those items' decisions) and a note on the error.
+    """
+    n = len(committed)
+    exc.committed = n  # type: ignore[attr-defined]
+    exc.decisions = committed  # type: ignore[attr-defined]
+    if n:
+        exc.add_note(f"add_many committed items 0-{n - 1} of {total} before this error; they stay stored. "
+                     f"Go on with items[{n}:] (the whole list again would find those {n} as exact duplicates "
+                     "and record each as a rejection)")
+    else:
+        exc.add_note(f"add_many wrote none of its {total} items")
 
 
 #: One item of ``add_many`` as memsieve.write.candidates.bulk_items reads it.
@@ -141,11 +158,15 @@ class Writer:
         chunks = [items[start:start + batch_size] for start in range(0, len(items), batch_size)]
         out: list[list[Decision]] = []
         embedded = self._embedded_ahead([[text for text, *_ in chunk] for chunk in chunks])
-        for chunk, (vectors, parts) in zip(chunks, embedded):
-            out += self._decide(scope, [[bulk.candidate(*item, vec, p)]
-                                        for item, vec, p in zip(chunk, vectors, parts)])
-            if progress is not None:
-                progress(len(out))
+        try:
+            for chunk, (vectors, parts) in zip(chunks, embedded):
+                out += self._decide(scope, [[bulk.candidate(*item, vec, p)]
+                                            for item, vec, p in zip(chunk, vectors, parts)])
+                if progress is not None:
+                    progress(len(out))
+        except MemsieveError as exc:
+            _say_what_stays(exc, out, total=len(items))
+            raise
         return out
 
     def _embedded_ahead(self, batches: list[list[str]]) -> Iterator[tuple[np.ndarray, list[list[Part]]]]:

@@ -115,13 +115,15 @@ def test_quote_marks_find_a_text_whole_escaped_by_sentence_and_by_its_codes_only
 def test_a_purge_drops_the_text_from_the_readers_memo_caches(tmp_path, table_embedder):
     from memsieve.text import fold
     from memsieve.text.lexicon import ENGLISH
+    from memsieve.text.when_told import dates_past
 
     m = Memory(tmp_path / "memo.db", embedder=table_embedder)
     (a,) = m.add("Zoë's locker code 4471 is hidden behind the Qüarzel poster.", user_id="ana")
     # Said again: exact dedup compares its written value with the memory's marks, which the gate reads then.
     m.add("Zoë's locker code 4471 is hidden behind the Qüarzel poster.", user_id="ana")
-    memos = (ENGLISH._derived.marks, ENGLISH._derived.cues, fold._fold_short)
+    ENGLISH.tells_of_event("I read the Qüarzel poster's code yesterday.")  # a text the event reading dates
+    memos = (ENGLISH._derived.marks, ENGLISH._derived.cues, fold._fold_short, dates_past)
     assert all(memo.cache_info().currsize > 0 for memo in memos)
     m.purge(a.memory_id, user_id="ana")
-    assert [memo.cache_info().currsize for memo in memos] == [0, 0, 0]
+    assert [memo.cache_info().currsize for memo in memos] == [0, 0, 0, 0]
     m.close()

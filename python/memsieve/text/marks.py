@@ -28,7 +28,7 @@ from memsieve.text.cues import digits, value_tokens
 from memsieve.text.fold import fold
 from memsieve.text.fold import forget_texts as forget_folds
 from memsieve.text.voice import Doer, VoiceReader
-from memsieve.text.when_told import time_phrases
+from memsieve.text.when_told import dates_past, time_phrases
 
 
 @dataclass(frozen=True, slots=True)
@@ -404,6 +404,7 @@ def forget_texts() -> None:
     """Clear the memo caches keyed by texts: the folding, the tokens, the dating phrases, the words."""
     forget_folds()
     time_phrases.cache_clear()  # type: ignore[attr-defined]
+    dates_past.cache_clear()  # type: ignore[attr-defined]
     value_tokens.cache_clear()
     _term_of.cache_clear()
     is_term.cache_clear()

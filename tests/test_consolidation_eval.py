@@ -13,9 +13,11 @@ from test_eval_locomo import synthetic_sample, write_synthetic
 
 def sample_with_a_repeat() -> dict:
     sample = synthetic_sample("conv-c")
-    # Ana says the same thing again in the second session (other words: no exact dedup): a duplicate to merge.
-    sample["conversation"]["session_2"].append(
-        {"speaker": "Ana", "dia_id": "D2:3", "text": "So I adopted a grey cat named Miso last week."})
+    # Ana says the same thing again later that day (other words: no exact dedup): a duplicate to merge.
+    # On another day it would be another adoption, which consolidation never merges (docs/GATE.md,
+    # "A thing done on another day").
+    sample["conversation"]["session_1"].append(
+        {"speaker": "Ana", "dia_id": "D1:4", "text": "So yes, I adopted a grey cat named Miso last week."})
     return sample
 
 
@@ -35,10 +37,10 @@ def test_the_consolidate_arm_merges_and_keeps_the_evidence(tmp_path):
     rows = [json.loads(line) for line in (out / "questions.jsonl").read_text().splitlines()]
     cat = next(r for r in rows if r["arm"] == "add-all+consolidate" and r["qid"] == "conv-c/0")
     assert cat["answer_recall@1"] == 1.0 and cat["provenance_recall@3"] == 1.0
-    # The kept text is the newest member's (D2:3): strict evidence credits only what it was written
+    # The kept text is the newest member's (D1:4): strict evidence credits only what it was written
     # from, and the retired duplicate's dia_id is the kept memory's provenance, as a NOOP's would be.
     assert cat["evidence_recall@3"] == 0.0
-    assert any({"D1:1", "D2:3"} <= set(s) for s in cat["retrieved_sources"])
+    assert any({"D1:1", "D1:4"} <= set(s) for s in cat["retrieved_sources"])
 
 
 def test_an_unknown_arm_names_the_consolidation_arms(tmp_path):

@@ -98,6 +98,12 @@ class MemoryItem:
         """``valid_from`` written in the UTC offset it was given in (``valid_from_offset``)."""
         return in_offset(self.valid_from, self.valid_from_offset)
 
+    @property
+    def told_on(self) -> str:
+        """The calendar day (``YYYY-MM-DD``) the memory tells of: its ``valid_from`` in the offset
+        it was given in, else the day it was written (UTC)."""
+        return (self.valid_from_local or self.created_at)[:10]
+
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
 

@@ -131,6 +131,13 @@ class TermView:
                            differing=differing,
                            distinct=not leave or self.told_apart(older[1], newer[1], versions=versions))
 
+    def done_apart(self, a: Any, b: Any) -> bool:
+        """Whether two memories (``MemoryItem``) were told on different days and one tells of a thing
+        done (memsieve.text.events): the gate keeps such a pair apart (memsieve.write.path), and a
+        merge would leave that event under the other's day, or make two events one."""
+        lexicon = self._gate.lexicon
+        return a.told_on != b.told_on and (lexicon.tells_of_event(a.text) or lexicon.tells_of_event(b.text))
+
     def told_apart(self, older: str, newer: str, *, versions: bool) -> bool:
         """What the gate's fold check reads in two texts and term sets cannot see: a merge of these
         would lose a true fact.

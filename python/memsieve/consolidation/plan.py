@@ -177,6 +177,7 @@ def mergeable(pairs: Pairs, seqs: np.ndarray, items: dict[int, MemoryItem], view
               deadline: float | None = None) -> tuple[Pairs, int]:
     """The close pairs that are not distinct facts (information.py), nor the words of two speakers
     (chat roles: a merge would leave what the user said only as the assistant's, or the reverse),
+    nor a thing done and another memory told on another day (``TermView.done_apart``),
     nor two memories whose metadata give one field two values (a merge keeps one memory's
     metadata: the other's item key in a LangGraph store, or its category, would no longer find
     it): only these may join a group.
@@ -199,8 +200,9 @@ def mergeable(pairs: Pairs, seqs: np.ndarray, items: dict[int, MemoryItem], view
             unweighed = len(left) - n
             break
         i, j = left[k], right[k]
-        a, b = items[int(seqs[i])].metadata, items[int(seqs[j])].metadata
-        if role_of(a) != role_of(b) or metadata_conflict(a, b):
+        first, second = items[int(seqs[i])], items[int(seqs[j])]
+        a, b = first.metadata, second.metadata
+        if role_of(a) != role_of(b) or metadata_conflict(a, b) or view.done_apart(first, second):
             continue
         older, newer = sorted((memory(i), memory(j)))
         if not view.verdict(older[1], newer[1]).distinct:

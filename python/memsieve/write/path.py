@@ -156,7 +156,7 @@ class WritePath:
             _, memory_id = self._add(cand, s, layer="novelty", reason=_why_add(s))
             return self._decision(cand, s, event="ADD", layer="novelty", memory_id=memory_id, reason=_why_add(s))
         if s.route == "NOOP":
-            apart = self._spoken_apart(cand, s.nearest_seq)
+            apart = self._kept_apart(cand, s.nearest_seq)
             if apart is None:
                 return self._reject(cand, s, layer="novelty", into_seq=s.nearest_seq, nearest_cos=s.nearest_cos,
                                     reason=_why_noop(s, self.config.info_tau))
@@ -175,31 +175,63 @@ class WritePath:
         held = self.gate.marks_of(seq)
         return held is not None and bool(rewritten_values(mine, held.written))
 
-    def _spoken_apart(self, cand: Candidate, seq: int | None) -> tuple[str, str] | None:
-        """(the candidate's speaker, the other) when the memory it would fold into is another
-        speaker's words (chat roles, memsieve.read.speaker); None otherwise."""
-        if role_of(cand.metadata) is None or seq is None:
-            return None
-        return _apart(cand, self.store.items_for_seqs([seq]).get(seq))
+    def _kept_apart(self, cand: Candidate, seq: int | None) -> str | None:
+        """Why a text the novelty gate would fold into memory ``seq`` is stored instead, or None.
 
-    def _keep_apart(self, cand: Candidate, s: GateScore, apart: tuple[str, str]) -> Decision:
-        """ADD a text the novelty gate would fold into another speaker's memory, linked ``near`` it.
+        A reader of a NOOP sees only the memory it was folded into, so a fold must not turn what
+        was said into something else:
 
-        A reader of a NOOP sees only the memory it was folded into: a user's "I swim every morning
-        before work" folded into the assistant's answer on swimming technique would survive as the
-        assistant's words, and what the user said of themself would be gone from every result.
-        The link is ``near``: an answer is no version of what it answers.
+        - the memory is another speaker's words (chat roles, memsieve.read.speaker): a user's "I
+          swim every morning before work" folded into the assistant's answer on swimming technique
+          would survive as the assistant's words;
+        - the text tells of a thing done (memsieve.text.events) and the memory was told on
+          another day (``told_apart``): a reader sees the memory's day, not the text's. "I went to
+          a pride parade" in August folded into "I went to a pride parade last week" told in July
+          leaves one parade where there were two, and "Audrey set up a play area for her dogs"
+          folded into "Audrey plays fetch with her dogs" leaves no play area, so a later "how
+          many ...?" or "what did she do in June?" finds neither.
         """
-        mine, theirs = apart
-        reason = (f"{_why_noop(s, self.config.info_tau)}, but the memory it would fold into is the "
-                  f"{theirs}'s words and this is the {mine}'s: it is stored, not folded across speakers, "
-                  "and linked to that memory")
+        if seq is None:
+            return None
+        spoken = role_of(cand.metadata) is not None
+        done = self.gate.lexicon.tells_of_event(cand.text)
+        if not spoken and not done:
+            return None  # most folds: neither rule can apply, so the memory is not read
+        item = self.store.items_for_seqs([seq]).get(seq)
+        speakers = _apart(cand, item) if spoken else None
+        if speakers is not None:
+            mine, theirs = speakers
+            return (f"the memory it would fold into is the {theirs}'s words and this is the {mine}'s: "
+                    "it is stored, not folded across speakers")
+        if not done or item is None:
+            return None
+        days = told_apart(cand.valid_from or self.now, item)
+        if days is not None:
+            return (f"it tells of a thing done, told on {days[0]}, and the memory it would fold into "
+                    f"was told on {days[1]}: it is stored as an event of its own, not folded")
+        return None
+
+    def _keep_apart(self, cand: Candidate, s: GateScore, why: str) -> Decision:
+        """ADD a text the novelty gate would fold into a memory it must not be folded into
+        (``_kept_apart`` says why), linked ``near`` it: an answer is no version of what it
+        answers, nor one thing done of another.
+        """
+        reason = f"{_why_noop(s, self.config.info_tau)}, but {why}, and linked to that memory"
         _, memory_id = self._add(cand, s, layer="novelty", reason=reason)
         linked_to = self._id(s.nearest_seq)
         if linked_to is not None:
             self.store.add_link(memory_id, linked_to, kind="near", cosine=s.nearest_cos, now=self.now)
         return self._decision(cand, s, event="ADD", layer="novelty", memory_id=memory_id, reason=reason,
                               linked_to=linked_to, link_kind="near" if linked_to is not None else None)
+
+    def _done_apart(self, cand: Candidate, seq: int | None) -> tuple[str, str] | None:
+        """(the day the text was told, the day memory ``seq`` was) when the text tells of a thing
+        done and the days differ (``_kept_apart``): the band's fold does not lose an event's day
+        either."""
+        if seq is None or not self.gate.lexicon.tells_of_event(cand.text):
+            return None
+        item = self.store.items_for_seqs([seq]).get(seq)
+        return None if item is None else told_apart(cand.valid_from or self.now, item)
 
     def _score(self, cand: Candidate) -> GateScore:
         """The gate's score of the candidate; for a long text, of its most novel passage.
@@ -227,12 +259,19 @@ class WritePath:
         if policy == "noop":
             return self._reject(cand, s, layer="band", into_seq=s.nearest_seq, nearest_cos=s.nearest_cos,
                                 reason=f"{where}; band policy 'noop' keeps it as a rejection")
+        days = None
         if policy == "fold" and _nearest_says_it_all(s):
-            return self._reject(cand, s, layer="band", into_seq=s.nearest_seq, nearest_cos=s.nearest_cos,
-                                reason=f"{where} but its nearest memory says everything it says (every word, "
-                                       "number, name and date; no new change); band policy 'fold' folds it "
-                                       "into that memory")
+            days = self._done_apart(cand, s.nearest_seq)
+            if days is None:
+                return self._reject(cand, s, layer="band", into_seq=s.nearest_seq, nearest_cos=s.nearest_cos,
+                                    reason=f"{where} but its nearest memory says everything it says (every word, "
+                                           "number, name and date; no new change); band policy 'fold' folds it "
+                                           "into that memory")
         reason = f"{where}; band policy '{policy}' adds it"
+        if days is not None:
+            reason = (f"{where} and its nearest memory says everything it says, but it tells of a thing done, "
+                      f"told on {days[0]}, and that memory was told on {days[1]}; band policy '{policy}' adds it "
+                      "as an event of its own")
         _, memory_id = self._add(cand, s, layer="band", reason=reason)
         linked_to = None
         if policy in ("add_link", "fold") and s.nearest_seq is not None:
@@ -359,6 +398,21 @@ def _why_band(s: GateScore, info_tau: float) -> str:
 
 def _changes(s: GateScore) -> str:
     return ", ".join(repr(c) for c in s.changes)
+
+
+def told_apart(told: str, item: Any) -> tuple[str, str] | None:
+    """(the day a text was told, the day ``item`` was) when they differ, else None.
+
+    A day is the calendar date of ``valid_from`` as the caller gave it (in its own UTC offset),
+    or, without one, of when the text was written (``MemoryItem.told_on``): two things told on
+    one day may be one event told twice, two told days apart are not taken for one.
+
+    Args:
+        told: the text's ``valid_from`` (ISO, in the offset it was given in) or the write's time.
+        item: the memory (a ``MemoryItem``).
+    """
+    mine, other = told[:10], item.told_on
+    return (mine, other) if mine != other else None
 
 
 def _apart(cand: Candidate, item: Any) -> tuple[str, str] | None:

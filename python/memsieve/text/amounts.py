@@ -60,6 +60,33 @@ def amounts(words: Sequence[str], *, fractions: Mapping[str, float], ones: Colle
     return frozenset(f"{v:g}" for v in out) if out else frozenset()
 
 
+def measures_of_one(words: Sequence[str], *, ones: Collection[str], units: Collection[str],
+                    leads: Collection[str]) -> frozenset[str]:
+    """The measures of one unit a text says with "a" or "an", each written ``"1 <unit>"``.
+
+    "for about an hour", "once a week", "more than a year": the keyword index drops the "an" and
+    keeps "hour", so "I walk for about an hour" and "I walk for two hours" differ only in the
+    number the second says, and a NOOP could fold the first into the second. One of ``ones``
+    counts as one only after one of ``leads`` ("have a nice day" says no measure); "for a day
+    trip" is read as a measure of a day, which it is.
+
+    Args:
+        words: the text's words in order (memsieve.text.marks.sequence_words).
+        ones: the words that count one thing ("a", "an").
+        units: the units a measure is said in ("hour", "week").
+        leads: the words before a measure ("for", "about", "once").
+
+    >>> sorted(measures_of_one("i walk for about an hour most days".split(), ones={"a", "an"},
+    ...                        units={"hour", "day"}, leads={"for", "about"}))
+    ['1 hour']
+    >>> sorted(measures_of_one("have a nice day".split(), ones={"a"}, units={"day"}, leads={"for"}))
+    []
+    """
+    out = {f"1 {words[i + 1]}" for i in range(1, len(words) - 1)
+           if words[i] in ones and words[i + 1] in units and words[i - 1] in leads}
+    return frozenset(out) if out else frozenset()
+
+
 def _number(word: str, ones: Collection[str]) -> float | None:
     """The number a word says ("two", "3", and 1 for one of ``ones``), or None."""
     if word in ones:

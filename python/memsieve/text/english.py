@@ -171,6 +171,14 @@ FRACTION_WORDS = {"half": 0.5, "quarter": 0.25, "quarters": 0.25}
 ONE_WORDS = frozenset({"a", "an"})
 #: Words after a fraction that make it a time of day, not an amount ("half past six", "a quarter to nine").
 CLOCK_WORDS = frozenset({"past", "to", "after"})
+#: Units a measure of one is said in with "a" or "an" ("for about an hour", "once a week"): the
+#: index reads "an hour" as the word "hour" alone, where "two hours" is 2 and "hour", so a text
+#: that says an hour could be folded into a memory that says two (memsieve.text.amounts).
+ONE_UNITS = frozenset("second minute hour day night week weekend month year decade mile kilometer pound kilo "
+                      "dollar euro".split())
+#: Words before "a"/"an" that make the unit a measure, not a thing ("for an hour", "once a week",
+#: "more than a year"; not "have a nice day" or "a day trip" after "for").
+MEASURE_LEADS = frozenset("for about around almost nearly over under within in every once twice per than".split())
 
 #: Words that join two clauses, each of which says its own values: "my brother lives in Denver
 #: and my sister lives in Austin" says Austin of the sister (memsieve.text.clauses).

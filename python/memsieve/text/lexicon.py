@@ -152,6 +152,8 @@ class Lexicon:
             (memsieve.text.amounts) ...
         one_words: ... the words that count one thing there ("a", "an") ...
         clock_words: ... and the words after a fraction that make it a time ("half past").
+        one_units: units a measure of one is said in with a one word ("for an hour", "once a
+            week"), after one of ``measure_leads`` (memsieve.text.amounts.measures_of_one).
         clause_joints: words that join two clauses ("and", "but"): a value is said of the
             words of its clause (memsieve.text.clauses).
         progressive_ending: the ending of a verb in the progressive ("ing"; "" for none): after
@@ -219,6 +221,8 @@ class Lexicon:
     fraction_words: tuple[tuple[str, float], ...] = ()
     one_words: frozenset[str] = frozenset()
     clock_words: frozenset[str] = frozenset()
+    one_units: frozenset[str] = frozenset()
+    measure_leads: frozenset[str] = frozenset()
     clause_joints: frozenset[str] = frozenset()
     vocabulary: Any = None
     _derived: Derived = field(init=False, repr=False, compare=False)
@@ -232,7 +236,7 @@ class Lexicon:
                      "doers", "event_adverbs", "plain_pasts", "plain_doers", "happening_words", "filler_words",
                      "pronoun_forms", "word_forms", "auxiliaries", "passive_auxiliaries", "agent_words", "verb_forms",
                      "verb_pasts", "verb_kin", "modal_words", "contractions", "contraction_hosts", "role_prepositions",
-                     "placed_values", "one_words", "clock_words", "clause_joints"):
+                     "placed_values", "one_words", "clock_words", "one_units", "measure_leads", "clause_joints"):
             object.__setattr__(self, name, check_entries(getattr(self, name), name=name))
         for name, example in (("pronoun_forms", "'i/me/my'"), ("word_forms", "'a/an'"),
                               ("verb_forms", "'gave/given'"), ("verb_pasts", "'buy/bought'"),
@@ -299,7 +303,8 @@ class Lexicon:
                    contraction_hosts=english.CONTRACTION_HOSTS, progressive_ending=english.PROGRESSIVE_ENDING,
                    role_prepositions=english.ROLE_PREPOSITIONS, placed_values=english.PLACED_VALUE_WORDS,
                    fraction_words=tuple(sorted(english.FRACTION_WORDS.items())), one_words=english.ONE_WORDS,
-                   clock_words=english.CLOCK_WORDS, clause_joints=english.CLAUSE_JOINTS,
+                   clock_words=english.CLOCK_WORDS, one_units=english.ONE_UNITS,
+                   measure_leads=english.MEASURE_LEADS, clause_joints=english.CLAUSE_JOINTS,
                    vocabulary=packaged_tokenizer_path())
 
     # ---- what a text says ------------------------------------------------------

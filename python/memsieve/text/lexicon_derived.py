@@ -96,6 +96,7 @@ class Derived:
             contraction_hosts=lexicon.contraction_hosts, progressive_ending=lexicon.progressive_ending,
             self_words=lexicon.self_words, person_words=lexicon.relations | lexicon.companions,
             fractions=dict(lexicon.fraction_words), ones=lexicon.one_words, clock_words=lexicon.clock_words,
+            one_units=lexicon.one_units, measure_leads=lexicon.measure_leads,
             clause_joints=lexicon.clause_joints))
 
     def _cues(self, text: str) -> frozenset[str]:

@@ -22,7 +22,7 @@ from collections.abc import Collection, Mapping
 from dataclasses import dataclass, field
 
 import memsieve._core as _core
-from memsieve.text.amounts import amounts
+from memsieve.text.amounts import amounts, measures_of_one
 from memsieve.text.contractions import Contractions
 from memsieve.text.cues import digits, value_tokens
 from memsieve.text.fold import fold
@@ -122,10 +122,13 @@ class MarkReader:
                  progressive_ending: str = "", self_words: Collection[str] = (),
                  person_words: Collection[str] = (), fractions: Mapping[str, float] | None = None,
                  ones: Collection[str] = (), clock_words: Collection[str] = (),
+                 one_units: Collection[str] = (), measure_leads: Collection[str] = (),
                  clause_joints: Collection[str] = ()) -> None:
         self.value_words, self.polarity_words = frozenset(value_words), frozenset(polarity_words)
         # "a pound and a half": an amount the index reads as the words "pound" and "half".
         self.fractions, self.ones, self.clock_words = dict(fractions or {}), frozenset(ones), frozenset(clock_words)
+        # "for an hour": a measure of one the index reads as the unit alone.
+        self.one_units, self.measure_leads = frozenset(one_units), frozenset(measure_leads)
         self.clause_joints = frozenset(clause_joints)
         # "i/me/my": each form of a pronoun, doer, receiver or owner, mapped to its group.
         self.role_of = {form: group for group in pronoun_forms for form in group.split("/")}
@@ -201,6 +204,8 @@ class MarkReader:
         said.update(c for c in self.currency_signs if c in text)
         if self.fractions and not self.fractions.keys().isdisjoint(sequence):
             said.update(amounts(sequence, fractions=self.fractions, ones=self.ones, times=self.clock_words))
+        if self.one_units and not self.one_units.isdisjoint(sequence):
+            said.update(measures_of_one(sequence, ones=self.ones, units=self.one_units, leads=self.measure_leads))
         values = tuple((_value_class(term, kind), term) for term, _, kind in value_tokens(text) if kind != "word")
         hashes = array("q", [hash(_term_of(self.form_of.get(w, w))) for w in sequence])
         people = (self.person_terms.intersection(hashes) | frozenset(hash(t) for c, t in values if c == "name")

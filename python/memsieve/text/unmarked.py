@@ -12,11 +12,23 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import replace
 
-from memsieve.text.marks import Marks, rewritten_values, unread_values
+from memsieve.text.marks import NO_MARKS, Marks, rewritten_values, unread_values
 from memsieve.text.voice import doers_differ, voice_turned
 
 __all__ = ["other_doers", "other_modality", "other_tense", "part_of", "past_against_present", "read_unaligned",
            "unmarked"]
+
+
+def said_amounts(text: Marks, memory: Marks) -> tuple[str, ...]:
+    """The amounts a text says in words (memsieve.text.amounts: "an hour and a half" as ``"1.5"``,
+    "for about an hour" as ``"1 hour"``) that the memory does not: numbers the keyword index
+    cannot see, which a fold would lose as it would a digit.
+
+    >>> a = Marks(words=frozenset({"1 hour", "once"}), polarity=frozenset(), tense=frozenset(), values=())
+    >>> said_amounts(a, NO_MARKS)
+    ('1 hour',)
+    """
+    return tuple(sorted(w for w in text.words - memory.words if w[:1].isdigit()))
 
 
 def unmarked(text: Marks, memory: Marks, *, aligned: bool = False) -> tuple[str, ...]:

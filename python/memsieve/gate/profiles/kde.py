@@ -20,7 +20,8 @@ from memsieve.text.cues import value_tokens
 from memsieve.text.aligned import changed_in_place, placed_values, swapped_in_slot
 from memsieve.text.clauses import said_of_another
 from memsieve.text.marks import NO_MARKS, sequence_words
-from memsieve.text.unmarked import other_doers, other_modality, part_of, past_against_present, unmarked
+from memsieve.text.unmarked import (other_doers, other_modality, part_of, past_against_present, said_amounts,
+                                    unmarked)
 from memsieve.text.lexicon import Lexicon
 from memsieve.text.when_told import time_phrases
 
@@ -138,6 +139,9 @@ class KernelDensityGate(GateProfile):
                 # memory lacks (MODAL_MAX_LACKING): two chat turns that share a few words and
                 # differ in a "gonna" are the information term's to weigh.
                 marked = tuple(other_doers(mine, theirs))
+                # An amount said in words ("for about an hour", "a pound and a half") is a number
+                # the index does not see: like a digit, the memory it folds into must say it.
+                marked += said_amounts(mine, theirs)
                 if len(set(lacks) - gate.lexicon.modal_terms) <= MODAL_MAX_LACKING:
                     marked += tuple(other_modality(mine, theirs))
                 # Nor does a deed against a state now ("I had our second baby" / "I'm pregnant with

@@ -16,7 +16,7 @@ from memsieve.text.marks import NO_MARKS, Marks, rewritten_values, unread_values
 from memsieve.text.voice import doers_differ, voice_turned
 
 __all__ = ["other_doers", "other_modality", "other_tense", "part_of", "past_against_present", "read_unaligned",
-           "unmarked"]
+           "said_amounts", "unmarked"]
 
 
 def said_amounts(text: Marks, memory: Marks) -> tuple[str, ...]:

@@ -203,9 +203,7 @@ class WritePath:
             mine, theirs = speakers
             return (f"the memory it would fold into is the {theirs}'s words and this is the {mine}'s: "
                     "it is stored, not folded across speakers")
-        if not done or item is None:
-            return None
-        days = told_apart(cand.valid_from or self.now, item)
+        days = self._days_apart(cand, item) if done else None
         if days is not None:
             return (f"it tells of a thing done, told on {days[0]}, and the memory it would fold into "
                     f"was told on {days[1]}: it is stored as an event of its own, not folded")
@@ -230,7 +228,11 @@ class WritePath:
         either."""
         if seq is None or not self.gate.lexicon.tells_of_event(cand.text):
             return None
-        item = self.store.items_for_seqs([seq]).get(seq)
+        return self._days_apart(cand, self.store.items_for_seqs([seq]).get(seq))
+
+    def _days_apart(self, cand: Candidate, item: Any) -> tuple[str, str] | None:
+        """``told_apart`` for the candidate (told on its ``valid_from``, else in this write) and
+        ``item`` (a memory row, or None: no days to tell apart)."""
         return None if item is None else told_apart(cand.valid_from or self.now, item)
 
     def _score(self, cand: Candidate) -> GateScore:

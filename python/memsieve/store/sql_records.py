@@ -300,6 +300,15 @@ class SqlRecords:
         ).fetchone()
         return None if row is None else (int(row[0]), str(row[1]))
 
+    def actives_by_hash(self, scope: Scope, text_hash: str) -> list[tuple[int, str]]:
+        """Every active memory of the scope with this text hash, (seq, id) by seq."""
+        rows = self._q(
+            f"SELECT seq, id FROM memories WHERE scope_key = %s AND text_hash = %s AND is_active = {self._TRUE}"
+            " ORDER BY seq",
+            (scope.key, text_hash),
+        )
+        return [(int(r[0]), str(r[1])) for r in rows]
+
     def memory_row(self, memory_id: str) -> MemoryRow:
         row = self._q("SELECT seq, scope_key, text, embedding, share, is_active FROM memories WHERE id = %s",
                       (memory_id,), binary=True).fetchone()

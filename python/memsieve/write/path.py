@@ -143,9 +143,7 @@ class WritePath:
 
     def apply(self, cand: Candidate) -> Decision:
         if self.config.exact_dedup:
-            dup = self.store.active_by_hash(self.scope, cand.hash)
-            if dup is not None and self._rewrites_a_value(cand.text, dup[0]):
-                dup = None  # one hash, two values ("Tr0ub4dor" / "tr0ub4dor"): the gate decides
+            dup = self._duplicate(cand)
             if dup is not None:
                 seq, _ = dup
                 self._ids[seq] = dup[1]
@@ -164,6 +162,26 @@ class WritePath:
         if self.crud is not None:
             return self._band_llm(cand, s)
         return self._band_policy(cand, s)
+
+    def _duplicate(self, cand: Candidate) -> tuple[int, str] | None:
+        """The active memory (seq, id) whose text the candidate repeats, which exact dedup folds it
+        into; None when there is none, or when a fold would lose what the candidate says:
+
+        - one hash, two values ("Tr0ub4dor" / "tr0ub4dor"): the gate decides;
+        - a thing done (memsieve.text.events), and every copy was told on another day: "I went to
+          the gym this morning." told on Monday and again on Tuesday is two visits, and folded, a
+          reader would see Monday's alone. The gate keeps it apart (``_kept_apart``). A copy told
+          on the candidate's day is its duplicate, so a history imported twice is stored once.
+        """
+        dup = self.store.active_by_hash(self.scope, cand.hash)
+        if dup is None or self._rewrites_a_value(cand.text, dup[0]):
+            return None
+        if self._done_apart(cand, dup[0]) is None:
+            return dup  # most duplicates: no event, or told on the first copy's day
+        copies = self.store.actives_by_hash(self.scope, cand.hash)[1:]
+        items = self.store.items_for_seqs([seq for seq, _ in copies])
+        return next(((seq, mid) for seq, mid in copies if seq in items
+                     and self._days_apart(cand, items[seq]) is None), None)
 
     def _rewrites_a_value(self, text: str, seq: int) -> bool:
         """Whether ``text`` writes a value of the memory ``seq`` (a digit-bearing or signed word) in
@@ -221,6 +239,21 @@ class WritePath:
             self.store.add_link(memory_id, linked_to, kind="near", cosine=s.nearest_cos, now=self.now)
         return self._decision(cand, s, event="ADD", layer="novelty", memory_id=memory_id, reason=reason,
                               linked_to=linked_to, link_kind="near" if linked_to is not None else None)
+
+    def _keep_apart_of_llm(self, cand: Candidate, s: GateScore, seq: int | None, days: tuple[str, str], *,
+                           why: str, fault: str | None) -> Decision:
+        """ADD a text the LLM would fold into memory ``seq`` though it tells of a thing done on another
+        day (``_done_apart``), linked ``near`` that memory."""
+        reason = (f"{why}; not folded: it tells of a thing done, told on {days[0]}, and the memory the model "
+                  f"would fold it into was told on {days[1]}: it is stored as an event of its own, linked to "
+                  "that memory")
+        _, memory_id = self._add(cand, s, layer="llm", reason=reason)
+        linked_to = self._id(seq)
+        if linked_to is not None:
+            self.store.add_link(memory_id, linked_to, kind="near", cosine=s.nearest_cos, now=self.now)
+        return self._decision(cand, s, event="ADD", layer="llm", memory_id=memory_id, reason=reason,
+                              linked_to=linked_to, link_kind="near" if linked_to is not None else None,
+                              nearest=(linked_to, s.nearest_cos) if linked_to is not None else None, fault=fault)
 
     def _done_apart(self, cand: Candidate, seq: int | None) -> tuple[str, str] | None:
         """(the day the text was told, the day memory ``seq`` was) when the text tells of a thing
@@ -321,8 +354,13 @@ class WritePath:
         why = f"LLM: {decision.reason}" if decision.reason else "LLM decision"
         if decision.event == "NOOP":
             target_seq = seq_of.get(decision.target_id) if decision.target_id else s.nearest_seq
-            return self._reject(cand, s, layer="llm", into_seq=target_seq, nearest_cos=s.nearest_cos,
-                                reason=why)
+            days = self._done_apart(cand, target_seq)
+            if days is None:
+                return self._reject(cand, s, layer="llm", into_seq=target_seq, nearest_cos=s.nearest_cos,
+                                    reason=why)
+            # The model's fold is held to the rule the gate's folds keep: a thing done, told on
+            # another day than the memory, is another time it was done.
+            return self._keep_apart_of_llm(cand, s, target_seq, days, why=why, fault=fault)
         if decision.event == "UPDATE":
             target_seq = seq_of[decision.target_id]
             new_text = (decision.text or "").strip() or cand.text

@@ -243,12 +243,19 @@ impl PyKeywordIndex {
         let p = info_params(py, w_number, w_name, w_word, idf_prior, prior_weight)?;
         let inner = &self.inner;
         let text = text_arg(text, "text")?;
-        let r = py.detach(|| info::info_novelty(inner, &text, &neigh, &p))?;
+        // The text is tokenized once, for the term and for its netting.
+        let (tokens, r) = py.detach(|| {
+            let tokens = netting::text_tokens(&text);
+            let r = info::info_novelty_of_tokens(inner, &tokens, &neigh, &p);
+            (tokens, r)
+        });
+        let r = r?;
         let Some(id) = nearest.filter(|_| r.novelty > 0.0) else {
             return Ok((r.novelty, r.new_tokens));
         };
         // The netting calls back into Python for the rarities, so it keeps the GIL.
-        let v = netting::net_against(inner, r.novelty, &text, id, |s| rarity.get(s), &p)?;
+        let mine = netting::distinct_terms(tokens.iter().map(|(t, s, k)| (t.as_str(), s.as_str(), *k)));
+        let v = netting::net_terms_against(inner, r.novelty, &mine, id, |s| rarity.get(s), &p)?;
         Ok((v, r.new_tokens))
     }
 

@@ -27,6 +27,8 @@ use std::collections::HashMap;
 use std::hash::{BuildHasherDefault, Hasher};
 use std::sync::Mutex;
 
+use rustc_hash::FxHashMap;
+
 use crate::error::{bail, err, Result};
 use crate::text::for_each_token;
 
@@ -100,7 +102,7 @@ pub(crate) struct Scratch {
 /// One scope's bm25 index. See the module docs for the formula.
 #[derive(Debug, Default)]
 pub struct KeywordIndex {
-    term_ids: HashMap<String, u32>,
+    term_ids: FxHashMap<String, u32>,
     terms: Vec<Term>,
     docs: Vec<Doc>,
     /// Token count per slot, `DEAD` once removed.

@@ -1,8 +1,9 @@
 //! Words that carry a number or a date, so that the information term weighs
 //! "three cats", "the third floor" and "since Monday" like "3 cats".
 
-use std::collections::HashSet;
 use std::sync::OnceLock;
+
+use rustc_hash::{FxHashMap, FxHashSet};
 
 const NUMBER_WORDS: &str = "
 zero one two three four five six seven eight nine ten eleven twelve thirteen
@@ -28,7 +29,9 @@ const VALUES: &[(&str, &str)] = &[
 
 /// The digits a number word stands for ("eleven" -> "11", "thirds" -> "3"), if it has one value.
 pub fn number_value(word: &str, stem: &str) -> Option<&'static str> {
-    VALUES.iter().find(|(w, _)| *w == word || *w == stem).map(|(_, v)| *v)
+    static MAP: OnceLock<FxHashMap<&'static str, &'static str>> = OnceLock::new();
+    let values = MAP.get_or_init(|| VALUES.iter().copied().collect());
+    values.get(word).or_else(|| values.get(stem)).copied()
 }
 
 /// An ordinal written with digits ("3rd", "21st", "4th"): its digits, which
@@ -48,26 +51,40 @@ monday tuesday wednesday thursday friday saturday sunday
 mon tue tues wed thu thur thurs fri sat sun
 ";
 
-fn set(cell: &'static OnceLock<HashSet<&'static str>>, words: &'static str) -> &'static HashSet<&'static str> {
+fn set(cell: &'static OnceLock<FxHashSet<&'static str>>, words: &'static str) -> &'static FxHashSet<&'static str> {
     cell.get_or_init(|| words.split_whitespace().collect())
 }
 
 /// A lowercased word (or its stem) that names a number: "three", "thousands", "third".
 pub fn is_number_word(word: &str, stem: &str) -> bool {
-    static SET: OnceLock<HashSet<&'static str>> = OnceLock::new();
+    static SET: OnceLock<FxHashSet<&'static str>> = OnceLock::new();
     let s = set(&SET, NUMBER_WORDS);
     s.contains(word) || s.contains(stem)
 }
 
 /// A lowercased month or weekday name (the caller checks it was capitalized).
 pub fn is_date_word(word: &str) -> bool {
-    static SET: OnceLock<HashSet<&'static str>> = OnceLock::new();
+    static SET: OnceLock<FxHashSet<&'static str>> = OnceLock::new();
     set(&SET, DATE_WORDS).contains(word)
 }
 
 #[cfg(test)]
 mod tests {
-    use super::{is_date_word, is_number_word};
+    use super::{is_date_word, is_number_word, number_value, VALUES};
+
+    #[test]
+    fn a_number_word_has_the_value_of_the_first_entry_its_word_or_stem_names() {
+        // The table lookup answers as a scan of VALUES in order would, for every word and stem.
+        let stemmer = rust_stemmers::Stemmer::create(rust_stemmers::Algorithm::English);
+        let scan = |word: &str, stem: &str| VALUES.iter().find(|(w, _)| *w == word || *w == stem).map(|(_, v)| *v);
+        for (w, _) in VALUES {
+            for word in [w.to_string(), format!("{w}s"), format!("{w}th"), format!("{w}ies")] {
+                let stem = stemmer.stem(&word);
+                assert_eq!(number_value(&word, &stem), scan(&word, &stem), "{word} / {stem}");
+            }
+        }
+        assert_eq!(number_value("pilot", "pilot"), None);
+    }
 
     #[test]
     fn numbers_and_dates() {

@@ -7,8 +7,9 @@
 //! Contractions are listed with an ASCII apostrophe (normalization turns
 //! curly ones into it) and without one, as users often type them.
 
-use std::collections::HashSet;
 use std::sync::OnceLock;
+
+use rustc_hash::FxHashSet;
 
 const WORDS: &str = "
 a about above after again against all am an and any are aren't arent as at
@@ -32,8 +33,8 @@ you you'd you'll you're you've your yours yourself yourselves
 also just yes ok okay oh hey hi hello yeah really
 ";
 
-fn set() -> &'static HashSet<&'static str> {
-    static SET: OnceLock<HashSet<&'static str>> = OnceLock::new();
+fn set() -> &'static FxHashSet<&'static str> {
+    static SET: OnceLock<FxHashSet<&'static str>> = OnceLock::new();
     SET.get_or_init(|| WORDS.split_whitespace().collect())
 }
 

@@ -22,7 +22,7 @@
 //! "new detail" usually is); idf_prior 3.0 (the idf of a term in about one
 //! document in twenty); m = 10 documents.
 
-use std::collections::{HashMap, HashSet};
+use rustc_hash::{FxHashMap, FxHashSet};
 
 use crate::error::{bail, err, Result};
 use crate::keyword::KeywordIndex;
@@ -100,30 +100,39 @@ fn idf_eff(index: &KeywordIndex, term: &str, p: &InfoParams) -> f64 {
 /// Informational novelty of `text` against the stored documents `neighbours`
 /// of `index` (unknown neighbour ids are a StateError: the index is behind).
 pub fn info_novelty(index: &KeywordIndex, text: &str, neighbours: &[i64], p: &InfoParams) -> Result<InfoNovelty> {
+    let mut tokens: Vec<(String, String, Kind)> = Vec::new();
+    for_each_token(text, |term, surface, kind| tokens.push((term.to_string(), surface.to_string(), kind)));
+    info_novelty_of_tokens(index, &tokens, neighbours, p)
+}
+
+/// `info_novelty` of a text given as its tokens (term, surface, kind), in text order: the
+/// netting reads the same tokens (`netting::info_novelty_netted`) without tokenizing twice.
+pub fn info_novelty_of_tokens(index: &KeywordIndex, tokens: &[(String, String, Kind)], neighbours: &[i64],
+                              p: &InfoParams) -> Result<InfoNovelty> {
     p.validate()?;
-    let mut seen: HashSet<u32> = HashSet::new();
+    let mut seen: FxHashSet<u32> = FxHashSet::default();
     for &id in neighbours {
         let terms = index.doc_term_ids(id).ok_or_else(|| {
             err!(State: "neighbour id {id} is not in the keyword index; add its text before scoring against it")
         })?;
         seen.extend(terms);
     }
-    let mut cand: HashMap<String, CandTerm> = HashMap::new();
-    for_each_token(text, |term, surface, kind| {
-        let w = p.weight(kind);
+    let mut cand: FxHashMap<&str, CandTerm> = FxHashMap::default();
+    for (term, surface, kind) in tokens {
+        let w = p.weight(*kind);
         let order = cand.len();
-        let e = cand.entry(term.to_string()).or_insert_with(|| CandTerm { surface: surface.to_string(), weight: w, order });
+        let e = cand.entry(term.as_str()).or_insert_with(|| CandTerm { surface: surface.clone(), weight: w, order });
         e.weight = e.weight.max(w);
-    });
-    let mut terms: Vec<(String, CandTerm)> = cand.into_iter().collect();
+    }
+    let mut terms: Vec<(&str, CandTerm)> = cand.into_iter().collect();
     // Sum in text order, so the value does not depend on hash order.
     terms.sort_by_key(|(_, c)| c.order);
     let (mut total, mut new) = (0.0, 0.0);
     let mut fresh: Vec<(f64, usize, String)> = Vec::new();
     for (term, c) in terms {
-        let mass = c.weight * idf_eff(index, &term, p);
+        let mass = c.weight * idf_eff(index, term, p);
         total += mass;
-        let known = index.term_id(&term).is_some_and(|t| seen.contains(&t));
+        let known = index.term_id(term).is_some_and(|t| seen.contains(&t));
         if !known {
             new += mass;
             fresh.push((mass, c.order, c.surface));

@@ -22,9 +22,9 @@
 //! f64 in every process. The rarity of a word's surface is a language
 //! resource the caller supplies (memsieve.rarity on the Python side).
 
-use std::collections::{HashMap, HashSet};
+use rustc_hash::{FxHashMap, FxHashSet};
 
-use super::{info_novelty, InfoNovelty, InfoParams};
+use super::{info_novelty_of_tokens, InfoNovelty, InfoParams};
 use crate::error::{err, CoreError};
 use crate::keyword::KeywordIndex;
 use crate::text::{for_each_token, Kind};
@@ -41,7 +41,7 @@ pub struct TextTerm {
 /// The distinct terms of a sequence of (term, surface, kind) tokens, as a
 /// Python dict comprehension `{term: (kind, surface) for ...}` keeps them.
 pub fn distinct_terms<S: AsRef<str>>(tokens: impl IntoIterator<Item = (S, S, Kind)>) -> Vec<TextTerm> {
-    let mut at: HashMap<String, usize> = HashMap::new();
+    let mut at: FxHashMap<String, usize> = FxHashMap::default();
     let mut out: Vec<TextTerm> = Vec::new();
     for (term, surface, kind) in tokens {
         let (term, surface) = (term.as_ref(), surface.as_ref());
@@ -61,9 +61,14 @@ pub fn distinct_terms<S: AsRef<str>>(tokens: impl IntoIterator<Item = (S, S, Kin
 
 /// The distinct terms of `text`, by the tokenizer the index uses.
 pub fn text_terms(text: &str) -> Vec<TextTerm> {
+    distinct_terms(text_tokens(text).iter().map(|(t, s, k)| (t.as_str(), s.as_str(), *k)))
+}
+
+/// Every token of `text` as (term, surface, kind), in text order.
+pub fn text_tokens(text: &str) -> Vec<(String, String, Kind)> {
     let mut tokens: Vec<(String, String, Kind)> = Vec::new();
     for_each_token(text, |term, surface, kind| tokens.push((term.to_string(), surface.to_string(), kind)));
-    distinct_terms(tokens)
+    tokens
 }
 
 /// Whether a term holds a digit as Python's `str.isdigit` sees one (decimal
@@ -87,8 +92,8 @@ pub fn net_information<E: From<CoreError>>(
     p: &InfoParams,
 ) -> std::result::Result<f64, E> {
     p.validate()?;
-    let theirs_set: HashSet<&str> = theirs.iter().map(|t| t.as_ref()).collect();
-    let mine_set: HashSet<&str> = mine.iter().map(|t| t.term.as_str()).collect();
+    let theirs_set: FxHashSet<&str> = theirs.iter().map(|t| t.as_ref()).collect();
+    let mine_set: FxHashSet<&str> = mine.iter().map(|t| t.term.as_str()).collect();
     let n = n as f64;
     let (prior, den) = (p.prior_weight * p.idf_prior, n + p.prior_weight);
     let (mut total, mut new_values, mut new_words) = (0.0f64, 0.0f64, 0.0f64);
@@ -107,7 +112,7 @@ pub fn net_information<E: From<CoreError>>(
     if total <= 0.0 {
         return Ok(information);
     }
-    let mut seen: HashSet<&str> = HashSet::new();
+    let mut seen: FxHashSet<&str> = FxHashSet::default();
     let mut dropped = 0.0f64;
     for t in theirs.iter().map(|t| t.as_ref()) {
         // dict.fromkeys: a repeated memory term counts once, where it first stands.
@@ -132,9 +137,11 @@ pub fn info_novelty_netted<E: From<CoreError>>(
     rarity: impl FnMut(&str) -> std::result::Result<f64, E>,
     p: &InfoParams,
 ) -> std::result::Result<InfoNovelty, E> {
-    let mut r = info_novelty(index, text, neighbours, p)?;
+    let tokens = text_tokens(text);
+    let mut r = info_novelty_of_tokens(index, &tokens, neighbours, p)?;
     if let (true, Some(id)) = (r.novelty > 0.0, nearest) {
-        r.novelty = net_against(index, r.novelty, text, id, rarity, p)?;
+        let mine = distinct_terms(tokens.iter().map(|(t, s, k)| (t.as_str(), s.as_str(), *k)));
+        r.novelty = net_terms_against(index, r.novelty, &mine, id, rarity, p)?;
     }
     Ok(r)
 }
@@ -149,16 +156,28 @@ pub fn net_against<E: From<CoreError>>(
     rarity: impl FnMut(&str) -> std::result::Result<f64, E>,
     p: &InfoParams,
 ) -> std::result::Result<f64, E> {
+    net_terms_against(index, information, &text_terms(text), nearest, rarity, p)
+}
+
+/// `net_against` for a text given as its distinct terms (`distinct_terms`).
+pub fn net_terms_against<E: From<CoreError>>(
+    index: &KeywordIndex,
+    information: f64,
+    mine: &[TextTerm],
+    nearest: i64,
+    rarity: impl FnMut(&str) -> std::result::Result<f64, E>,
+    p: &InfoParams,
+) -> std::result::Result<f64, E> {
     let theirs = index
         .tokens_of(nearest)
         .ok_or_else(|| err!(State: "id {nearest} is not in the keyword index; add(id, text) it first"))?;
-    let mine = text_terms(text);
-    net_information(information, &mine, &theirs, index.len(), |t| Ok(index.idf(t)), rarity, p)
+    net_information(information, mine, &theirs, index.len(), |t| Ok(index.idf(t)), rarity, p)
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::gate::info::info_novelty;
     use crate::error::Result;
 
     fn flat(_: &str) -> Result<f64> {

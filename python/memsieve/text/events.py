@@ -31,7 +31,7 @@ never the store; a lexicon supplies every word list (``Lexicon.tells_of_event``)
 from __future__ import annotations
 
 import re
-from collections.abc import Collection
+from collections.abc import Callable, Collection
 from dataclasses import dataclass
 
 from memsieve.text.fold import fold
@@ -76,13 +76,17 @@ class EventWords:
                                            and word not in self.not_past)
 
 
-def tells_of_event(text: str, marks: Marks, cues: Collection[str], words: EventWords) -> bool:
+def tells_of_event(text: str, marks: Callable[[], Marks], cues: Callable[[], Collection[str]],
+                   words: EventWords) -> bool:
     """Whether ``text`` tells of a thing done in the past (see the module's docstring).
+
+    The words are read first: most texts name no doer with a past verb, and their marks, the
+    costliest reading of a text, are then never asked for.
 
     Args:
         text: the text.
-        marks: its marks (``Lexicon.marks``): its tenses and modal words.
-        cues: the change cues it says (``Lexicon.cues``).
+        marks: gives its marks (``Lexicon.marks``): its tenses and modal words.
+        cues: gives the change cues it says (``Lexicon.cues``).
         words: the lexicon's word lists.
 
     >>> from memsieve.text.lexicon import ENGLISH
@@ -93,8 +97,7 @@ def tells_of_event(text: str, marks: Marks, cues: Collection[str], words: EventW
     >>> ENGLISH.tells_of_event("I moved to Denver.")
     False
     """
-    # No tense at all is left open: "I read Dune last month" says its past with a plain form.
-    if "?" in text or (marks.tense and marks.tense != _PAST_ONLY) or marks.modal or cues:
+    if "?" in text:
         return False
     folded = fold(text)
     found = list(_WORD.finditer(folded))
@@ -116,13 +119,18 @@ def tells_of_event(text: str, marks: Marks, cues: Collection[str], words: EventW
             if words.is_past(verb):
                 done = done or verb not in words.state_past
             elif verb in words.plain_pasts:
-                if host in words.plain_doers and not (marks.tense or dates_past(text)):
+                if host in words.plain_doers and not (marks().tense or dates_past(text)):
                     return False  # "I read every night": the present, as far as the text says
                 done = plain_past = True
             elif host in words.doers:
                 return False  # a doer and a verb not in the past: "I love", "we have", "they will"
-    return done and (marks.tense == _PAST_ONLY or plain_past)
-
+    if not done:
+        return False
+    # No tense at all is left open: "I read Dune last month" says its past with a plain form.
+    m = marks()
+    if (m.tense and m.tense != _PAST_ONLY) or m.modal or cues():
+        return False
+    return m.tense == _PAST_ONLY or plain_past
 
 
 def _labels(text: str, end: int) -> bool:

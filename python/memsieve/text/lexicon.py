@@ -363,7 +363,7 @@ class Lexicon:
         >>> ENGLISH.tells_of_event("We adopted a cat named Miso.")
         True
         """
-        return tells_of_event(text, self.marks(text), self.cues(text), self._derived.event_words)
+        return tells_of_event(text, lambda: self.marks(text), lambda: self.cues(text), self._derived.event_words)
 
     def asks_only_when(self, question: str, phrase: str) -> bool:
         """Whether a question asks about the time its ``phrase`` names and nothing else: none

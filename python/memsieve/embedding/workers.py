@@ -92,13 +92,22 @@ def default_workers() -> int:
 
 
 class BatchWorkers:
-    """A lazily started thread pool that maps a function over batches, in order.
+    """A lazily started thread pool that maps a function over batches, the calling thread among
+    the workers.
+
+    The caller takes batches too, from the same queue as the pool's threads: it would otherwise
+    sleep until they finish, and on a virtual machine a thread that slept through an embedding
+    (12 ms a LoCoMo turn) wakes to cold caches. Measured on 2 vCPUs (benches/RESULTS.md, "The
+    caller embeds too"): a SQLite BEGIN took 76 us after a 12 ms sleep and 5 us after 12 ms of
+    work, and the write that follows each ``add()``'s embedding was slowed alike. The pool holds
+    ``workers - 1`` threads.
 
     The pool is remade in a forked child (a child inherits the pool object but
     none of its threads, and would wait forever on the first batch).
 
     Args:
-        workers: threads; 1 runs every batch on the calling thread.
+        workers: threads that run batches at once, the caller's included; 1 runs every batch on
+            the calling thread.
     """
 
     def __init__(self, workers: int) -> None:
@@ -108,25 +117,46 @@ class BatchWorkers:
         self._lock = threading.Lock()
 
     def map(self, fn: Callable[[Any], _T], batches: Sequence[Any]) -> list[_T]:
-        """``[fn(b) for b in batches]``, run on the pool when there is more than one batch.
+        """``[fn(b) for b in batches]``, run by the caller and the pool when there is more than one batch.
 
-        The first exception a batch raises is raised here, after the other
-        batches have finished (none is left running against a closed session).
+        Each thread takes the next batch not yet taken, in order (the plans put the longest
+        first), so the threads end together. The first exception a batch raises, in batch
+        order, is raised here after every other batch has finished (none is left running
+        against a closed session).
         """
         if self.workers <= 1 or len(batches) <= 1:
             return [fn(b) for b in batches]
         pool = self._ready()
-        futures = [pool.submit(fn, b) for b in batches]
-        errors = [f.exception() for f in futures]
+        results: list[Any] = [None] * len(batches)
+        errors: list[BaseException | None] = [None] * len(batches)
+        taken = iter(range(len(batches)))
+        take = threading.Lock()
+
+        def drain() -> None:
+            while True:
+                with take:
+                    i = next(taken, None)
+                if i is None:
+                    return
+                try:
+                    results[i] = fn(batches[i])
+                except BaseException as exc:  # kept for the caller, in batch order
+                    errors[i] = exc
+
+        helpers = [pool.submit(drain) for _ in range(min(self.workers, len(batches)) - 1)]
+        drain()
+        for helper in helpers:
+            helper.result()
         for error in errors:
             if error is not None:
                 raise error
-        return [f.result() for f in futures]
+        return results
 
     def _ready(self) -> ThreadPoolExecutor:
         with self._lock:
             if self._pool is None or self._pid != os.getpid():
-                self._pool = ThreadPoolExecutor(max_workers=self.workers, thread_name_prefix="memsieve-embed")
+                self._pool = ThreadPoolExecutor(max_workers=max(1, self.workers - 1),
+                                                thread_name_prefix="memsieve-embed")
                 self._pid = os.getpid()
             return self._pool
 

@@ -107,3 +107,22 @@ def test_no_batch_pads_its_earlier_rows_by_more_than_a_calls_worth_at_any_cut(le
         assert got == sorted(got)
         for k in range(1, len(got)):  # each row taken padded the k rows before it by this much
             assert k * (got[k] - got[k - 1]) <= call_tokens
+
+
+def test_the_caller_takes_batches_beside_workers_minus_one_pool_threads():
+    import threading
+    import time
+
+    ran: dict[int, int] = {}
+
+    def work(b):
+        time.sleep(0.02)  # long enough that the pool thread takes some batches too
+        ran[b] = threading.get_ident()
+        return b
+
+    pool = BatchWorkers(2)
+    assert pool.map(work, list(range(8))) == list(range(8))
+    threads = set(ran.values())
+    assert threading.get_ident() in threads  # the caller did not sleep through the call
+    assert len(threads) == 2  # and one pool thread ran the rest beside it
+    pool.close()

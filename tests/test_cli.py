@@ -75,7 +75,8 @@ def test_ingest_locomo_format(tmp_path, capsys, db):
             "session_1_date_time": "1:56 pm on 8 May, 2023",
             "session_1": [{"speaker": "A", "dia_id": "D1:1", "text": "I adopted a puppy."},
                           {"speaker": "B", "dia_id": "D1:2", "text": "Lovely!", "blip_caption": "a small dog"}],
-            "session_2_date_time": "10:00 am on 9 May, 2023",
+            # the same day: a thing done told again on another day would be another event
+            "session_2_date_time": "10:00 pm on 8 May, 2023",
             "session_2": [{"speaker": "A", "dia_id": "D2:1", "text": "I adopted a puppy."}],
         },
     }

@@ -10,8 +10,8 @@ tense and the verb: each says, in the past alone, that someone did something.
 A text tells of an event (``tells_of_event``) when it is a statement, not a question, and:
 
 - someone does something in the past: a doer ("I", "we", "she", a relation word such as
-  "sister", or a capitalized word, which may be a name; not a speaker's label such as
-  "Caroline:") is followed, past a few adverbs ("just", "also"), by a past verb that
+  "sister", or a capitalized content word, which may be a name; not a capitalized stopword
+  such as "It" or "That", nor a speaker's label such as "Caroline:") is followed, past a few adverbs ("just", "also"), by a past verb that
   is an action, not a state ("went", "adopted"; not "was", "lived", "worked": "The meeting
   was on Tuesday" may be corrected by "... was on Wednesday"). A verb whose past is spelled
   as its plain form ("read", "put") is past after "she" or a name ("she read Dune"), and
@@ -35,7 +35,7 @@ from collections.abc import Callable, Collection
 from dataclasses import dataclass
 
 from memsieve.text.fold import fold
-from memsieve.text.marks import Marks
+from memsieve.text.marks import Marks, is_term
 from memsieve.text.when_told import dates_past
 
 __all__ = ["EventWords", "tells_of_event"]
@@ -107,7 +107,8 @@ def tells_of_event(text: str, marks: Callable[[], Marks], cues: Callable[[], Col
     for i, word in enumerate(said):
         low = word.lower()
         host, _, _ = low.partition("'")
-        if host in words.doers or low in words.persons or (word[0].isupper() and not _labels(folded, found[i].end())):
+        if host in words.doers or low in words.persons or (word[0].isupper() and is_term(low)
+                                                            and not _labels(folded, found[i].end())):
             if host != low and host in words.doers:
                 return False  # "I've", "we'll", "I'm": a perfect, a future, a present
             j = i + 1

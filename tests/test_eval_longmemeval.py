@@ -307,10 +307,11 @@ def test_cli_end_to_end_with_hand_computed_metrics(tmp_path, embedder, monkeypat
 
 
 def test_a_dropped_evidence_turn_is_recorded_with_its_reason(tmp_path, embedder):
-    """A has_answer turn that repeats a stored one word for word is an exact-duplicate NOOP,
-    folded into the memory it repeats: counted by reason, its record in the per-question row."""
+    """A has_answer turn that repeats a stored one word for word, the same day, is an
+    exact-duplicate NOOP, folded into the memory it repeats: counted by reason, its record in the
+    per-question row. (Told on another day, a thing done is stored as another event.)"""
     data = synthetic_questions()[:1]
-    data[0]["haystack_sessions"][0].insert(0, {"role": "user", "content": "I adopted a grey kitten and named her Pistachio."})
+    data[0]["haystack_sessions"][1].insert(0, {"role": "user", "content": "I adopted a grey kitten and named her Pistachio."})
     out = tmp_path / "o"
     summary = lme.run_longmemeval(lme.LmeOptions(data=str(write_file(tmp_path, data)), out=str(out),
                                                  arms=("add-all", "memsieve"), embedder_factory=lambda: embedder,
@@ -321,7 +322,7 @@ def test_a_dropped_evidence_turn_is_recorded_with_its_reason(tmp_path, embedder)
     row = next(r for r in map(json.loads, (out / "questions.jsonl").read_text().splitlines())
                if r["arm"] == "memsieve")
     (drop,) = row["evidence_dropped"]
-    assert drop["turn"] == "s-cat:0" and drop["event"] == "NOOP" and drop["reason_kind"] == "exact duplicate"
+    assert drop["turn"] == "s-cat:1" and drop["event"] == "NOOP" and drop["reason_kind"] == "exact duplicate"
     assert drop["folded_into_text"].startswith("I adopted a grey kitten")
     # Folded, it is still found by provenance: the memory it was folded into carries its id.
     assert row["recall_all@10"] == 1.0 and row["recall_all_text@10"] == 1.0

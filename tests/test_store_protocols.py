@@ -71,6 +71,7 @@ def _calls() -> dict[str, object]:
         "version_parts_of": lambda s: s.version_parts_of([1], 4),
         "scope_keys": lambda s: s.scope_keys(),
         "active_by_hash": lambda s: s.active_by_hash(u, "h"),
+        "actives_by_hash": lambda s: s.actives_by_hash(u, "h"),
         "memory_row": lambda s: s.memory_row("m"),
         "ids_for_seqs": lambda s: s.ids_for_seqs([1]),
         "embeddings_for_seqs": lambda s: s.embeddings_for_seqs([1]),

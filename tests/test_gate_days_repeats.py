@@ -64,6 +64,28 @@ def test_a_state_repeated_on_another_day_is_still_an_exact_duplicate(tmp_path, t
     mem.close()
 
 
+_DATED = ["Sam ran the Boston marathon in 2019.", "I visited the Louvre on 12 March 2022."]
+
+
+@pytest.mark.parametrize("text", _DATED)
+def test_a_thing_done_that_names_its_date_repeated_on_another_day_is_an_exact_duplicate(tmp_path, text):
+    # an agent saving a fact it already saved: the words say the day, so the fold loses nothing
+    mem, a, d = _repeat(tmp_path / "m.db", text, first=_MONDAY, later=_TUESDAY)
+    assert d.event == "NOOP" and d.layer == "exact" and d.memory_id == a.memory_id, d.reason
+    mem.close()
+
+
+def test_a_thing_done_that_names_its_year_reworded_on_another_day_is_folded(tmp_path):
+    # the words carry the year, so a reader of the memory it folds into loses no day
+    mem = Memory(str(tmp_path / "m.db"))
+    for t in _FILLER:
+        mem.add(t, user_id="u", valid_from="2024-03-01T10:00:00")
+    (a,) = mem.add("Sam ran the Boston marathon in 2019 and loved the crowds.", user_id="u", valid_from=_MONDAY)
+    (d,) = mem.add("In 2019 Sam ran the Boston marathon.", user_id="u", valid_from=_TUESDAY)
+    assert d.event == "NOOP" and d.memory_id == a.memory_id, d.reason
+    mem.close()
+
+
 def test_a_history_imported_twice_is_stored_once(tmp_path):
     history = [{"content": t, "valid_from": day} for t, day in
                [(_EVENTS[0], _MONDAY), (_EVENTS[0], _TUESDAY), (_EVENTS[1], _TUESDAY), (_STATES[0], _MONDAY)]]

@@ -20,10 +20,10 @@ from datetime import datetime
 from typing import Iterator
 
 from memsieve.text.when import Window, ago_amount, count_of, plain, spelled, window_of
-from memsieve.text.when_words import (AGO, AHEAD, DAY_MONTH, DAY_OF_MONTH, ISO_DATE, LAST_UNIT, PAST, WEEKDAY,
-                                      WEEKDAY_SHORT, YESTERDAY, counts_units, month_is_said)
+from memsieve.text.when_words import (AGO, AHEAD, DAY_MONTH, DAY_OF_MONTH, ISO_DATE, LAST_UNIT, MONTH_YEAR, PAST,
+                                      WEEKDAY, WEEKDAY_SHORT, YEAR, YESTERDAY, counts_units, month_is_said)
 
-__all__ = ["dates_past", "event_phrases", "events_dated", "time_phrases"]
+__all__ = ["dates_past", "event_phrases", "events_dated", "names_its_date", "time_phrases"]
 
 
 #: The phrases by which a text dates what it tells, for ``events_dated``: a day or a stretch of the
@@ -32,8 +32,8 @@ __all__ = ["dates_past", "event_phrases", "events_dated", "time_phrases"]
 _EVENT = (AGO, YESTERDAY, WEEKDAY, WEEKDAY_SHORT, LAST_UNIT, ISO_DATE, DAY_OF_MONTH, DAY_MONTH)
 
 
-def _event_matches(t: str) -> Iterator[re.Match[str]]:
-    for pattern in _EVENT:
+def _event_matches(t: str, patterns: tuple[re.Pattern[str], ...] = _EVENT) -> Iterator[re.Match[str]]:
+    for pattern in patterns:
         for m in pattern.finditer(t):
             if pattern is LAST_UNIT:  # "last month", not "this month" nor "in the last month" (a span)
                 if m.group(1) != "last" or (m.group(2) != "weekend" and t.endswith("the ", 0, m.start())):
@@ -45,6 +45,25 @@ def _event_matches(t: str) -> Iterator[re.Match[str]]:
                 if not (m.group(2) or m.group(3) or m.group(5)) and not month_is_said(t, m.group(4), m.end(4)):
                     continue
             yield m
+
+
+#: The phrases that name a day of the calendar, whenever the text is told.
+_CALENDAR = (ISO_DATE, DAY_OF_MONTH, DAY_MONTH)
+
+
+@functools.lru_cache(maxsize=1024)
+def names_its_date(text: str) -> bool:
+    """Whether ``text`` names on the calendar when what it tells happened: a date ("on 5 May",
+    "May 5th, 2023", "2023-05-05"), a month of a year ("in March 2021") or a year ("in 2019").
+    Told again word for word on another day, such a text tells of that same day or year.
+
+    >>> names_its_date("We moved to Lisbon in 2019."), names_its_date("I ran a 5k on May 5th.")
+    (True, True)
+    >>> names_its_date("I went to the gym this morning."), names_its_date("I ran 5 miles in 40 minutes.")
+    (False, False)
+    """
+    t = plain(text)
+    return bool(YEAR.search(t) or MONTH_YEAR.search(t)) or next(_event_matches(t, _CALENDAR), None) is not None
 
 
 def event_phrases(text: str) -> tuple[str, ...]:

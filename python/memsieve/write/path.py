@@ -23,6 +23,7 @@ from memsieve.scope import Scope
 from memsieve.store import WriteTx
 from memsieve.text.passages import Part
 from memsieve.text.marks import rewritten_values, written_values
+from memsieve.text.when_told import names_its_date
 
 NEIGHBOURS_FOR_LLM = 5
 
@@ -171,13 +172,15 @@ class WritePath:
         - a thing done (memsieve.text.events), and every copy was told on another day: "I went to
           the gym this morning." told on Monday and again on Tuesday is two visits, and folded, a
           reader would see Monday's alone. The gate keeps it apart (``_kept_apart``). A copy told
-          on the candidate's day is its duplicate, so a history imported twice is stored once.
+          on the candidate's day is its duplicate, so a history imported twice is stored once,
+          and so is a text that names its own date or year ("We moved to Lisbon in 2019."): said
+          again, it tells of the same one (an agent saving a fact it already saved).
         """
         dup = self.store.active_by_hash(self.scope, cand.hash)
         if dup is None or self._rewrites_a_value(cand.text, dup[0]):
             return None
         if self._done_apart(cand, dup[0]) is None:
-            return dup  # most duplicates: no event, or told on the first copy's day
+            return dup  # most duplicates: no event, told on the first copy's day, or dated in words
         copies = self.store.actives_by_hash(self.scope, cand.hash)[1:]
         items = self.store.items_for_seqs([seq for seq, _ in copies])
         return next(((seq, mid) for seq, mid in copies if seq in items
@@ -212,7 +215,7 @@ class WritePath:
         if seq is None:
             return None
         spoken = role_of(cand.metadata) is not None
-        done = self.gate.lexicon.tells_of_event(cand.text)
+        done = self._tells_of_its_day(cand.text)
         if not spoken and not done:
             return None  # most folds: neither rule can apply, so the memory is not read
         item = self.store.items_for_seqs([seq]).get(seq)
@@ -259,9 +262,15 @@ class WritePath:
         """(the day the text was told, the day memory ``seq`` was) when the text tells of a thing
         done and the days differ (``_kept_apart``): the band's fold does not lose an event's day
         either."""
-        if seq is None or not self.gate.lexicon.tells_of_event(cand.text):
+        if seq is None or not self._tells_of_its_day(cand.text):
             return None
         return self._days_apart(cand, self.store.items_for_seqs([seq]).get(seq))
+
+    def _tells_of_its_day(self, text: str) -> bool:
+        """Whether a text tells of a thing done (memsieve.text.events) on the day it is told: not
+        one that names its date or year in words ("I ran the Boston marathon in 2019"), which a
+        reader finds in the memory it is folded into, whatever day that memory was told."""
+        return self.gate.lexicon.tells_of_event(text) and not names_its_date(text)
 
     def _days_apart(self, cand: Candidate, item: Any) -> tuple[str, str] | None:
         """``told_apart`` for the candidate (told on its ``valid_from``, else in this write) and

@@ -7,7 +7,7 @@ import multiprocessing
 
 import numpy as np
 import pytest
-from hypothesis import given, strategies as st
+from hypothesis import given, settings, strategies as st
 
 from memsieve import ConfigError
 from memsieve.embedding import OnnxEmbedder
@@ -126,3 +126,35 @@ def test_the_caller_takes_batches_beside_workers_minus_one_pool_threads():
     assert threading.get_ident() in threads  # the caller did not sleep through the call
     assert len(threads) == 2  # and one pool thread ran the rest beside it
     pool.close()
+
+
+@settings(max_examples=60, deadline=None)
+@given(n=st.integers(min_value=0, max_value=12), workers=st.integers(min_value=1, max_value=4),
+       bad=st.sets(st.integers(min_value=0, max_value=11), max_size=3))
+def test_every_batch_runs_once_and_the_first_failure_in_batch_order_is_raised(n, workers, bad):
+    import threading
+
+    runs: list[int] = []
+    lock = threading.Lock()
+
+    def work(b):
+        with lock:
+            runs.append(b)
+        if b in bad:
+            raise ValueError(f"batch {b}")
+        return b * 2
+
+    pool = BatchWorkers(workers)
+    failing = sorted(b for b in bad if b < n)
+    try:
+        if failing:
+            with pytest.raises(ValueError, match=f"^batch {failing[0]}$"):
+                pool.map(work, list(range(n)))
+        else:
+            assert pool.map(work, list(range(n))) == [2 * b for b in range(n)]
+        if workers > 1 and n > 1:
+            assert sorted(runs) == list(range(n))  # each once, none abandoned mid-way after a failure
+        else:  # on the calling thread alone: in order, up to the first failure
+            assert runs == list(range(failing[0] + 1 if failing else n))
+    finally:
+        pool.close()

@@ -43,6 +43,9 @@ from memsieve.text.lexicon import ENGLISH
     ("I moved to Denver.", False),
     ("My grandfather passed away.", False),
     ("Andrew: Got it. Thanks!", False),
+    # a capitalized stopword opening a sentence is no name, so no doer
+    ("It went alright.", False),
+    ("That went well!", False),
 ])
 def test_what_tells_of_an_event(text, event):
     assert ENGLISH.tells_of_event(text) is event
@@ -53,6 +56,18 @@ def test_what_tells_of_an_event(text, event):
 def test_a_question_is_never_an_event_and_any_text_is_read(text):
     assert isinstance(ENGLISH.tells_of_event(text), bool)
     assert not ENGLISH.tells_of_event(text + " Did I?")
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.text(max_size=80), st.integers(min_value=1, max_value=28),
+       st.sampled_from(["January", "March", "June", "October"]), st.integers(min_value=1950, max_value=2099))
+def test_a_text_that_names_its_date_says_so_and_any_text_is_read(text, day, month, year):
+    from memsieve.text.when_told import names_its_date
+
+    assert isinstance(names_its_date(text), bool)
+    assert names_its_date(f"I ran a race on {day} {month} {year}.")
+    assert names_its_date(f"We moved there in {year}.")
+    assert not names_its_date(f"I ran {day} miles this morning.")
 
 
 def _v(key: int, day: str) -> Version:

@@ -236,25 +236,17 @@ class WritePath:
         answers, nor one thing done of another.
         """
         reason = f"{_why_noop(s, self.config.info_tau)}, but {why}, and linked to that memory"
-        _, memory_id = self._add(cand, s, layer="novelty", reason=reason)
-        linked_to = self._id(s.nearest_seq)
-        if linked_to is not None:
-            self.store.add_link(memory_id, linked_to, kind="near", cosine=s.nearest_cos, now=self.now)
-        return self._decision(cand, s, event="ADD", layer="novelty", memory_id=memory_id, reason=reason,
-                              linked_to=linked_to, link_kind="near" if linked_to is not None else None)
+        return self._add_near(cand, s, s.nearest_seq, layer="novelty", reason=reason)
 
-    def _keep_apart_of_llm(self, cand: Candidate, s: GateScore, seq: int | None, days: tuple[str, str], *,
-                           why: str, fault: str | None) -> Decision:
-        """ADD a text the LLM would fold into memory ``seq`` though it tells of a thing done on another
-        day (``_done_apart``), linked ``near`` that memory."""
-        reason = (f"{why}; not folded: it tells of a thing done, told on {days[0]}, and the memory the model "
-                  f"would fold it into was told on {days[1]}: it is stored as an event of its own, linked to "
-                  "that memory")
-        _, memory_id = self._add(cand, s, layer="llm", reason=reason)
+    def _add_near(self, cand: Candidate, s: GateScore, seq: int | None, *, layer: str, reason: str,
+                  fault: str | None = None) -> Decision:
+        """ADD a text that a fold into memory ``seq`` would have lost, linked ``near`` that memory
+        (the gate's kept-apart NOOPs, and the LLM's NOOP of a thing done on another day)."""
+        _, memory_id = self._add(cand, s, layer=layer, reason=reason)
         linked_to = self._id(seq)
         if linked_to is not None:
             self.store.add_link(memory_id, linked_to, kind="near", cosine=s.nearest_cos, now=self.now)
-        return self._decision(cand, s, event="ADD", layer="llm", memory_id=memory_id, reason=reason,
+        return self._decision(cand, s, event="ADD", layer=layer, memory_id=memory_id, reason=reason,
                               linked_to=linked_to, link_kind="near" if linked_to is not None else None,
                               nearest=(linked_to, s.nearest_cos) if linked_to is not None else None, fault=fault)
 
@@ -369,7 +361,10 @@ class WritePath:
                                     reason=why)
             # The model's fold is held to the rule the gate's folds keep: a thing done, told on
             # another day than the memory, is another time it was done.
-            return self._keep_apart_of_llm(cand, s, target_seq, days, why=why, fault=fault)
+            reason = (f"{why}; not folded: it tells of a thing done, told on {days[0]}, and the memory the model "
+                      f"would fold it into was told on {days[1]}: it is stored as an event of its own, linked to "
+                      "that memory")
+            return self._add_near(cand, s, target_seq, layer="llm", reason=reason, fault=fault)
         if decision.event == "UPDATE":
             target_seq = seq_of[decision.target_id]
             new_text = (decision.text or "").strip() or cand.text

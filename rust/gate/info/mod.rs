@@ -26,7 +26,7 @@ use rustc_hash::{FxHashMap, FxHashSet};
 
 use crate::error::{bail, err, Result};
 use crate::keyword::KeywordIndex;
-use crate::text::{for_each_token, Kind};
+use crate::text::Kind;
 
 pub mod netting;
 
@@ -100,9 +100,7 @@ fn idf_eff(index: &KeywordIndex, term: &str, p: &InfoParams) -> f64 {
 /// Informational novelty of `text` against the stored documents `neighbours`
 /// of `index` (unknown neighbour ids are a StateError: the index is behind).
 pub fn info_novelty(index: &KeywordIndex, text: &str, neighbours: &[i64], p: &InfoParams) -> Result<InfoNovelty> {
-    let mut tokens: Vec<(String, String, Kind)> = Vec::new();
-    for_each_token(text, |term, surface, kind| tokens.push((term.to_string(), surface.to_string(), kind)));
-    info_novelty_of_tokens(index, &tokens, neighbours, p)
+    info_novelty_of_tokens(index, &netting::text_tokens(text), neighbours, p)
 }
 
 /// `info_novelty` of a text given as its tokens (term, surface, kind), in text order: the

@@ -133,3 +133,47 @@ def test_the_llm_band_still_folds_a_thing_done_told_the_same_day(band):
     (d,) = mem.add(_AGAIN, user_id="u", valid_from="2024-03-04T21:00:00")
     assert d.event == "NOOP" and d.layer == "llm" and d.memory_id == a.memory_id, d.reason
     assert _AGAIN not in {it.text for it in mem.get_all(user_id="u")}
+
+
+def test_the_llm_band_does_not_rewrite_a_thing_done_over_another_day(band):
+    # The model calls the second concert an UPDATE of the first: a rewrite keeps Monday's day, so
+    # one concert, dated Monday, would be left. It is stored as its own memory, Monday's kept as is.
+    mem, server, a = band
+    server.reply_json({"event": "UPDATE", "index": 0, "text": _AGAIN, "reason": "newer concert"})
+    (d,) = mem.add(_AGAIN, user_id="u", valid_from=_TUESDAY)
+    assert server.requests, "the band must have asked the LLM"
+    assert d.event == "ADD" and d.layer == "llm", d.reason
+    assert d.reason.startswith("LLM: newer concert") and "not rewritten" in d.reason, d.reason
+    assert "2024-03-05" in d.reason and "2024-03-04" in d.reason, d.reason
+    assert d.linked_to == a.memory_id and d.link_kind == "near"  # both concerts happened
+    assert mem.get(a.memory_id).text == _CONCERT
+    by_text = {it.text: it for it in mem.get_all(user_id="u")}
+    assert by_text[_AGAIN].valid_from.startswith("2024-03-05"), by_text[_AGAIN].valid_from
+
+
+def test_the_llm_band_still_rewrites_a_thing_done_told_the_same_day(band):
+    mem, server, a = band
+    server.reply_json({"event": "UPDATE", "index": 0, "text": _AGAIN, "reason": "same concert, better said"})
+    (d,) = mem.add(_AGAIN, user_id="u", valid_from="2024-03-04T21:00:00")
+    assert d.event == "UPDATE" and d.memory_id == a.memory_id, d.reason
+    assert mem.get(a.memory_id).text == _AGAIN
+
+
+_STATE, _DONE = "I am training for a half marathon.", "I ran a half marathon this morning."
+
+
+def test_the_llm_band_stores_a_thing_done_the_model_would_write_over_a_state(tmp_path, table_embedder):
+    # A thing done written over a state told on another day would carry the state's day; stored
+    # apart, it is linked as that memory's newer version, which freshness ranks first.
+    table_embedder.table.update({_STATE: unit(1, 0, 0), _DONE: unit(1, 0.8, 0)})
+    with ScriptedLLM() as server:
+        mem = Memory(tmp_path / "m.db", embedder=table_embedder, gate=_GATE,
+                     llm=LLMConfig(base_url=server.base_url, model="scripted", retries=0, timeout=5))
+        (a,) = mem.add(_STATE, user_id="u", valid_from=_MONDAY)
+        server.reply_json({"event": "UPDATE", "index": 0, "text": "I ran a half marathon.", "reason": "done now"})
+        (d,) = mem.add(_DONE, user_id="u", valid_from=_TUESDAY)
+        assert server.requests, "the band must have asked the LLM"
+        assert d.event == "ADD" and d.linked_to == a.memory_id and d.link_kind == "updates", d.reason
+        assert mem.get(a.memory_id).text == _STATE
+        assert _DONE in {it.text for it in mem.get_all(user_id="u")}
+        mem.close()

@@ -117,6 +117,25 @@ def test_put_to_a_held_key_replaces_its_memory_with_history(store, mem):
     assert mem.history(put.decisions[0].memory_id)[-1].event == "DELETE"  # soft: still readable
 
 
+def test_a_put_to_a_held_key_embeds_its_value_once_and_fails_whole(tmp_path, table_embedder):
+    with Memory(tmp_path / "once.db", embedder=table_embedder) as m:
+        store = MemsieveStore(m, fields=["text"])
+        ns = ("people", "ana")
+        store.put(ns, "home", {"text": LISBON})
+        calls = table_embedder.calls
+        store.put(ns, "home", {"text": "Ana moved to Porto in May 2025."})
+        assert table_embedder.calls - calls == 1
+        assert store.get(ns, "home").value == {"text": "Ana moved to Porto in May 2025."}
+
+        def broken(texts):
+            raise RuntimeError("the model file is gone")
+
+        table_embedder.embed = broken
+        with pytest.raises(MemsieveError, match="the model file is gone"):
+            store.put(ns, "home", {"text": "Ana moved to Faro in June 2026."})
+        assert store.get(ns, "home").value == {"text": "Ana moved to Porto in May 2025."}
+
+
 def test_search_queries_every_namespace_under_the_prefix(store):
     store.put(("people", "ana"), "home", {"text": LISBON})
     store.put(("people", "ana"), "job", {"text": NURSE})

@@ -222,7 +222,8 @@ class Memory:
 
     def add(self, messages_or_text: Any, *, user_id: str | None = None, agent_id: str | None = None,
             run_id: str | None = None, metadata: dict[str, Any] | None = None, infer: bool = False,
-            source: str | Sequence[str] | None = None, valid_from: Any = None) -> list[Decision]:
+            source: str | Sequence[str] | None = None, valid_from: Any = None, replaces: Sequence[str] = (),
+            replace_reason: str = "replaced by a later add") -> list[Decision]:
         """Gate and store text; return one Decision per candidate.
 
         Args:
@@ -237,21 +238,29 @@ class Memory:
             source: where the text came from (an id, or a list of ids); kept as
                 provenance and folded into the nearest memory on a NOOP.
             valid_from: when the fact began to hold (datetime or ISO string).
+            replaces: ids of memories of this scope the text takes the place of (a value put
+                again under its key): soft-deleted in the transaction that decides the text,
+                before it is gated, each with ``replace_reason`` in its history. Not with ``infer``.
+            replace_reason: why they were deleted, for their history.
 
         Raises:
             ScopeError, InvalidTextError: bad input; nothing is written.
+            NotFoundError: an id of ``replaces`` is no memory of this scope; nothing is written.
             EmbedderError: the embedder failed; nothing is written.
             LLMError: fact extraction failed (``infer=True``); nothing is written.
         """
         scope = Scope.of(user_id, agent_id, run_id)
         infer = check_flag(infer, where="infer")
+        replaced = [self.get(i, user_id=user_id, agent_id=agent_id, run_id=run_id)
+                    for i in bulk.check_replaces(replaces, infer=infer)]
+        replace_reason = check_text(replace_reason, where="replace_reason")
         pairs = candidate_texts(messages_or_text, max_chars=self.max_text_chars)
         meta = bulk.check_shared_metadata(check_metadata(metadata), count=len(pairs))
         for k, (_, role) in enumerate(pairs):
             bulk.check_role_clash(role, meta, where=f"message {k}")
         return self._writer.add(scope, pairs, metadata=meta, sources=check_sources(source),
                                 valid_from=iso_time(valid_from, where="valid_from", keep_offset=True), infer=infer,
-                                max_chars=self.max_text_chars)
+                                max_chars=self.max_text_chars, replaces=replaced, replace_reason=replace_reason)
 
     def add_many(self, items: Sequence[Any], *, user_id: str | None = None, agent_id: str | None = None,
                  run_id: str | None = None, metadata: dict[str, Any] | None = None, batch_size: int = 256,

@@ -63,10 +63,12 @@ class ScopedMemory:
     # ---- writing ---------------------------------------------------------------
 
     def add(self, messages_or_text: Any, *, metadata: dict[str, Any] | None = None, infer: bool = False,
-            source: str | Sequence[str] | None = None, valid_from: Any = None) -> list[Decision]:
+            source: str | Sequence[str] | None = None, valid_from: Any = None, replaces: Sequence[str] = (),
+            replace_reason: str = "replaced by a later add") -> list[Decision]:
         """``Memory.add`` in this scope: gate and store text, one Decision per candidate."""
         return self._memory.add(messages_or_text, metadata=metadata, infer=infer, source=source,
-                                valid_from=valid_from, **self._ids)
+                                valid_from=valid_from, replaces=replaces, replace_reason=replace_reason,
+                                **self._ids)
 
     def add_many(self, items: Sequence[Any], *, metadata: dict[str, Any] | None = None, batch_size: int = 256,
                  progress: Callable[[int], Any] | None = None) -> list[list[Decision]]:

@@ -21,8 +21,10 @@ Mapping:
       ``"langgraph"``. A memory written without the store (by ``Memory.add``
       or ``memsieve mcp``) reads as an item whose key is its id and whose
       value is ``{"text": ...}``.
-    - ``put`` to a key that holds an item soft-deletes that memory first
-      (its history says why), then gates the new value. After a NOOP the key
+    - ``put`` to a key that holds an item soft-deletes that memory (its
+      history says why) and gates the new value, in one transaction
+      (``Memory.add(replaces=...)``): the old memory goes first, and a
+      failing embedder or write leaves it in place. After a NOOP the key
       holds nothing; the decision says why and names the rejection that
       ``Memory.restore`` stores after all. ``BaseStore.put`` returns None,
       so the decisions of the last batch are in ``store.last_decisions``.
@@ -374,15 +376,11 @@ class MemsieveStore(BaseStore):
             # Checked as it will be stored (the kept creation time included) before the item it
             # replaces is deleted: a refused put leaves the old item in place.
             check_metadata(meta, where=f"the value put to key {op.key!r}")
-            if held:
-                # The old item goes before the new one is added (the gate would fold the new value into
-                # it), in its own transaction: embedding first, a failing embedder leaves it in place.
-                self.memory.embed([text])
-            reason = f"replaced by a put to key {op.key!r} of the LangGraph store"
-            for m in held:
-                self.memory.delete(m.id, reason=reason)
-            decisions = self.memory.add(text, metadata=meta, source=op.key,
-                                        user_id=namespace_user(op.namespace))
+            # The old item goes in the transaction that gates the new value, before it (the gate would
+            # fold the new value into it); a failing embedder or write leaves it in place.
+            decisions = self.memory.add(text, metadata=meta, source=op.key, user_id=namespace_user(op.namespace),
+                                        replaces=[m.id for m in held],
+                                        replace_reason=f"replaced by a put to key {op.key!r} of the LangGraph store")
             stored = any(d.event == "ADD" or (d.event == "DELETE" and d.added_id) for d in decisions)
             replaced = [m.id for m in held] + self._one_per_key(op.namespace, op.key)
             return PutDecision(op.namespace, op.key, stored, decisions, replaced)

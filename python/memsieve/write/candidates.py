@@ -13,8 +13,8 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from memsieve.errors import InvalidInputError, InvalidTextError, short_repr
-from memsieve.inputs import (MAX_METADATA_CHARS, MAX_TEXT_CHARS, check_metadata, check_role, check_sources,
-                              check_text, iso_time, read_mapping, read_sequence)
+from memsieve.inputs import (MAX_METADATA_CHARS, MAX_TEXT_CHARS, check_metadata, check_record_id, check_role,
+                              check_sources, check_text, iso_time, read_mapping, read_sequence)
 from memsieve.write.path import Candidate
 
 #: Most metadata one ``add_many`` call may store over all its items, in characters of JSON:
@@ -122,3 +122,21 @@ def candidate(text: str, role: str | None, valid_from: str | None, sources: list
         meta.setdefault("role", role)
     return Candidate(text=text, vector=vector, sources=list(sources), metadata=meta, valid_from=valid_from,
                      parts=list(parts))
+
+
+def check_replaces(replaces: object, *, infer: bool) -> list[str]:
+    """The ids an ``add`` takes the place of (``Memory.add(replaces=...)``), each once, in order.
+
+    Raises:
+        InvalidInputError: not a list or tuple of ids, or given with ``infer`` (extraction may
+            find nothing to store, and a replace must store what takes the place of what it retires).
+        NotFoundError: an id that is no string (as for an unknown id).
+    """
+    if isinstance(replaces, (str, bytes)) or not isinstance(replaces, Sequence):
+        raise InvalidInputError(f"replaces must be a list of memory ids, got {type(replaces).__name__} "
+                                f"{short_repr(replaces)}; pass e.g. [old_id]")
+    ids = list(dict.fromkeys(check_record_id(i) for i in read_sequence(replaces, what="replaces")))
+    if ids and infer:
+        raise InvalidInputError("replaces cannot be used with infer=True: extraction may find nothing to store "
+                                "in place of what it would retire; add with infer, then delete what it replaces")
+    return ids

@@ -15,7 +15,7 @@ writes call it.
 from __future__ import annotations
 
 import threading
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
@@ -127,8 +127,17 @@ class Writer:
     # ---- add -------------------------------------------------------------------
 
     def add(self, scope: Scope, pairs: list[Pair], *, metadata: dict[str, Any], sources: list[str],
-            valid_from: str | None, infer: bool, max_chars: int) -> list[Decision]:
-        """The decisions of one ``add`` call whose input is checked (see ``Memory.add``)."""
+            valid_from: str | None, infer: bool, max_chars: int, replaces: Sequence[MemoryItem] = (),
+            replace_reason: str = "") -> list[Decision]:
+        """The decisions of one ``add`` call whose input is checked (see ``Memory.add``).
+
+        ``replaces`` (memories of ``scope``) are soft-deleted in the transaction that decides the
+        text, before it is gated: the text is embedded first, so a failing embedder, or any error
+        after, leaves them as they were, and the gate never folds the text into what it replaces.
+        """
+        for item in replaces:
+            if not item.is_active:
+                self._refuse_if_retired(item, item.id, "replaced")
         forgotten: list[Decision] = []
         if infer:
             client = self.llm
@@ -141,7 +150,16 @@ class Writer:
         vectors, parts = self._embed([t for t, _ in pairs])
         cands = [bulk.candidate(text, role, valid_from, sources, metadata, vec, p)
                  for (text, role), vec, p in zip(pairs, vectors, parts)]
-        return forgotten + self._decide(scope, [cands])[0]
+
+        def retire(tx: Any, gate: Any) -> None:
+            now = now_iso()
+            for item in replaces:
+                stored = tx.memory_row(item.id)
+                if stored.is_active:  # deleted meanwhile: nothing left to retire
+                    edits.soft_delete(tx, gate, scope, seq=stored.seq, memory_id=item.id, text=stored.text,
+                                      layer="user", reason=replace_reason, now=now)
+
+        return forgotten + self._decide(scope, [cands], before=retire if replaces else None)[0]
 
     def add_many(self, scope: Scope, items: list[BulkItem], *, batch_size: int,
                  progress: Callable[[int], Any] | None) -> list[list[Decision]]:
@@ -195,12 +213,16 @@ class Writer:
         vectors, parts = self._embed([text])
         return vectors[0], parts[0]
 
-    def _decide(self, scope: Scope, calls: list[list[Candidate]]) -> list[list[Decision]]:
-        """Decide ``calls`` (each the candidates of one ``add()``) in one transaction."""
+    def _decide(self, scope: Scope, calls: list[list[Candidate]], *,
+                before: Callable[[Any, Any], None] | None = None) -> list[list[Decision]]:
+        """Decide ``calls`` (each the candidates of one ``add()``) in one transaction, after
+        ``before(tx, gate)`` (what an ``add`` replaces) when given."""
         dim = calls[0][0].vector.shape[0]
         crud, guard = self._crud_step()
         out = []
         with self.gates.write(scope, dim=dim) as (tx, gate):
+            if before is not None:
+                before(tx, gate)
             for cands in calls:
                 gate.begin_call()
                 path = WritePath(tx, scope, gate, self.config, crud=crud, guard=guard,

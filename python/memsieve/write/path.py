@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 import numpy as np
@@ -24,6 +24,7 @@ from memsieve.store import WriteTx
 from memsieve.text.passages import Part
 from memsieve.text.marks import rewritten_values, written_values
 from memsieve.text.when_told import names_its_date
+from memsieve.write.swaps import MOST_NEW, SWAP_FROM, Swap, swapped_value, swaps_said
 
 NEIGHBOURS_FOR_LLM = 5
 
@@ -59,13 +60,16 @@ class WritePath:
             (candidate text, [(memory_id, text)]) and returns a CrudDecision.
         embed_one: embeds one text (an LLM's UPDATE text): its (d,) vector and its parts 1..
             (passages, sentence keys), so that the updated memory is found by every part.
+        embed: embeds texts to (n, d) unit rows, no parts (a fold's swapped words read back,
+            memsieve.write.swaps).
         now: the transaction's timestamp.
     """
 
     def __init__(self, store: WriteTx, scope: Scope, gate: ScopeGate, config: GateConfig, *,
                  crud: Callable[[str, list[tuple[str, str]]], Any] | None,
                  guard: Callable[[Any, float, float], Any] | None,
-                 embed_one: Callable[[str], tuple[np.ndarray, list[Part]]], now: str) -> None:
+                 embed_one: Callable[[str], tuple[np.ndarray, list[Part]]],
+                 embed: Callable[[list[str]], np.ndarray], now: str) -> None:
         self.store = store
         self.scope = scope
         self.gate = gate
@@ -73,6 +77,7 @@ class WritePath:
         self.crud = crud
         self.guard = guard
         self.embed_one = embed_one
+        self.embed = embed
         self.now = now
         # The gate's own map: ids met by earlier calls serve this one too.
         self._ids = gate.ids
@@ -151,18 +156,25 @@ class WritePath:
                 return self._reject(cand, None, layer="exact", into_seq=seq, nearest_cos=1.0,
                                     reason="the same text (after normalization) is already stored in this scope")
         s = self._score(cand)
+        swap = None
         if s.route == "ADD":
             _, memory_id = self._add(cand, s, layer="novelty", reason=_why_add(s))
             return self._decision(cand, s, event="ADD", layer="novelty", memory_id=memory_id, reason=_why_add(s))
         if s.route == "NOOP":
             apart = self._kept_apart(cand, s.nearest_seq)
-            if apart is None:
+            if apart is not None:
+                return self._keep_apart(cand, s, apart)
+            swap = self._swapped(cand, s)
+            if swap is None:
                 return self._reject(cand, s, layer="novelty", into_seq=s.nearest_seq, nearest_cos=s.nearest_cos,
                                     reason=_why_noop(s, self.config.info_tau))
-            return self._keep_apart(cand, s, apart)
+            # A word put where the memory says another, which the embedder reads as another value:
+            # the band's, as a value the memory does not say (a newer version of it).
+            s = replace(s, route="BAND", decided_by="information", new_values=(*s.new_values, swap.said),
+                        nearest_lacks=(swap.said, *(w for w in s.nearest_lacks if w != swap.said)))
         if self.crud is not None:
             return self._band_llm(cand, s)
-        return self._band_policy(cand, s)
+        return self._band_policy(cand, s, swap=swap)
 
     def _duplicate(self, cand: Candidate) -> tuple[int, str] | None:
         """The active memory (seq, id) whose text the candidate repeats, which exact dedup folds it
@@ -290,8 +302,25 @@ class WritePath:
                 s = p
         return s
 
-    def _band_policy(self, cand: Candidate, s: GateScore) -> Decision:
+    def _swapped(self, cand: Candidate, s: GateScore) -> Swap | None:
+        """The word of a NOOP's text put where its nearest memory says another that the embedder
+        reads as another value (memsieve.write.swaps), or None: most folds lack no word, or too
+        many for a swap, and embed nothing here."""
+        if (s.nearest_seq is None or not s.nearest_lacks or len(s.nearest_lacks) > MOST_NEW
+                or s.novelty < SWAP_FROM * s.tau):
+            return None
+        memory_id = self._id(s.nearest_seq)
+        if memory_id is None:
+            return None
+        row = self.store.memory_row(memory_id)
+        return swapped_value(cand.text, row.text, cosine=float(np.dot(cand.vector, row.embedding)),
+                             memory_vector=row.embedding, embed=self.embed)
+
+    def _band_policy(self, cand: Candidate, s: GateScore, *, swap: Swap | None = None) -> Decision:
         where = _why_band(s, self.config.info_tau)
+        if swap is not None:
+            where += f": it puts {swaps_said([swap])}, which reads as another value"
+
         policy = self.config.band_policy
         if policy == "noop":
             return self._reject(cand, s, layer="band", into_seq=s.nearest_seq, nearest_cos=s.nearest_cos,

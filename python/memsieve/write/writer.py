@@ -226,7 +226,7 @@ class Writer:
             for cands in calls:
                 gate.begin_call()
                 path = WritePath(tx, scope, gate, self.config, crud=crud, guard=guard,
-                                 embed_one=self._embed_one, now=now_iso())
+                                 embed_one=self._embed_one, embed=self.embed, now=now_iso())
                 out.append([path.apply(c) for c in cands])
                 gate.end_call()
         added = sum(d.event == "ADD" or d.added_id is not None for decisions in out for d in decisions)

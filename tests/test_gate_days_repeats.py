@@ -164,7 +164,7 @@ _STATE, _DONE = "I am training for a half marathon.", "I ran a half marathon thi
 
 def test_the_llm_band_stores_a_thing_done_the_model_would_write_over_a_state(tmp_path, table_embedder):
     # A thing done written over a state told on another day would carry the state's day; stored
-    # apart, it is linked as that memory's newer version, which freshness ranks first.
+    # apart, it is that memory's neighbour, not its newer version: the state is not retired.
     table_embedder.table.update({_STATE: unit(1, 0, 0), _DONE: unit(1, 0.8, 0)})
     with ScriptedLLM() as server:
         mem = Memory(tmp_path / "m.db", embedder=table_embedder, gate=_GATE,
@@ -173,7 +173,7 @@ def test_the_llm_band_stores_a_thing_done_the_model_would_write_over_a_state(tmp
         server.reply_json({"event": "UPDATE", "index": 0, "text": "I ran a half marathon.", "reason": "done now"})
         (d,) = mem.add(_DONE, user_id="u", valid_from=_TUESDAY)
         assert server.requests, "the band must have asked the LLM"
-        assert d.event == "ADD" and d.linked_to == a.memory_id and d.link_kind == "updates", d.reason
+        assert d.event == "ADD" and d.linked_to == a.memory_id and d.link_kind == "near", d.reason
         assert mem.get(a.memory_id).text == _STATE
         assert _DONE in {it.text for it in mem.get_all(user_id="u")}
         mem.close()

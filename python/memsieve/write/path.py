@@ -251,16 +251,15 @@ class WritePath:
         return self._add_near(cand, s, s.nearest_seq, layer="novelty", reason=reason)
 
     def _add_near(self, cand: Candidate, s: GateScore, seq: int | None, *, layer: str, reason: str,
-                  fault: str | None = None, kind: str = "near") -> Decision:
-        """ADD a text that a fold into memory ``seq`` would have lost, linked to that memory by
-        ``kind`` (the gate's kept-apart NOOPs, and the LLM's NOOP or UPDATE of a thing done on
-        another day)."""
+                  fault: str | None = None) -> Decision:
+        """ADD a text that a fold into memory ``seq`` would have lost, linked ``near`` that memory
+        (the gate's kept-apart NOOPs, and the LLM's NOOP or UPDATE of a thing done on another day)."""
         _, memory_id = self._add(cand, s, layer=layer, reason=reason)
         linked_to = self._id(seq)
         if linked_to is not None:
-            self.store.add_link(memory_id, linked_to, kind=kind, cosine=s.nearest_cos, now=self.now)
+            self.store.add_link(memory_id, linked_to, kind="near", cosine=s.nearest_cos, now=self.now)
         return self._decision(cand, s, event="ADD", layer=layer, memory_id=memory_id, reason=reason,
-                              linked_to=linked_to, link_kind=kind if linked_to is not None else None,
+                              linked_to=linked_to, link_kind="near" if linked_to is not None else None,
                               nearest=(linked_to, s.nearest_cos) if linked_to is not None else None, fault=fault)
 
     def _done_apart(self, cand: Candidate, seq: int | None) -> tuple[str, str] | None:
@@ -400,16 +399,14 @@ class WritePath:
             days = self._done_apart(cand, target_seq)
             if days is not None:
                 # A rewrite keeps the memory's day: "I went to the gym this morning" told on Tuesday,
-                # written over Monday's visit, would leave one visit, dated Monday. Stored as its own
-                # memory instead; a newer version of a state the model pointed at ("I moved to Denver"
-                # over "I live in Portland"), a neighbour of another thing done (both happened).
-                target = self.store.items_for_seqs([target_seq]).get(target_seq)
-                done_too = target is not None and self.gate.lexicon.tells_of_event(target.text)
+                # written over Monday's visit, would leave one visit, dated Monday, and "Yuki started
+                # violin this month" merged into January's "Yuki is seven" would date the lessons in
+                # January. Stored as its own memory instead, a neighbour of that one: a thing done is
+                # no newer version of what the model merged it with (both stay, each with its day).
                 reason = (f"{why}; not rewritten: it tells of a thing done, told on {days[0]}, and the memory "
                           f"the model would rewrite was told on {days[1]}, whose day a rewrite keeps: it is "
                           "stored as an event of its own, linked to that memory")
-                return self._add_near(cand, s, target_seq, layer="llm", reason=reason, fault=fault,
-                                      kind="near" if done_too else "updates")
+                return self._add_near(cand, s, target_seq, layer="llm", reason=reason, fault=fault)
             new_text = (decision.text or "").strip() or cand.text
             old = self.store.memory_row(decision.target_id)
             vec, parts = (cand.vector, cand.parts) if new_text == cand.text else self.embed_one(new_text)

@@ -26,6 +26,11 @@ figure of both paths is the wall time not covered by embedding, over the
 embedding time: ``(seconds - embed_s) / embed_s`` (on the per-turn path,
 ``(gate_s + store_s) / embed_s`` as before).
 
+A fold's swapped word is read back by the embedder (memsieve.write.swaps): that embedding is
+the layer's cost, not the texts'. ``readback_s`` is the time inside ``swapped_value`` (its
+embedder call included), and the overhead counts it as the layer's:
+``(seconds - (embed_s - readback_s)) / (embed_s - readback_s)``.
+
 The gate's clock wraps six of its methods in Python timers, and on the per-turn path that
 costs time of its own, which lands in ``store_s`` and in the overhead. ``--no-split`` times
 the embedder alone: ``gate_s`` and ``store_s`` are null, and the overhead is the layer's as a
@@ -64,10 +69,10 @@ class _Clock:
         setattr(owner, name, timed)
 
 
-def _run(mem, turns, *, bulk: int, clocks: tuple[_Clock, _Clock]) -> dict:
+def _run(mem, turns, *, bulk: int, clocks: tuple[_Clock, _Clock, _Clock]) -> dict:
     """Ingest ``turns`` into ``mem`` per turn (``bulk`` 0) or with add_many; the time split."""
-    embed_clock, gate_clock = clocks
-    embed_clock.seconds = gate_clock.seconds = 0.0
+    embed_clock, gate_clock, readback_clock = clocks
+    embed_clock.seconds = gate_clock.seconds = readback_clock.seconds = 0.0
     events: dict[str, int] = {}
     t0 = time.perf_counter()
     if bulk:
@@ -88,12 +93,14 @@ def _run(mem, turns, *, bulk: int, clocks: tuple[_Clock, _Clock]) -> dict:
     split = gate_s > 0  # no gate clock (--no-split): no split either
     return {"seconds": total, "embed_s": embed_s, "gate_s": gate_s if split else None,
             "store_s": None if bulk or not split else total - embed_s - gate_s, "events": events,
-            "load": os.getloadavg()[0]}
+            "readback_s": readback_clock.seconds, "load": os.getloadavg()[0]}
 
 
 def _ratio(row: dict) -> float:
-    """Wall time not covered by embedding, over the embedding time."""
-    return (row["seconds"] - row["embed_s"]) / row["embed_s"] if row["embed_s"] else float("nan")
+    """Wall time not covered by embedding the texts, over the time embedding them (a swap's
+    read-back is the layer's time, not the texts')."""
+    texts = row["embed_s"] - row.get("readback_s", 0.0)
+    return (row["seconds"] - texts) / texts if texts else float("nan")
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -120,8 +127,11 @@ def main(argv: list[str] | None = None) -> int:
     embedder.embed(["warm-up"])  # load the model outside the timed region
     embedder.embed([t.text for _, t in turns[:64]])  # and the bulk path's session
 
-    clocks = (_Clock(), _Clock())
+    from memsieve.write import path as write_path
+
+    clocks = (_Clock(), _Clock(), _Clock())
     clocks[0].wrap(type(embedder), "embed")
+    clocks[2].wrap(write_path, "swapped_value")  # type: ignore[arg-type]
     if not args.no_split:
         for name in ("score", "add", "begin_call", "end_call", "remove", "replace"):
             clocks[1].wrap(ScopeGate, name)
@@ -137,11 +147,12 @@ def main(argv: list[str] | None = None) -> int:
             runs.append((path, row))
 
     print(f"{'path':>5} {'turns':>6} {'seconds':>8} {'turns/s':>8} {'embed_s':>8} {'gate_s':>7} {'store_s':>7} "
-          f"{'(t-e)/e':>8} {'load':>5}")
+          f"{'readback':>8} {'(t-e)/e':>8} {'load':>5}")
     for path, row in runs:
         print(f"{path:>5} {len(turns):>6} {row['seconds']:>8.2f} {len(turns) / row['seconds']:>8.1f} "
               f"{row['embed_s']:>8.2f} {'-' if row['gate_s'] is None else format(row['gate_s'], '.3f'):>7} "
-              f"{'-' if row['store_s'] is None else format(row['store_s'], '.3f'):>7} {100 * _ratio(row):>7.1f}% "
+              f"{'-' if row['store_s'] is None else format(row['store_s'], '.3f'):>7} {row['readback_s']:>8.3f} "
+              f"{100 * _ratio(row):>7.1f}% "
               f"{row['load']:>5.2f}")
     best = {p: min((row for q, row in runs if q == p), key=lambda row: row["seconds"]) for p in paths}
     for path, row in best.items():

@@ -52,6 +52,15 @@ def soft_delete(tx: Any, gate: Any, scope: Scope, *, seq: int, memory_id: str, t
     gate.remove(seq)
 
 
+def soft_delete_if_active(tx: Any, gate: Any, scope: Scope, memory_id: str, *, reason: str, now: str) -> None:
+    """The user's soft delete of one memory (``soft_delete``, layer "user"), if it is still active:
+    one deleted or retired meanwhile has nothing left to retire."""
+    stored = tx.memory_row(memory_id)
+    if stored.is_active:
+        soft_delete(tx, gate, scope, seq=stored.seq, memory_id=memory_id, text=stored.text, layer="user",
+                    reason=reason, now=now)
+
+
 def restore_rejection(tx: Any, gate: Any, scope: Scope, rejection: Rejection, *, vector: np.ndarray,
                       valid_from: str | None, now: str, parts: Sequence[Part] = ()) -> str:
     """Store a rejected candidate as a memory after all, bypassing the gate; return its id."""

@@ -24,7 +24,7 @@ from memsieve.store import WriteTx
 from memsieve.text.passages import Part
 from memsieve.text.marks import rewritten_values, written_values
 from memsieve.text.when_told import names_its_date
-from memsieve.write.swaps import MOST_NEW, SWAP_FROM, Swap, swapped_value, swaps_said
+from memsieve.write.swaps import MOST_NEW, SWAP_FROM, Swap, swap_said, swapped_value
 
 NEIGHBOURS_FOR_LLM = 5
 
@@ -318,7 +318,7 @@ class WritePath:
     def _band_policy(self, cand: Candidate, s: GateScore, *, swap: Swap | None = None) -> Decision:
         where = _why_band(s, self.config.info_tau)
         if swap is not None:
-            where += f": it puts {swaps_said([swap])}, which reads as another value"
+            where += f": it puts {swap_said(swap)}, which reads as another value"
 
         policy = self.config.band_policy
         if policy == "noop":
@@ -390,10 +390,8 @@ class WritePath:
                                     reason=why)
             # The model's fold is held to the rule the gate's folds keep: a thing done, told on
             # another day than the memory, is another time it was done.
-            reason = (f"{why}; not folded: it tells of a thing done, told on {days[0]}, and the memory the model "
-                      f"would fold it into was told on {days[1]}: it is stored as an event of its own, linked to "
-                      "that memory")
-            return self._add_near(cand, s, target_seq, layer="llm", reason=reason, fault=fault)
+            return self._add_near(cand, s, target_seq, layer="llm", fault=fault,
+                                  reason=_kept_as_event(why, days, not_done="folded", would="fold it into"))
         if decision.event == "UPDATE":
             target_seq = seq_of[decision.target_id]
             days = self._done_apart(cand, target_seq)
@@ -403,10 +401,9 @@ class WritePath:
                 # violin this month" merged into January's "Yuki is seven" would date the lessons in
                 # January. Stored as its own memory instead, a neighbour of that one: a thing done is
                 # no newer version of what the model merged it with (both stay, each with its day).
-                reason = (f"{why}; not rewritten: it tells of a thing done, told on {days[0]}, and the memory "
-                          f"the model would rewrite was told on {days[1]}, whose day a rewrite keeps: it is "
-                          "stored as an event of its own, linked to that memory")
-                return self._add_near(cand, s, target_seq, layer="llm", reason=reason, fault=fault)
+                return self._add_near(cand, s, target_seq, layer="llm", fault=fault,
+                                      reason=_kept_as_event(why, days, not_done="rewritten", would="rewrite",
+                                                            kept=", whose day a rewrite keeps"))
             new_text = (decision.text or "").strip() or cand.text
             old = self.store.memory_row(decision.target_id)
             vec, parts = (cand.vector, cand.parts) if new_text == cand.text else self.embed_one(new_text)
@@ -435,6 +432,13 @@ class WritePath:
                                   reason=why, fault=fault, added_id=new_id)
         _, memory_id = self._add(cand, s, layer="llm", reason=why)
         return self._decision(cand, s, event="ADD", layer="llm", memory_id=memory_id, reason=why, fault=fault)
+
+
+def _kept_as_event(why: str, days: tuple[str, str], *, not_done: str, would: str, kept: str = "") -> str:
+    """The reason of an LLM decision held to the days rule: the model's reason, then why its fold
+    or rewrite of a thing done (told on ``days[0]``) into a memory told on ``days[1]`` was not made."""
+    return (f"{why}; not {not_done}: it tells of a thing done, told on {days[0]}, and the memory the model "
+            f"would {would} was told on {days[1]}{kept}: it is stored as an event of its own, linked to that memory")
 
 
 def _new_terms(s: GateScore) -> str:

@@ -14,7 +14,7 @@ lacks one to three of the memory's content words and swaps them for as few.
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
 from dataclasses import dataclass
 
 import numpy as np
@@ -98,7 +98,7 @@ def swapped_value(text: str, memory: str, *, cosine: float, memory_vector: np.nd
     return Swap(said=pairs[best][0], memory_says=pairs[best][1], cosine=cosine, cosine_back=float(backs[best]))
 
 
-def swaps_said(swaps: Sequence[Swap]) -> str:
-    """How a reason names swaps: "'viola' where it says 'cello' (cosine 0.743, 0.919 with 'cello')"."""
-    return "; ".join(f"{s.said!r} where it says {s.memory_says!r} (cosine {s.cosine:.3f}, "
-                     f"{s.cosine_back:.3f} with {s.memory_says!r})" for s in swaps)
+def swap_said(swap: Swap) -> str:
+    """How a reason names a swap: "'viola' where it says 'cello' (cosine 0.743, 0.919 with 'cello')"."""
+    return (f"{swap.said!r} where it says {swap.memory_says!r} (cosine {swap.cosine:.3f}, "
+            f"{swap.cosine_back:.3f} with {swap.memory_says!r})")

@@ -154,10 +154,7 @@ class Writer:
         def retire(tx: Any, gate: Any) -> None:
             now = now_iso()
             for item in replaces:
-                stored = tx.memory_row(item.id)
-                if stored.is_active:  # deleted meanwhile: nothing left to retire
-                    edits.soft_delete(tx, gate, scope, seq=stored.seq, memory_id=item.id, text=stored.text,
-                                      layer="user", reason=replace_reason, now=now)
+                edits.soft_delete_if_active(tx, gate, scope, item.id, reason=replace_reason, now=now)
 
         return forgotten + self._decide(scope, [cands], before=retire if replaces else None)[0]
 
@@ -310,10 +307,7 @@ class Writer:
         dim = self.gates.scope_dim(scope)
         assert dim is not None, "a scope with a memory has a width"
         with self.gates.write(scope, dim=dim) as (tx, gate):
-            stored = tx.memory_row(memory_id)
-            if stored.is_active:
-                edits.soft_delete(tx, gate, scope, seq=stored.seq, memory_id=memory_id, text=stored.text,
-                                  layer="user", reason=reason, now=now_iso())
+            edits.soft_delete_if_active(tx, gate, scope, memory_id, reason=reason, now=now_iso())
 
     def _refuse_if_retired(self, item: MemoryItem, memory_id: str, done: str) -> None:
         """Raise MergeConflictError when a consolidation merge in force retired the memory."""

@@ -109,6 +109,41 @@ class MemoryItem:
 
 
 @dataclass(frozen=True)
+class Folded:
+    """A text the write path folded into a memory (a NOOP) that says words the memory does not.
+
+    A fold keeps the memory's text, so what a later text adds in other words ("I've tried four
+    different ones so far" folded into "I've tried three different Korean restaurants") would
+    reach no reader; search hands the latest such texts back with the memory they went into
+    (``SearchResult.folded``), and ``render_line`` shows them.
+
+    Attributes:
+        id: the rejection record's id (``Memory.restore`` stores it as its own memory).
+        text: the folded text.
+        valid_from: when it was said, in UTC (ISO-8601), or None.
+        valid_from_offset: the UTC offset ``valid_from`` was given in (seconds east), or None.
+        created_at: when the store learned it (ISO-8601).
+        source: its own source, if any.
+    """
+
+    id: str
+    text: str
+    valid_from: str | None
+    created_at: str
+    valid_from_offset: int | None = None
+    source: str | None = None
+
+    @property
+    def valid_from_local(self) -> str | None:
+        """``valid_from`` written in the UTC offset it was given in (``valid_from_offset``)."""
+        return in_offset(self.valid_from, self.valid_from_offset)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"id": self.id, "text": self.text, "valid_from": self.valid_from,
+                "valid_from_offset": self.valid_from_offset, "created_at": self.created_at, "source": self.source}
+
+
+@dataclass(frozen=True)
 class SearchResult:
     """One hit of ``Memory.search``.
 
@@ -123,6 +158,9 @@ class SearchResult:
         valid_from_offset: the UTC offset, in seconds east of UTC, that
             ``valid_from`` was given in (None: UTC or no zone); the memory's
             calendar day is read in it (``valid_from_local``).
+        folded: the latest texts folded into this memory that say words it
+            does not (at most ``memsieve.read.folded.FOLDED_PER_HIT``), oldest
+            first; the reader sees them after the memory (``render_line``).
     """
 
     id: str
@@ -135,6 +173,7 @@ class SearchResult:
     created_at: str
     superseded_by: str | None = None
     valid_from_offset: int | None = None
+    folded: tuple[Folded, ...] = ()
 
     @property
     def valid_from_local(self) -> str | None:
@@ -147,7 +186,7 @@ class SearchResult:
         return {"id": self.id, "text": self.text, "score": self.score, "source": self.source,
                 "sources": list(self.sources), "metadata": _copied(self.metadata), "valid_from": self.valid_from,
                 "valid_from_offset": self.valid_from_offset, "created_at": self.created_at,
-                "superseded_by": self.superseded_by}
+                "superseded_by": self.superseded_by, "folded": [f.to_dict() for f in self.folded]}
 
 
 #: Most sources a memory lists. A memory that thousands of texts are folded into ("thanks!")
@@ -192,6 +231,8 @@ class Rejection:
         information: the candidate's informational novelty when the gate refused
             it (0..1: the IDF-weighted share of its tokens its neighbours lack;
             nan when not computed).
+        forgotten_at: when a request to forget named its text (it then leaves
+            search, where a fold is shown beside its memory); None otherwise.
     """
 
     id: str
@@ -213,6 +254,7 @@ class Rejection:
     restored_memory_id: str | None = None
     restored_at: str | None = None
     information: float = math.nan
+    forgotten_at: str | None = None
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)

@@ -67,26 +67,39 @@ def check_date_format(date_format: Any) -> str:
     return date_format
 
 
-def render_line(result: Any, *, dated: bool = True, date_format: DateFormat = DEFAULT_DATE_FORMAT) -> str:
+def render_line(result: Any, *, dated: bool = True, date_format: DateFormat = DEFAULT_DATE_FORMAT,
+                folded: bool = True) -> str:
     """One result as one line: ``[8 May 2023] text``, or just the text when undated.
 
-    Line breaks inside the text become spaces, so a result never spans lines.
+    Line breaks inside the text become spaces, so a result never spans lines. A result's
+    ``folded`` texts (what texts folded into it say that it does not) follow it on its line:
+    ``[8 May 2023] I've tried three ... (told again on 27 June 2023: I've tried four ...)``.
 
     Args:
         result: anything with ``text`` and ``valid_from`` attributes.
         dated: prefix the date of ``valid_from`` (results without one get no prefix).
         date_format: ``"iso"`` (``[2023-05-08]``) or ``"long"`` (``[8 May 2023]``).
+        folded: show the result's ``folded`` texts after it.
 
     Raises:
         ConfigError: an unknown ``date_format``.
     """
-    text = " ".join(str(result.text).splitlines()).strip()
+    text = _one_line(result.text)
     date = result_date(result, date_format=date_format) if dated else None
-    return f"[{date}] {text}" if date else text
+    line = f"[{date}] {text}" if date else text
+    for fold in (getattr(result, "folded", ()) or ()) if folded else ():
+        # What a text folded into this memory said that it does not (memsieve.read.folded).
+        when = result_date(fold, date_format=date_format) if dated else None
+        line += f" (told again{f' on {when}' if when else ''}: {_one_line(fold.text)})"
+    return line
+
+
+def _one_line(text: Any) -> str:
+    return " ".join(str(text).splitlines()).strip()
 
 
 def render_results(results: Sequence[Any], *, order: Order = "relevance", dated: bool = True,
-                   date_format: DateFormat = DEFAULT_DATE_FORMAT) -> str:
+                   date_format: DateFormat = DEFAULT_DATE_FORMAT, folded: bool = True) -> str:
     """Results as prompt text, one line each (see :func:`render_line`).
 
     Args:
@@ -96,6 +109,7 @@ def render_results(results: Sequence[Any], *, order: Order = "relevance", dated:
             undated results after the dated ones, in relevance order.
         dated: prefix each line with its date.
         date_format: ``"iso"`` (``[2023-05-08]``) or ``"long"`` (``[8 May 2023]``).
+        folded: show each result's ``folded`` texts after it (``render_line``).
 
     Returns:
         The lines joined by ``"\\n"``; ``""`` for no results.
@@ -116,7 +130,7 @@ def render_results(results: Sequence[Any], *, order: Order = "relevance", dated:
                             key=lambda i: (stamps[i], i))
         undated = [i for i in range(len(items)) if stamps[i] is None]
         items = [items[i] for i in dated_ones + undated]
-    return "\n".join(render_line(r, dated=dated, date_format=date_format) for r in items)
+    return "\n".join(render_line(r, dated=dated, date_format=date_format, folded=folded) for r in items)
 
 
 def _instant(result: Any) -> datetime | None:

@@ -24,7 +24,9 @@ A search is a line of stages, each handed what it needs:
    events an order word asks about in order of time, the earliest (latest)
    of them pulled into the last place asked for from down to
    ``around.AROUND_DEPTH`` if it ranks below;
-8. results: ``SearchResult`` rows.
+8. folded (``folded``): each result with the latest texts folded into it
+   that say words it does not;
+9. results: ``SearchResult`` rows.
 
 The store is read here, between the stages: the rows of the ranked memories,
 and for the versions stage their links and vectors.
@@ -39,6 +41,7 @@ import numpy as np
 
 from memsieve.errors import ConfigError, is_choice, short_repr
 from memsieve.read.around import AROUND_DEPTH, SetOff, around, set_off
+from memsieve.read.folded import FOLDS_READ, told_since
 from memsieve.read.fusion import Fusion
 from memsieve.read.rank import Candidates, Hits, Ranker
 from memsieve.read.speaker import SPEAKER_REACH, asked, raise_speaker, role_of
@@ -46,7 +49,7 @@ from memsieve.read.rerank import DEFAULT_RERANK_DEPTH, Reranker, rerank_order
 from memsieve.read.versions import (DEFAULT_VERSION_COS, Version, alike_pairs, freshen, is_event,
                                     may_be_versions, ordered_events)
 from memsieve.read.when import Focus, aware, focus, promote, topic_terms
-from memsieve.records import MemoryItem, SearchResult
+from memsieve.records import Folded, MemoryItem, SearchResult
 from memsieve.scope import Scope
 from memsieve.text.lexicon import ENGLISH, Lexicon
 
@@ -155,10 +158,13 @@ class Searcher:
             found = self._pull_extreme(scope, query, found, f.order, topic, limit=limit, vector=q, mode=mode,
                                        view=view, as_of=as_of)
         found = found[:limit]
-        return [_result(it, score, superseded_by=newer)
-                for (_, it, score), newer in self._freshen(found, query=q, view=view, focus=f, lead=inside,
-                                                           topic=topic)
-                if newer is None or not current_only]
+        ranked = [(it, score, newer)
+                  for (_, it, score), newer in self._freshen(found, query=q, view=view, focus=f, lead=inside,
+                                                             topic=topic)
+                  if newer is None or not current_only]
+        folds = self._store.folds_into(scope, [it.id for it, _, _ in ranked], newest=FOLDS_READ, as_of=as_of)
+        return [_result(it, score, superseded_by=newer, folded=told_since(it.text, folds.get(it.id, ())))
+                for it, score, newer in ranked]
 
     def _pull_extreme(self, scope: Scope, query: str, found: list[Found], order: str, topic: frozenset[str], *,
                       limit: int, vector: np.ndarray | None, mode: str, view: Candidates | None,
@@ -270,7 +276,7 @@ class Searcher:
                                         siblings=siblings, sibling_order=order)]
 
 
-def _result(it: MemoryItem, score: float, *, superseded_by: str | None) -> SearchResult:
+def _result(it: MemoryItem, score: float, *, superseded_by: str | None, folded: tuple[Folded, ...]) -> SearchResult:
     return SearchResult(id=it.id, text=it.text, score=float(score), source=it.source, sources=it.sources,
                         metadata=it.metadata, valid_from=it.valid_from, created_at=it.created_at,
-                        superseded_by=superseded_by, valid_from_offset=it.valid_from_offset)
+                        superseded_by=superseded_by, valid_from_offset=it.valid_from_offset, folded=folded)

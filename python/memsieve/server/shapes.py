@@ -180,7 +180,15 @@ COMPONENTS: dict[str, Any] = {
         "metadata": {"type": "object"}, "valid_from": {"type": ["string", "null"]},
         "valid_from_offset": {"type": ["integer", "null"], "description": "seconds east of UTC valid_from was "
                                                                           "given in (null: UTC)"},
-        "created_at": {"type": "string"}, "superseded_by": {"type": ["string", "null"]}}},
+        "created_at": {"type": "string"}, "superseded_by": {"type": ["string", "null"]},
+        "folded": {"type": "array", "description": "the latest texts folded into this memory that say words it "
+                                                  "does not, oldest first; POST /v1/rejections/{id}/restore "
+                                                  "stores one as its own memory",
+                   "items": {"type": "object", "required": ["id", "text", "created_at"], "properties": {
+                       "id": {"type": "string"}, "text": {"type": "string"},
+                       "valid_from": {"type": ["string", "null"]},
+                       "valid_from_offset": {"type": ["integer", "null"]}, "created_at": {"type": "string"},
+                       "source": {"type": ["string", "null"]}}}}}},
     "HistoryEntry": {"type": "object", "required": ["memory_id", "event", "layer", "reason", "created_at"],
                      "properties": {"memory_id": {"type": "string"}, "event": {"type": "string"},
                                     "old_text": {"type": ["string", "null"]}, "new_text": {"type": ["string", "null"]},
@@ -194,7 +202,9 @@ COMPONENTS: dict[str, Any] = {
         "novelty": nullable_number("the gate's score"), "tau": nullable_number("threshold"),
         "delta": nullable_number("band"), "kappa": nullable_number("kappa"), "nearest_id": {"type": ["string", "null"]},
         "nearest_cos": nullable_number("cosine"), "restored_memory_id": {"type": ["string", "null"]},
-        "restored_at": {"type": ["string", "null"]}, "information": nullable_number("informational novelty")}},
+        "restored_at": {"type": ["string", "null"]}, "information": nullable_number("informational novelty"),
+        "forgotten_at": {"type": ["string", "null"], "description": "when a request to forget named its text; it "
+                                                                   "then leaves search"}}},
     "Erasure": {"type": "object", "required": ["memory_ids", "pending", "why"], "properties": {
         "memory_ids": {"type": "array", "items": {"type": "string"}}, "pending": {"type": "boolean"},
         "why": {"type": ["string", "null"]}}},

@@ -21,7 +21,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 import numpy as np
 
 from memsieve.errors import StoreError
-from memsieve.records import HistoryEntry, MemoryItem, Rejection
+from memsieve.records import Folded, HistoryEntry, MemoryItem, Rejection
 from memsieve.scope import Scope
 
 if TYPE_CHECKING:
@@ -231,7 +231,7 @@ def none_to_nan(x: float | None) -> float:
 
 REJECTION_COLUMNS = (
     "id, text, scope_key, source, metadata, layer, novelty, tau, delta, kappa, nearest_id, nearest_cos,"
-    " reason, created_at, restored_memory_id, restored_at, information"
+    " reason, created_at, restored_memory_id, restored_at, information, forgotten_at"
 )
 
 
@@ -253,7 +253,7 @@ def rejection_record(r: Sequence[Any]) -> Rejection:
         sources=sources, metadata=json.loads(r[4]), layer=r[5],
         novelty=none_to_nan(r[6]), tau=none_to_nan(r[7]), delta=none_to_nan(r[8]), kappa=none_to_nan(r[9]),
         nearest_id=r[10], nearest_cos=none_to_nan(r[11]), reason=r[12], created_at=r[13],
-        restored_memory_id=r[14], restored_at=r[15], information=none_to_nan(r[16]),
+        restored_memory_id=r[14], restored_at=r[15], information=none_to_nan(r[16]), forgotten_at=r[17],
     )
 
 
@@ -292,6 +292,9 @@ class StoreReader(Protocol):
     def rejections(self, scope: Scope, *, since: str | None, layer: str | None,
                    limit: int | None) -> list[Rejection]: ...
     def count_rejections(self, scope: Scope) -> int: ...
+    def folds_into(self, scope: Scope, memory_ids: Sequence[str], *, newest: int,
+                   as_of: str | None = None) -> dict[str, list[Folded]]: ...
+    def shown_folds(self, scope: Scope) -> list[tuple[str, str, str]]: ...
     def links(self, memory_id: str) -> list[tuple[str, str, float | None]]: ...
     def version_links(self, memory_ids: Sequence[str],
                       kinds: Sequence[str] = ("updates", "supersedes")) -> list[tuple[str, str, str]]: ...
@@ -331,6 +334,7 @@ class WriteTx(StoreReader, Protocol):
                       nearest_id: str | None, nearest_cos: float, reason: str, valid_from: str | None,
                       now: str, information: float = math.nan) -> str: ...
     def mark_restored(self, rejection_id: str, memory_id: str, now: str) -> None: ...
+    def forget_folds(self, named: Sequence[tuple[str, str]], *, now: str) -> None: ...
     def add_link(self, memory_id: str, linked_id: str, *, kind: str, cosine: float, now: str) -> None: ...
     def bump(self, scope: Scope, event: str, layer: str) -> None: ...
     def add_fault(self, scope: Scope, *, kind: str, detail: str, raw: str | None, now: str) -> None: ...

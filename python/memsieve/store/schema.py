@@ -416,3 +416,13 @@ def m013_valid_from_offset(d: Dialect) -> str:
     ALTER TABLE memories ADD COLUMN valid_from_offset INTEGER;
     ALTER TABLE rejections ADD COLUMN valid_from_offset INTEGER
     """
+
+
+@STEPS()
+def m014_forgotten_folds(d: Dialect) -> str:
+    """When a request to forget named a rejection's text. Search shows the texts folded into a
+    memory beside it (memsieve.read.folded); one a request named leaves search, and its record
+    keeps it (``Memory.rejections``, ``Memory.restore``) as a soft-deleted memory is kept."""
+    return """
+    ALTER TABLE rejections ADD COLUMN forgotten_at TEXT
+    """

@@ -30,7 +30,7 @@ from memsieve.parts import LLM, is_llm_client
 from memsieve.records import Decision, MemoryItem
 from memsieve.scope import Scope, check_owner
 from memsieve.write import candidates as bulk, edits
-from memsieve.write.forget import ForgetPath, Removal, forget_asked
+from memsieve.write.forget import ForgetPath, Removal, forget_asked, forget_folds
 from memsieve.text.lexicon import ENGLISH, Lexicon
 from memsieve.write import purge as purging
 from memsieve.write.forgetting import parse_request, parse_requests
@@ -273,7 +273,9 @@ class Writer:
         with self.gates.write(scope, dim=dim) as (tx, gate):
             path = ForgetPath(tx, gate, scope)
             removals = [Removal(seq=f.seq, layer="forget", reason=f.reason) for f in path.named_all(asked)]
-            done = path.remove(tx, removals, purge=purge, now=now_iso())
+            now = now_iso()
+            forget_folds(tx, gate, scope, asked, now=now)
+            done = path.remove(tx, removals, purge=purge, now=now)
         return [self.store.get(d.memory_id) for d in done if d.memory_id is not None]
 
     def purge(self, item: MemoryItem, *, reason: str) -> purging.Erasure:

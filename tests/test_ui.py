@@ -83,9 +83,15 @@ def served(tmp_path_factory, embedder):
             dog = add("My dog is called Bolinha", source="chat-3")
             noop = add("Maria, my sister, lives in Porto", source="chat-4")
             assert noop["event"] == "NOOP" and noop["rejection_id"], noop
+            market = add("I love going to the farmers market on Saturday mornings to buy fresh vegetables.",
+                         valid_from="2024-05-01")
+            told = add("I really love visiting the farmers market every Saturday morning for fresh vegetables "
+                       "and flowers.", valid_from="2024-06-20")
+            assert told["event"] == "NOOP" and told["memory_id"] == market["memory_id"], told
         with srv.client(keys["ops"]) as c:
             assert c.post("/v1/memories", json={"text": "Bob plays the cello", "user_id": "bob"}).status_code == 200
-        yield srv, keys, {"merge": merge, "rejection": noop["rejection_id"], "dog": dog["memory_id"]}
+        yield srv, keys, {"merge": merge, "rejection": noop["rejection_id"], "dog": dog["memory_id"],
+                          "market": market["memory_id"], "told": told["rejection_id"]}
 
 
 def _wait(drv, predicate, what):
@@ -223,6 +229,29 @@ def test_the_page_searches_restores_a_rejection_and_undoes_a_merge(served, brows
     assert _fits_width(drv), "the page scrolls sideways at phone width"
     drv.set_window_size(*DESKTOP)
     _shot(drv, "memories-phone", PHONE)
+
+
+def test_a_search_result_shows_what_was_folded_into_it(served, browser):
+    srv, keys, made = served
+    drv = browser
+    drv.get(srv.url + "/ui")
+    drv.execute_script("sessionStorage.clear()")
+    drv.refresh()
+    _css(drv, "#key")[0].send_keys(keys["ana"] + "\n")
+    _wait(drv, lambda d: "user ana" in d.find_element("id", "scopes").text, "ana's scope in the list")
+    _click(drv, "#scopes button", "user ana")
+    _wait(drv, lambda d: len(_css(d, "#memories li")) >= 4, "ana's memories")
+    assert "flowers" not in drv.find_element("id", "memories").text  # the list shows memories as stored
+    drv.find_element("id", "q").send_keys("the farmers market\n")
+    _wait(drv, lambda d: "result(s)" in d.find_element("id", "mem-caption").text, "search results")
+    card = _css(drv, f"#memories li[data-id='{made['market']}']")[0]
+    (fold,) = _css(drv, f"#memories li[data-id='{made['market']}'] .folded li")
+    assert fold.get_attribute("data-rejection") == made["told"]
+    assert fold.text.startswith("told again 2024-06-20") and fold.text.endswith("vegetables and flowers.")
+    assert card.text.index("fresh vegetables.") < card.text.index("told again")
+    drv.set_window_size(*PHONE)
+    assert _fits_width(drv), "a result with a folded text scrolls sideways at phone width"
+    drv.set_window_size(*DESKTOP)
 
 
 def test_the_api_and_the_page_refuse_without_a_key_and_with_a_wrong_key(served, browser):

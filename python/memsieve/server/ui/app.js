@@ -181,6 +181,7 @@ function memoryCard(m, hit) {
   const sources = (hit ? hit.sources : m.sources) || [];
   const card = el("li", { class: "card" + (m.is_active === false ? " inactive" : ""), "data-id": m.id },
     el("p", { class: "text", text: hit ? hit.text : m.text }),
+    hit && hit.folded && hit.folded.length ? foldedList(hit.folded) : null,
     meta([
       ["score", hit ? `${num(hit.score, 4)} (${$("mode").value})` : null],
       ["created", day(m.created_at || (hit && hit.created_at))],
@@ -195,6 +196,15 @@ function memoryCard(m, hit) {
     ]),
     el("div", { class: "actions" }, m.is_active === undefined ? null : memoryStatus(m), hbutton), hpanel);
   return card;
+}
+
+// What texts folded into a result say that it does not (search's "folded"), oldest first.
+function foldedList(folded) {
+  return el("ul", { class: "folded", "aria-label": "Told again, folded into this memory" },
+    ...folded.map((f) => el("li", { "data-rejection": f.id },
+      el("span", { class: "when", text: `told again ${f.valid_from ? localDay(f.valid_from, f.valid_from_offset)
+                                                                    : day(f.created_at)}: ` }),
+      f.text)));
 }
 
 async function listMemories() {
@@ -240,6 +250,7 @@ function rejectionCard(r) {
       ["folded into", r.nearest_id ? memoryLabel(r.nearest_id) : null],
       ["cosine", r.nearest_cos === null ? null : num(r.nearest_cos)],
       ["when", day(r.created_at)], ["sources", (r.sources || []).join(", ")],
+      ["forgotten", r.forgotten_at ? day(r.forgotten_at) : null],
     ]),
     el("div", { class: "actions" }, button), result);
 }

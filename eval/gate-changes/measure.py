@@ -93,6 +93,7 @@ def _message(text: str, role: str | None):
 
 def run(pairs: list[dict], db: str) -> list[dict]:
     from memsieve import Memory
+    from memsieve.read.render import render_line
 
     rng = random.Random(65)
     rows = []
@@ -107,9 +108,18 @@ def run(pairs: list[dict], db: str) -> list[dict]:
             kept = mem.get(later.memory_id, user_id=uid).text if later.event == "NOOP" and later.memory_id else None
             loss = None if p["value"] is None else bool(
                 later.event == "NOOP" and not re.search(p["value"], kept or "", re.I))
+            # What a reader of that memory sees: search finds it by the earlier statement's words,
+            # and shows the texts folded into it that say words it does not (memsieve.read.folded).
+            line = None
+            if later.event == "NOOP" and later.memory_id:
+                hits = {h.id: h for h in mem.search(p["earlier"], user_id=uid, limit=5)}
+                line = render_line(hits[later.memory_id]) if later.memory_id in hits else None
+            shown = None if line is None else later.rejection_id is not None and p["later"] in line
             rows.append({"id": p["id"], "cls": p["cls"], "event": later.event, "reason": later.reason,
                          "into_earlier": later.memory_id == earlier.memory_id if later.event == "NOOP" else None,
-                         "loss": loss, "folded": later.event == "NOOP" if p["value"] is None else None})
+                         "loss": loss, "folded": later.event == "NOOP" if p["value"] is None else None,
+                         "shown": shown,
+                         "value_shown": None if not loss else bool(line and re.search(p["value"], line, re.I))})
     return rows
 
 
@@ -120,6 +130,8 @@ def summary(rows: list[dict]) -> dict:
     lost = Counter(r["cls"] for r in changes if r["loss"])
     return {"changes": len(changes), "lost": sum(lost.values()), "repeats": len(repeats),
             "repeats_folded": sum(r["folded"] for r in repeats),
+            "lost_value_shown": sum(bool(r.get("value_shown")) for r in changes if r["loss"]),
+            "repeats_folded_shown": sum(bool(r.get("shown")) for r in repeats if r["folded"]),
             "per_class": {c: {"pairs": n, "lost": lost[c]} for c, n in sorted(per.items())},
             "lost_ids": [r["id"] for r in changes if r["loss"]]}
 
@@ -136,7 +148,9 @@ def main(argv: list[str] | None = None) -> int:
     out = summary(rows)
     out["seconds"] = round(time.perf_counter() - t0, 1)
     print(f"changes lost {out['lost']} / {out['changes']} ({100 * out['lost'] / out['changes']:.1f}%), "
-          f"repeats folded {out['repeats_folded']} / {out['repeats']}, {out['seconds']} s")
+          f"repeats folded {out['repeats_folded']} / {out['repeats']}, {out['seconds']} s; "
+          f"of the changes lost, {out['lost_value_shown']} have their value shown beside the memory by search; "
+          f"of the repeats folded, {out['repeats_folded_shown']} are shown beside it")
     for cls, c in out["per_class"].items():
         if c["lost"]:
             print(f"  {cls}: {c['lost']} / {c['pairs']}")

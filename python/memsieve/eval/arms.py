@@ -290,6 +290,9 @@ def score_questions(mem: Any, conversations: Sequence[Conversation], run: Stream
                 top_own, top_prov = (own, prov) if k == limit else _credits(run, top)
                 dated = [render_line(h, dated=True) for h in top]
                 row[f"answer_recall@{k}"] = answer_recall(q.answer, dated, k)
+                row[f"answer_recall_unfolded@{k}"] = answer_recall(
+                    q.answer, [render_line(h, dated=True, folded=False) for h in top], k)
+                row[f"reader_chars@{k}"] = float(sum(len(line) for line in dated))
                 for fmt in DATE_FORMATS:
                     lines = [render_line(h, dated=True, date_format=fmt) for h in top]
                     row[f"answer_recall_{fmt}@{k}"] = answer_recall(q.answer, lines, k)

@@ -101,7 +101,8 @@ class LmeOptions:
 
 def metric_keys(ks: Sequence[int]) -> list[str]:
     """Every per-question metric, for each cut-off in ``ks`` (NDCG at the largest)."""
-    names = ("answer_recall", "answer_recall_undated", "answer_recall_extractive", "recall_any", "recall_all",
+    names = ("answer_recall", "answer_recall_undated", "answer_recall_unfolded", "reader_chars",
+             "answer_recall_extractive", "recall_any", "recall_all",
              "recall_share",
              "recall_any_text", "recall_all_text", "session_recall_any")
     return [f"{m}@{k}" for m in names for k in ks] + [f"ndcg@{max(ks)}"]
@@ -156,7 +157,8 @@ def score_hits(q: LmeQuestion, hits: Sequence[Any], provenance: Sequence[set[str
         share of the evidence turns that are), the same ``_text`` (a hit's text equals or contains the
         evidence turn's text, whitespace collapsed), ``session_recall_any`` (a hit
         was written from an answer session), ``answer_recall`` (answer tokens in
-        the hits as the reader sees them, dated) and ``answer_recall_undated``;
+        the hits as the reader sees them, dated, each with its ``folded`` texts), ``answer_recall_unfolded``
+        (the same without them), ``answer_recall_undated``, ``reader_chars`` (the characters of those lines);
         ``answer_recall_extractive``, the same for a question whose answer's
         every token is in its evidence turns (a stated fact, not a computed
         count or interval, whose tokens any turn may hold by chance); None
@@ -182,7 +184,11 @@ def score_hits(q: LmeQuestion, hits: Sequence[Any], provenance: Sequence[set[str
     out[f"session_recall_any@{k}"] = (float(any(_session_of(s) in answer_sessions for srcs in mine for s in srcs))
                                       if answer_sessions else None)
     answer = None if q.abstention else q.answer
-    out[f"answer_recall@{k}"] = answer_recall(answer, [render_line(h, dated=True) for h in top], k)
+    lines = [render_line(h, dated=True) for h in top]
+    out[f"answer_recall@{k}"] = answer_recall(answer, lines, k)
+    out[f"answer_recall_unfolded@{k}"] = answer_recall(answer, [render_line(h, dated=True, folded=False)
+                                                                for h in top], k)
+    out[f"reader_chars@{k}"] = float(sum(len(line) for line in lines))
     out[f"answer_recall_undated@{k}"] = answer_recall(answer, [h.text for h in top], k)
     out[f"answer_recall_extractive@{k}"] = out[f"answer_recall@{k}"] if is_extractive(q) else None
     return out

@@ -96,8 +96,8 @@ class Job:
 
 def metric_keys(ks: tuple[int, ...]) -> list[str]:
     """Every per-question metric a job aggregates, for each cut-off in ``ks``."""
-    return [f"{m}@{k}" for m in ("answer_recall", "answer_recall_undated", "evidence_recall", "provenance_recall",
-                                 "adversarial_recall") for k in ks]
+    return [f"{m}@{k}" for m in ("answer_recall", "answer_recall_undated", "answer_recall_unfolded", "reader_chars",
+                                 "evidence_recall", "provenance_recall", "adversarial_recall") for k in ks]
 
 
 # Set in the parent before the workers fork; read by run_job in either process.

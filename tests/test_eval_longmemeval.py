@@ -403,3 +403,23 @@ def test_before_now_scores_each_arm_before_and_after_on_the_same_store(tmp_path,
                                     for _a, q in passed)
     # these questions say nothing about time: before and after are the same search
     assert before["micro"] == after["micro"]
+
+
+def test_answer_recall_reads_a_hits_folded_texts_and_says_so_beside_it():
+    from types import SimpleNamespace
+
+    from memsieve.read.render import render_line
+    from memsieve.records import Folded, SearchResult
+
+    q = SimpleNamespace(evidence={"s2:0": SimpleNamespace(text="I've tried four different ones so far.")},
+                        answer_session_ids=["s2"], abstention=False, answer="four")
+    fold = Folded(id="r1", text="I've tried four different ones so far.", valid_from="2023-06-20T00:00:00+00:00",
+                  created_at="2023-06-20T00:00:00+00:00")
+    hit = SearchResult(id="m0", text="I've tried three different Korean restaurants.", score=1.0, source="s1:0",
+                       sources=["s1:0", "s2:0"], metadata={}, valid_from="2023-05-01T00:00:00+00:00",
+                       created_at="2023-05-01T00:00:00+00:00", folded=(fold,))
+    prov = [{"s1:0", "s2:0"}]
+    m = lme.score_hits(q, [hit], prov, [{"s1:0"}], 10)
+    assert m["answer_recall@10"] == 1.0 and m["answer_recall_unfolded@10"] == 0.0
+    assert m["reader_chars@10"] == len(render_line(hit)) > len(render_line(hit, folded=False))
+    assert "reader_chars@10" in lme.metric_keys([10]) and "answer_recall_unfolded@5" in lme.metric_keys([5])

@@ -158,3 +158,13 @@ def test_to_dict_of_a_result_without_folds_lists_none(mem):
     mem.add(MARKET, user_id="u")
     (hit,) = mem.search("market", user_id="u", limit=1)
     assert hit.to_dict()["folded"] == [] and not math.isnan(hit.score)
+
+
+def test_a_filtered_search_shows_only_the_folds_its_filters_hold_for(mem):
+    mem.add_many(OTHERS, user_id="u")
+    (first,) = mem.add(MARKET, user_id="u", metadata={"chat": "a"})
+    (later,) = mem.add(AGAIN, user_id="u", metadata={"chat": "b"})
+    assert later.event == "NOOP" and later.memory_id == first.memory_id, later.reason
+    assert _hit(mem, first.memory_id, filters={"chat": "a"}).folded == ()
+    (shown,) = _hit(mem, first.memory_id).folded
+    assert shown.metadata == {"chat": "b"} and shown.to_dict()["metadata"] == {"chat": "b"}

@@ -124,6 +124,7 @@ class Folded:
         valid_from_offset: the UTC offset ``valid_from`` was given in (seconds east), or None.
         created_at: when the store learned it (ISO-8601).
         source: its own source, if any.
+        metadata: the metadata it was written with (a search's ``filters`` hold for it too).
     """
 
     id: str
@@ -132,6 +133,7 @@ class Folded:
     created_at: str
     valid_from_offset: int | None = None
     source: str | None = None
+    metadata: dict[str, Any] = field(default_factory=dict)
 
     @property
     def valid_from_local(self) -> str | None:
@@ -140,7 +142,8 @@ class Folded:
 
     def to_dict(self) -> dict[str, Any]:
         return {"id": self.id, "text": self.text, "valid_from": self.valid_from,
-                "valid_from_offset": self.valid_from_offset, "created_at": self.created_at, "source": self.source}
+                "valid_from_offset": self.valid_from_offset, "created_at": self.created_at, "source": self.source,
+                "metadata": _copied(self.metadata)}
 
 
 @dataclass(frozen=True)

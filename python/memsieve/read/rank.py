@@ -73,7 +73,7 @@ class Candidates:
     @classmethod
     def load(cls, store: Any, scope: Scope, *, filters: dict[str, Any], as_of: str | None) -> "Candidates":
         found = store.candidates(scope, as_of=as_of)
-        keep = [i for i, m in enumerate(found.metadata) if _matches(m, filters)]
+        keep = [i for i, m in enumerate(found.metadata) if matches_filters(m, filters)]
         if not keep:
             return cls(np.empty(0, np.int64), np.empty((0, 0), np.float32), [], as_of)
         seqs, matrix = np.ascontiguousarray(found.seqs[keep]), np.ascontiguousarray(found.matrix[keep])
@@ -96,7 +96,8 @@ class Candidates:
         return {s: self.matrix[row[s]] for s in seqs if s in row}
 
 
-def _matches(metadata: dict[str, Any], filters: dict[str, Any]) -> bool:
+def matches_filters(metadata: dict[str, Any], filters: dict[str, Any]) -> bool:
+    """Whether ``metadata`` holds every key of ``filters`` with an equal value (``json_equal``)."""
     return all(k in metadata and json_equal(metadata[k], v) for k, v in filters.items())
 
 

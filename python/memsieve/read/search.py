@@ -43,7 +43,7 @@ from memsieve.errors import ConfigError, is_choice, short_repr
 from memsieve.read.around import AROUND_DEPTH, SetOff, around, set_off
 from memsieve.read.folded import FOLDS_READ, told_since
 from memsieve.read.fusion import Fusion
-from memsieve.read.rank import Candidates, Hits, Ranker
+from memsieve.read.rank import Candidates, Hits, Ranker, matches_filters
 from memsieve.read.speaker import SPEAKER_REACH, asked, raise_speaker, role_of
 from memsieve.read.rerank import DEFAULT_RERANK_DEPTH, Reranker, rerank_order
 from memsieve.read.versions import (DEFAULT_VERSION_COS, Version, alike_pairs, freshen, is_event,
@@ -163,6 +163,8 @@ class Searcher:
                                                              topic=topic)
                   if newer is None or not current_only]
         folds = self._store.folds_into(scope, [it.id for it, _, _ in ranked], newest=FOLDS_READ, as_of=as_of)
+        if filters:  # a filtered search shows only the folds the filters hold for, as it does memories
+            folds = {k: [f for f in fs if matches_filters(f.metadata, filters)] for k, fs in folds.items()}
         return [_result(it, score, superseded_by=newer, folded=told_since(it.text, folds.get(it.id, ())))
                 for it, score, newer in ranked]
 

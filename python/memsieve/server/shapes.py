@@ -188,7 +188,7 @@ COMPONENTS: dict[str, Any] = {
                        "id": {"type": "string"}, "text": {"type": "string"},
                        "valid_from": {"type": ["string", "null"]},
                        "valid_from_offset": {"type": ["integer", "null"]}, "created_at": {"type": "string"},
-                       "source": {"type": ["string", "null"]}}}}}},
+                       "source": {"type": ["string", "null"]}, "metadata": {"type": "object"}}}}}},
     "HistoryEntry": {"type": "object", "required": ["memory_id", "event", "layer", "reason", "created_at"],
                      "properties": {"memory_id": {"type": "string"}, "event": {"type": "string"},
                                     "old_text": {"type": ["string", "null"]}, "new_text": {"type": ["string", "null"]},

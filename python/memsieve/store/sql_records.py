@@ -459,7 +459,8 @@ class SqlRecords:
         if not ids or newest < 1:
             return {}
         when = "" if as_of is None else " AND created_at <= %s"
-        one = ("SELECT * FROM (SELECT nearest_id, id, text, valid_from, valid_from_offset, created_at, source"
+        one = ("SELECT * FROM (SELECT nearest_id, id, text, valid_from, valid_from_offset, created_at, source,"
+               " metadata"
                " FROM rejections WHERE nearest_id = %s AND scope_key = %s AND restored_memory_id IS NULL"
                f" AND forgotten_at IS NULL AND text <> ''{when} ORDER BY seq DESC LIMIT {sql_limit(newest)}) AS f")
         params: list[Any] = []
@@ -470,7 +471,8 @@ class SqlRecords:
             source = json.loads(r[6]) if r[6] else []
             out.setdefault(str(r[0]), []).append(Folded(
                 id=str(r[1]), text=str(r[2]), valid_from=r[3], created_at=str(r[5]),
-                valid_from_offset=None if r[4] is None else int(r[4]), source=source[0] if source else None))
+                valid_from_offset=None if r[4] is None else int(r[4]), source=source[0] if source else None,
+                metadata=json.loads(r[7]) if r[7] else {}))
         return out
 
     def shown_folds(self, scope: Scope) -> list[tuple[str, str, str]]:

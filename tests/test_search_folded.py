@@ -168,3 +168,24 @@ def test_a_filtered_search_shows_only_the_folds_its_filters_hold_for(mem):
     assert _hit(mem, first.memory_id, filters={"chat": "a"}).folded == ()
     (shown,) = _hit(mem, first.memory_id).folded
     assert shown.metadata == {"chat": "b"} and shown.to_dict()["metadata"] == {"chat": "b"}
+
+
+def test_a_memory_kept_by_a_merge_shows_what_was_folded_into_the_ones_it_retired(mem):
+    first, later = _folded_pair(mem)
+    (dup,) = mem.add(MARKET, user_id="u")
+    assert dup.event == "NOOP" and dup.layer == "exact"
+    copy = mem.restore(dup.rejection_id, user_id="u")  # two memories of one text: a merge keeps one
+    report = mem.consolidate(user_id="u")
+    (merge,) = [g for g in report.merges if g.status == "merged"]
+    kept = merge.kept_id
+    assert kept == copy.id, "a merge keeps the newest text: the copy, not the memory the fold went into"
+    assert not mem.get(first.memory_id, user_id="u").is_active
+    hits = {h.id: h for h in mem.search("the farmers market", user_id="u", limit=4)}
+    assert first.memory_id not in hits
+    assert [f.id for f in hits[kept].folded] == [later.rejection_id]
+    # A request to forget reads the folds of a retired memory too, and they stay forgotten after an undo.
+    mem.forget("the flowers", user_id="u")
+    assert _hit(mem, kept).folded == ()
+    mem.unconsolidate(merge.id, user_id="u")
+    assert mem.get(first.memory_id, user_id="u").is_active
+    assert _hit(mem, first.memory_id).folded == ()

@@ -162,11 +162,23 @@ class Searcher:
                   for (_, it, score), newer in self._freshen(found, query=q, view=view, focus=f, lead=inside,
                                                              topic=topic)
                   if newer is None or not current_only]
-        folds = self._store.folds_into(scope, [it.id for it, _, _ in ranked], newest=FOLDS_READ, as_of=as_of)
+        folds = self._folds(scope, [it.id for it, _, _ in ranked], as_of=as_of)
         if filters:  # a filtered search shows only the folds the filters hold for, as it does memories
             folds = {k: [f for f in fs if matches_filters(f.metadata, filters)] for k, fs in folds.items()}
         return [_result(it, score, superseded_by=newer, folded=told_since(it.text, folds.get(it.id, ())))
                 for it, score, newer in ranked]
+
+    def _folds(self, scope: Scope, memory_ids: list[str], *, as_of: str | None) -> dict[str, list[Folded]]:
+        """Per result, the newest texts folded into it or into a memory a consolidation retired into
+        it (its fact lives on in the result), newest first (memsieve.read.folded)."""
+        retired = self._store.retired_members(scope, memory_ids) if memory_ids else {}
+        read = self._store.folds_into(scope, memory_ids + list(retired), newest=FOLDS_READ, as_of=as_of)
+        if not retired:
+            return read
+        out: dict[str, list[Folded]] = {}
+        for memory_id, folds in read.items():
+            out.setdefault(retired.get(memory_id, memory_id), []).extend(folds)
+        return {k: sorted(fs, key=lambda f: f.created_at, reverse=True)[:FOLDS_READ] for k, fs in out.items()}
 
     def _pull_extreme(self, scope: Scope, query: str, found: list[Found], order: str, topic: frozenset[str], *,
                       limit: int, vector: np.ndarray | None, mode: str, view: Candidates | None,

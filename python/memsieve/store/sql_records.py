@@ -477,11 +477,11 @@ class SqlRecords:
 
     def shown_folds(self, scope: Scope) -> list[tuple[str, str, str]]:
         """(rejection id, text, id of the memory it went into) of every fold of the scope that search
-        may show beside an active memory (``folds_into``): what a request to forget reads."""
+        may show (``folds_into``), whether its memory is active, retired into another by a merge, or
+        inactive and to be restored: what a request to forget reads."""
         return [(str(r[0]), str(r[1]), str(r[2])) for r in self._q(
-            "SELECT r.id, r.text, r.nearest_id FROM rejections r JOIN memories m ON m.id = r.nearest_id"
-            f" WHERE r.scope_key = %s AND m.is_active = {self._TRUE} AND r.restored_memory_id IS NULL"
-            " AND r.forgotten_at IS NULL AND r.text <> '' ORDER BY r.seq", (scope.key,))]
+            "SELECT id, text, nearest_id FROM rejections WHERE scope_key = %s AND nearest_id IS NOT NULL"
+            " AND restored_memory_id IS NULL AND forgotten_at IS NULL AND text <> '' ORDER BY seq", (scope.key,))]
 
     def forget_folds(self, named: Sequence[tuple[str, str]], *, now: str) -> None:
         """Mark folds, (rejection id, why) each, as named by a request to forget: they leave search;

@@ -61,6 +61,20 @@ def test_add_search_get_history_stats_restore(capsys, db):
     assert stats["events"] == {"ADD": 1, "NOOP": 1, "RESTORE": 1}
 
 
+def test_search_prints_what_was_folded_into_a_hit(capsys, db):
+    market = "I love going to the farmers market on Saturday mornings to buy fresh vegetables."
+    again = "I really love visiting the farmers market every Saturday morning for fresh vegetables and flowers."
+    run(capsys, "add", "My sister Ana works as a nurse in Boston.", "--user", "ana", "--db", db)
+    run(capsys, "add", market, "--user", "ana", "--db", db)
+    (noop,) = strict_loads(run(capsys, "add", again, "--user", "ana", "--db", db, "--json"))
+    assert noop["event"] == "NOOP", noop["reason"]
+    hits = strict_loads(run(capsys, "search", "farmers market", "--user", "ana", "--db", db, "--json"))
+    assert hits[0]["folded"][0]["id"] == noop["rejection_id"]
+    text = run(capsys, "search", "farmers market", "--user", "ana", "--db", db)
+    assert f"told again ({noop['rejection_id']}): {again}" in text
+    assert text.index(market) < text.index("told again")
+
+
 def test_errors_are_reported_not_raised(capsys, db):
     assert main(["add", "text", "--db", db]) == 2
     assert "at least one of user_id, agent_id or run_id" in capsys.readouterr().err

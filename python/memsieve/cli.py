@@ -125,7 +125,9 @@ def cmd_search(ns: argparse.Namespace) -> int:
         mode = {} if ns.mode is None else {"mode": ns.mode}
         hits = mem.search(ns.query, **_scope(ns), limit=ns.limit, **mode)
         _out(ns, [h.to_dict() for h in hits],
-             "\n".join(f"{h.score:8.4f}  {h.id}  {h.text}" for h in hits) or "(no results)")
+             "\n".join(f"{h.score:8.4f}  {h.id}  {h.text}"
+                       + "".join(f"\n{'':8}  told again ({f.id}): {f.text}" for f in h.folded)
+                       for h in hits) or "(no results)")
     return 0
 
 

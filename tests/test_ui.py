@@ -146,14 +146,19 @@ def _page_checks(drv):
     assert positive_tabindex == 0
 
 
+def _sign_in(drv, url, key):
+    """Open the page afresh and enter ``key`` (ana's): her scope appears in the list."""
+    drv.get(url + "/ui")
+    drv.execute_script("sessionStorage.clear()")
+    drv.refresh()
+    _css(drv, "#key")[0].send_keys(key + "\n")
+    _wait(drv, lambda d: "user ana" in d.find_element("id", "scopes").text, "ana's scope in the list")
+
+
 def test_the_page_searches_restores_a_rejection_and_undoes_a_merge(served, browser):
     srv, keys, made = served
     drv = browser
-    drv.get(srv.url + "/ui")
-    drv.execute_script("sessionStorage.clear()")
-    drv.refresh()
-    _css(drv, "#key")[0].send_keys(keys["ana"] + "\n")
-    _wait(drv, lambda d: "user ana" in d.find_element("id", "scopes").text, "ana's scope in the list")
+    _sign_in(drv, srv.url, keys["ana"])
     scopes = drv.find_element("id", "scopes").text
     assert "user bob" not in scopes  # a user key lists its own scopes only
     assert "tau" in scopes and "memories" in scopes
@@ -234,11 +239,7 @@ def test_the_page_searches_restores_a_rejection_and_undoes_a_merge(served, brows
 def test_a_search_result_shows_what_was_folded_into_it(served, browser):
     srv, keys, made = served
     drv = browser
-    drv.get(srv.url + "/ui")
-    drv.execute_script("sessionStorage.clear()")
-    drv.refresh()
-    _css(drv, "#key")[0].send_keys(keys["ana"] + "\n")
-    _wait(drv, lambda d: "user ana" in d.find_element("id", "scopes").text, "ana's scope in the list")
+    _sign_in(drv, srv.url, keys["ana"])
     _click(drv, "#scopes button", "user ana")
     _wait(drv, lambda d: len(_css(d, "#memories li")) >= 4, "ana's memories")
     assert "flowers" not in drv.find_element("id", "memories").text  # the list shows memories as stored

@@ -24,6 +24,7 @@ from memsieve.scope import Scope
 from memsieve.store.base import VectorsRow, check_durability, none_to_nan
 from memsieve.store.pg_migrations import MIGRATIONS, TABLES, migrate
 from memsieve.store.postgres_codec import mask_password, register_vector
+from memsieve.store.sql_folds import SqlFolds
 from memsieve.store.sql_merges import SqlMerges
 from memsieve.store.sql_purge import SqlPurge
 
@@ -85,7 +86,7 @@ def holds_a_store(url: str, *, timeout: float = 30.0) -> bool:
                          "server is running") from exc
 
 
-class PostgresStore(SqlPurge, SqlMerges):
+class PostgresStore(SqlPurge, SqlMerges, SqlFolds):
     """Memories, history, rejections, links, counters and scope state in a PostgreSQL database.
 
     Args:

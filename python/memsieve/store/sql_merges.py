@@ -64,26 +64,6 @@ class SqlMerges(SqlRecords):
             sql += " AND undone_at IS NULL"
         return [_merge_row(r) for r in self._q(sql + " ORDER BY created_at, id", (scope.key,))]
 
-    def retired_members(self, scope: Scope, kept_ids: Sequence[str]) -> dict[str, str]:
-        """Member id -> the one of ``kept_ids`` it was retired into by merges in force, at any depth
-        (a merge may retire a memory kept by an earlier one): what search reads the folds of with
-        the kept memory (memsieve.read.folded). One read per round of merges."""
-        frontier = {str(k): str(k) for k in kept_ids}
-        seen = set(frontier)
-        out: dict[str, str] = {}
-        while frontier:
-            marks = ",".join(["%s"] * len(frontier))
-            rows = self._q(f"SELECT kept_id, member_ids FROM merges WHERE scope_key = %s AND undone_at IS NULL"
-                           f" AND kept_id IN ({marks})", (scope.key, *frontier)).fetchall()
-            nxt: dict[str, str] = {}
-            for kept, members in rows:
-                for member in json.loads(members):
-                    if member not in seen:
-                        seen.add(member)
-                        out[member] = nxt[member] = frontier[str(kept)]
-            frontier = nxt
-        return out
-
     def mark_unmerged(self, merge_id: str, now: str) -> None:
         self._q("UPDATE merges SET undone_at = %s WHERE id = %s", (now, merge_id))
 

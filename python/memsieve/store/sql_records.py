@@ -18,7 +18,7 @@ import numpy as np
 
 from memsieve.errors import ClosedError, NotFoundError, StoreError
 from memsieve.offsets import in_offset, split_offset
-from memsieve.records import Folded, HistoryEntry, MemoryItem, Rejection, merged_sources
+from memsieve.records import HistoryEntry, MemoryItem, Rejection, merged_sources
 from memsieve.scope import Scope
 from memsieve.store.base import (MEMORY_COLUMNS, PURGED_HASH, REJECTION_COLUMNS, CandidatesRow, ChangesRow,
                                   MemoryRow, PartsRow, ScopeRow, memory_item, nan_to_none, none_to_nan,
@@ -445,51 +445,6 @@ class SqlRecords:
         if limit is not None:
             sql += f" LIMIT {sql_limit(limit)}"
         return [rejection_record(r) for r in self._q(sql, params)]
-
-    def folds_into(self, scope: Scope, memory_ids: Sequence[str], *, newest: int,
-                   as_of: str | None = None) -> dict[str, list[Folded]]:
-        """Per memory, the latest ``newest`` texts folded into it and still held, newest first.
-
-        A fold is a rejection whose ``nearest_id`` is the memory, not restored as a memory of its
-        own, not named by a request to forget, and not purged (a purge empties its text). ``as_of`` keeps the folds the store had
-        learned by then. One bounded read per memory, so a memory that thousands of texts were
-        folded into ("thanks!") costs as much as one with ``newest``.
-        """
-        ids = list(dict.fromkeys(str(m) for m in memory_ids))
-        if not ids or newest < 1:
-            return {}
-        when = "" if as_of is None else " AND created_at <= %s"
-        one = ("SELECT * FROM (SELECT nearest_id, id, text, valid_from, valid_from_offset, created_at, source,"
-               " metadata"
-               " FROM rejections WHERE nearest_id = %s AND scope_key = %s AND restored_memory_id IS NULL"
-               f" AND forgotten_at IS NULL AND text <> ''{when} ORDER BY seq DESC LIMIT {sql_limit(newest)}) AS f")
-        params: list[Any] = []
-        for memory_id in ids:
-            params += [memory_id, scope.key] + ([] if as_of is None else [as_of])
-        out: dict[str, list[Folded]] = {}
-        for r in self._q(" UNION ALL ".join([one] * len(ids)), params):
-            source = json.loads(r[6]) if r[6] else []
-            out.setdefault(str(r[0]), []).append(Folded(
-                id=str(r[1]), text=str(r[2]), valid_from=r[3], created_at=str(r[5]),
-                valid_from_offset=None if r[4] is None else int(r[4]), source=source[0] if source else None,
-                metadata=json.loads(r[7]) if r[7] else {}))
-        return out
-
-    def shown_folds(self, scope: Scope) -> list[tuple[str, str, str]]:
-        """(rejection id, text, id of the memory it went into) of every fold of the scope that search
-        may show (``folds_into``), whether its memory is active, retired into another by a merge, or
-        inactive and to be restored: what a request to forget reads."""
-        return [(str(r[0]), str(r[1]), str(r[2])) for r in self._q(
-            "SELECT id, text, nearest_id FROM rejections WHERE scope_key = %s AND nearest_id IS NOT NULL"
-            " AND restored_memory_id IS NULL AND forgotten_at IS NULL AND text <> '' ORDER BY seq", (scope.key,))]
-
-    def forget_folds(self, named: Sequence[tuple[str, str]], *, now: str) -> None:
-        """Mark folds, (rejection id, why) each, as named by a request to forget: they leave search;
-        their records stay, the why added to their reason."""
-        for rejection_id, why in named:
-            self._q("UPDATE rejections SET forgotten_at = %s, reason = reason || %s"
-                    " WHERE id = %s AND forgotten_at IS NULL", (now, f"; forgotten on request: {why}",
-                                                                 str(rejection_id)))
 
     def mark_restored(self, rejection_id: str, memory_id: str, now: str) -> None:
         self._q("UPDATE rejections SET restored_memory_id = %s, restored_at = %s WHERE id = %s",

@@ -20,6 +20,7 @@ from memsieve.errors import ClosedError, StoreError
 from memsieve.scope import Scope
 from memsieve.store.base import VectorsRow, check_durability, none_to_nan
 from memsieve.store.migrations import migrate, refuse_foreign
+from memsieve.store.sql_folds import SqlFolds
 from memsieve.store.sql_merges import SqlMerges
 from memsieve.store.sql_purge import SqlPurge
 from memsieve.store.sqlite_checkpoint import BACKSTOP_PAGES, Checkpointer
@@ -41,7 +42,7 @@ if TYPE_CHECKING:
     from memsieve.store.base import MergeTx, Store, WriteTx
 
 
-class SQLiteStore(SqlPurge, SqlMerges):
+class SQLiteStore(SqlPurge, SqlMerges, SqlFolds):
     """Memories, history, rejections, links, counters and scope state in one file.
 
     Args:

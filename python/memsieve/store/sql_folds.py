@@ -1,0 +1,88 @@
+"""The texts folded into memories, as search shows them and a request to forget reads them.
+
+A NOOP's rejection record keeps the text it folded (``nearest_id`` is the memory it went into);
+search shows the latest of those that say words their memory does not (memsieve.read.folded),
+following the merges that retired a memory into another. Shared by the SQLite and PostgreSQL
+stores, on top of ``SqlRecords``.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from typing import Any
+
+from memsieve.records import Folded
+from memsieve.scope import Scope
+from memsieve.store.base import sql_limit
+from memsieve.store.sql_records import SqlRecords
+
+
+class SqlFolds(SqlRecords):
+    """Reads and marks of folded texts (``folds_into``, ``shown_folds``, ``forget_folds``) and the
+    members merges retired into a memory (``retired_members``)."""
+
+    def folds_into(self, scope: Scope, memory_ids: Sequence[str], *, newest: int,
+                   as_of: str | None = None) -> dict[str, list[Folded]]:
+        """Per memory, the latest ``newest`` texts folded into it and still held, newest first.
+
+        A fold is a rejection whose ``nearest_id`` is the memory, not restored as a memory of its
+        own, not named by a request to forget, and not purged (a purge empties its text). ``as_of`` keeps the folds the store had
+        learned by then. One bounded read per memory, so a memory that thousands of texts were
+        folded into ("thanks!") costs as much as one with ``newest``.
+        """
+        ids = list(dict.fromkeys(str(m) for m in memory_ids))
+        if not ids or newest < 1:
+            return {}
+        when = "" if as_of is None else " AND created_at <= %s"
+        one = ("SELECT * FROM (SELECT nearest_id, id, text, valid_from, valid_from_offset, created_at, source,"
+               " metadata"
+               " FROM rejections WHERE nearest_id = %s AND scope_key = %s AND restored_memory_id IS NULL"
+               f" AND forgotten_at IS NULL AND text <> ''{when} ORDER BY seq DESC LIMIT {sql_limit(newest)}) AS f")
+        params: list[Any] = []
+        for memory_id in ids:
+            params += [memory_id, scope.key] + ([] if as_of is None else [as_of])
+        out: dict[str, list[Folded]] = {}
+        for r in self._q(" UNION ALL ".join([one] * len(ids)), params):
+            source = json.loads(r[6]) if r[6] else []
+            out.setdefault(str(r[0]), []).append(Folded(
+                id=str(r[1]), text=str(r[2]), valid_from=r[3], created_at=str(r[5]),
+                valid_from_offset=None if r[4] is None else int(r[4]), source=source[0] if source else None,
+                metadata=json.loads(r[7]) if r[7] else {}))
+        return out
+
+    def shown_folds(self, scope: Scope) -> list[tuple[str, str, str]]:
+        """(rejection id, text, id of the memory it went into) of every fold of the scope that search
+        may show (``folds_into``), whether its memory is active, retired into another by a merge, or
+        inactive and to be restored: what a request to forget reads."""
+        return [(str(r[0]), str(r[1]), str(r[2])) for r in self._q(
+            "SELECT id, text, nearest_id FROM rejections WHERE scope_key = %s AND nearest_id IS NOT NULL"
+            " AND restored_memory_id IS NULL AND forgotten_at IS NULL AND text <> '' ORDER BY seq", (scope.key,))]
+
+    def forget_folds(self, named: Sequence[tuple[str, str]], *, now: str) -> None:
+        """Mark folds, (rejection id, why) each, as named by a request to forget: they leave search;
+        their records stay, the why added to their reason."""
+        for rejection_id, why in named:
+            self._q("UPDATE rejections SET forgotten_at = %s, reason = reason || %s"
+                    " WHERE id = %s AND forgotten_at IS NULL", (now, f"; forgotten on request: {why}",
+                                                                 str(rejection_id)))
+
+    def retired_members(self, scope: Scope, kept_ids: Sequence[str]) -> dict[str, str]:
+        """Member id -> the one of ``kept_ids`` it was retired into by merges in force, at any depth
+        (a merge may retire a memory kept by an earlier one): what search reads the folds of with
+        the kept memory (memsieve.read.folded). One read per round of merges."""
+        frontier = {str(k): str(k) for k in kept_ids}
+        seen = set(frontier)
+        out: dict[str, str] = {}
+        while frontier:
+            marks = ",".join(["%s"] * len(frontier))
+            rows = self._q(f"SELECT kept_id, member_ids FROM merges WHERE scope_key = %s AND undone_at IS NULL"
+                           f" AND kept_id IN ({marks})", (scope.key, *frontier)).fetchall()
+            nxt: dict[str, str] = {}
+            for kept, members in rows:
+                for member in json.loads(members):
+                    if member not in seen:
+                        seen.add(member)
+                        out[member] = nxt[member] = frontier[str(kept)]
+            frontier = nxt
+        return out

@@ -13,7 +13,6 @@ from __future__ import annotations
 import threading
 import time
 
-import numpy as np
 import pytest
 
 from conftest import TableEmbedder
@@ -183,7 +182,7 @@ def test_the_writes_embedder_is_called_one_call_at_a_time():
     """Deciding a batch may embed (an LLM's UPDATE text, a consolidation's merge) while the next
     batch is being embedded: the writes' embedder lets one call in at a time. The first call
     waits (at most 1 s) for a second one to get in beside it; behind the lock none can."""
-    from memsieve.write.embed_turns import EmbedTurns
+    from memsieve.write.writer import one_at_a_time
 
     second_inside = threading.Event()
     inside = []
@@ -197,7 +196,7 @@ def test_the_writes_embedder_is_called_one_call_at_a_time():
             second_inside.set()
         return texts
 
-    embed = EmbedTurns(slow)
+    embed = one_at_a_time(slow)
     first = threading.Thread(target=embed, args=(["first"],))
     first.start()
     while not inside:
@@ -210,55 +209,3 @@ def test_the_writes_embedder_is_called_one_call_at_a_time():
     assert not first.is_alive() and not second.is_alive()
     # The second call got in only after the first had given up waiting for it.
     assert met == [False] and second_inside.is_set()
-
-
-def test_a_batch_embedded_ahead_comes_back_in_order_in_slices_of_like_lengths():
-    from memsieve.write.embed_turns import AHEAD_SLICE, EmbedTurns
-
-    emb = TableEmbedder(dim=8)
-    texts = [("x" * (i * 37 % 101)) + f" text {i}" for i in range(3 * AHEAD_SLICE + 5)]
-    calls = []
-
-    def embed(batch):
-        calls.append(list(batch))
-        return emb.embed(batch)
-
-    rows = EmbedTurns(embed).ahead(texts)
-    assert rows.shape == (len(texts), 8)
-    assert (rows == emb.embed(texts)).all()
-    assert [len(c) for c in calls] == [AHEAD_SLICE] * 3 + [5]
-    # Each slice holds texts of like lengths: the longest of one is no longer than the shortest of the next.
-    for a, b in zip(calls, calls[1:]):
-        assert max(map(len, a)) <= min(map(len, b))
-    calls.clear()
-    EmbedTurns(embed).ahead(texts[:AHEAD_SLICE])
-    assert len(calls) == 1
-
-
-def test_a_decision_waiting_for_the_embedder_goes_before_the_next_slice_embedded_ahead():
-    """The thread embedding ahead holds the embedder for one slice; a decision that asks for it
-    meanwhile is served next, not after the whole batch."""
-    from memsieve.write.embed_turns import AHEAD_SLICE, EmbedTurns
-
-    order: list[str] = []
-    first_slice_in = threading.Event()
-    let_go = threading.Event()
-
-    def embed(batch):
-        if batch[0].startswith("ahead") and not first_slice_in.is_set():
-            first_slice_in.set()
-            assert let_go.wait(5)
-        order.append(batch[0].split()[0])
-        return np.zeros((len(batch), 4), dtype=np.float32)
-
-    turns = EmbedTurns(embed)
-    behind = threading.Thread(target=turns.ahead, args=([f"ahead {i}" for i in range(3 * AHEAD_SLICE)],))
-    behind.start()
-    assert first_slice_in.wait(5)
-    decision = threading.Thread(target=turns, args=(["decision"],))
-    decision.start()
-    time.sleep(0.05)  # the decision is waiting for the lock the first slice holds
-    let_go.set()
-    behind.join(5)
-    decision.join(5)
-    assert order == ["ahead", "decision", "ahead", "ahead"]

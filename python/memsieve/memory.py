@@ -33,8 +33,7 @@ from memsieve.store.base import check_durability
 from memsieve.write import candidates as bulk
 from memsieve.text.lexicon import ENGLISH, Lexicon, check_lexicon
 from memsieve.write.purge import Erasure, erasure as erasure_of
-from memsieve.write.embed_turns import EmbedTurns
-from memsieve.write.writer import Writer
+from memsieve.write.writer import Writer, one_at_a_time
 
 if TYPE_CHECKING:
     from memsieve.embedding.protocol import Embedder
@@ -150,7 +149,7 @@ class Memory:
                                   rerank_depth=depth or DEFAULT_RERANK_DEPTH, fusion=fusion,
                                   version_cos=version_cos,
                                   lexicon=self.lexicon)
-        write_embed = EmbedTurns(self.embed)
+        write_embed = one_at_a_time(self.embed)
         self._consolidator = Consolidator(self.store, self._gates, self.gate_config, write_embed)
         self._writer = Writer(self.store, self._gates, self.gate_config, embed=write_embed,
                               consolidator=self._consolidator, schedule=schedule, llm=llm, lexicon=self.lexicon)

@@ -14,6 +14,7 @@ writes call it.
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Callable, Iterator, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any
@@ -37,6 +38,23 @@ from memsieve.write.infer import Pair, infer_candidates
 from memsieve.text.passages import Part, embed_passages
 from memsieve.write.path import Candidate, WritePath
 from memsieve.write.retired import refuse_if_retired
+
+
+def one_at_a_time(embed: Callable[[list[str]], np.ndarray]) -> Callable[[list[str]], np.ndarray]:
+    """``embed`` behind a lock: what the writes of one Memory embed with.
+
+    ``Writer.add_many`` embeds its next batch on a second thread while the
+    current one is decided, and deciding may embed too (an LLM's UPDATE text,
+    the text of an LLM merge in a scheduled consolidation); the lock keeps a
+    caller's embedder from being called by two of them at once.
+    """
+    lock = threading.Lock()
+
+    def embed_one_call_at_a_time(texts: list[str]) -> np.ndarray:
+        with lock:
+            return embed(texts)
+
+    return embed_one_call_at_a_time
 
 
 def _say_what_stays(exc: MemsieveError, committed: list[list[Decision]], *, total: int) -> None:
@@ -68,7 +86,7 @@ class Writer:
         gates: the Memory's ``ScopeGates``, whose ``write`` opens a scope's transaction.
         config: the gate configuration.
         embed: embeds texts to (n, d) float32 unit rows (``Memory.embed`` through
-            ``memsieve.write.embed_turns.EmbedTurns``, shared with the consolidator).
+            ``one_at_a_time``, shared with the consolidator).
         consolidator: runs the scheduled consolidations.
         schedule: says when a scope is due one (``consolidate_every``).
         llm: an ``LLMConfig``, a ready client (``memsieve.parts.LLM``), or None.
@@ -175,18 +193,12 @@ class Writer:
         if len(batches) < 2:
             yield from (self._embed(batch) for batch in batches)
             return
-        # Embedded ahead in slices that let a decision's own embedding in between (EmbedTurns).
-        embed = getattr(self.embed, "ahead", self.embed)
-
-        def embedded(texts: list[str]) -> tuple[np.ndarray, list[list[Part]]]:
-            return embed_passages(embed, texts, enabled=self.config.passages, keys=self.config.sentence_keys)
-
         with ThreadPoolExecutor(max_workers=1, thread_name_prefix="memsieve-embed-ahead") as ahead:
-            pending = ahead.submit(embedded, batches[0])
+            pending = ahead.submit(self._embed, batches[0])
             for nxt in [*batches[1:], None]:
                 done = pending.result()
                 if nxt is not None:
-                    pending = ahead.submit(embedded, nxt)
+                    pending = ahead.submit(self._embed, nxt)
                 yield done
 
     def _embed(self, texts: list[str]) -> tuple[np.ndarray, list[list[Part]]]:

@@ -152,11 +152,6 @@ def test_told_since_keeps_the_newest_that_say_something_new_oldest_first():
     assert len(told_since(memory, newest_first, most=5)) == 3
     assert told_since(memory, []) == ()
     assert FOLDED_PER_HIT == 2
-    # What the query asks where the memory does not comes first, however old: "Seoul".
-    seoul = told_since(memory, newest_first, asked=frozenset({"seoul", "restaur"}))
-    assert [f.id for f in seoul] == ["r1", "r5"]
-    # A term the memory says already chooses nothing.
-    assert told_since(memory, newest_first, asked=frozenset({"restaur"})) == kept
 
 
 def test_to_dict_of_a_result_without_folds_lists_none(mem):

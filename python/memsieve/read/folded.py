@@ -4,9 +4,8 @@ A NOOP keeps the memory it folds into as it was: the gate judged the text a repe
 other words may still say something the memory does not ("I've tried four different ones so
 far", folded into "I've tried three different Korean restaurants", or a follow-up question on
 the same subject), and its rejection record, which keeps it, is read by no reader. So each
-result carries the latest texts folded into it whose index terms the memory lacks, those that say
-what the query asks where the memory does not first (``SearchResult.folded``, at most
-``FOLDED_PER_HIT``), and ``render_line`` shows them after the
+result carries the latest texts folded into it whose index terms the memory lacks
+(``SearchResult.folded``, at most ``FOLDED_PER_HIT``), and ``render_line`` shows them after the
 memory, dated: what is folded stays findable by the search that finds its memory, and the reader
 sees the newer word beside the older one.
 
@@ -29,31 +28,25 @@ FOLDED_PER_HIT = 2
 FOLDS_READ = 8
 
 
-def told_since(memory_text: str, folds: Sequence[Folded], *, most: int = FOLDED_PER_HIT,
-               asked: frozenset[str] = frozenset()) -> tuple[Folded, ...]:
+def told_since(memory_text: str, folds: Sequence[Folded], *, most: int = FOLDED_PER_HIT) -> tuple[Folded, ...]:
     """The folds to show with a memory, oldest first.
 
     Args:
         memory_text: the memory's text.
         folds: texts folded into it, newest first (``store.folds_into``).
         most: the most to keep.
-        asked: the query's index terms: a fold that says one of them where the memory does not
-            is what the search asked for, and is chosen before newer ones.
 
     Returns:
-        Up to ``most`` of ``folds``, each saying an index term that neither the memory nor a fold
-        chosen before it says: first those that say an ``asked`` term the memory lacks, newest
-        first, then the newest others; in the order they were told.
+        Up to ``most`` of ``folds``, the newest that each say an index term that neither the
+        memory nor a newer fold kept says, in the order they were told.
     """
     said = set(_core.tokenize(memory_text))
-    terms = [set(_core.tokenize(fold.text)) for fold in folds]
-    wanted = asked - said
-    order = sorted(range(len(folds)), key=lambda i: not (terms[i] & wanted))  # stable: newest first within
-    kept: list[int] = []
-    for i in order:
+    kept: list[Folded] = []
+    for fold in folds:
         if len(kept) >= most:
             break
-        if terms[i] - said:
-            kept.append(i)
-            said |= terms[i]
-    return tuple(folds[i] for i in sorted(kept, reverse=True))
+        terms = set(_core.tokenize(fold.text))
+        if terms - said:
+            kept.append(fold)
+            said |= terms
+    return tuple(reversed(kept))

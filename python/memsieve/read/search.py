@@ -39,7 +39,6 @@ from typing import TYPE_CHECKING, Any, Literal
 
 import numpy as np
 
-import memsieve._core as _core
 from memsieve.errors import ConfigError, is_choice, short_repr
 from memsieve.read.around import AROUND_DEPTH, SetOff, around, set_off
 from memsieve.read.folded import FOLDS_READ, told_since
@@ -166,9 +165,7 @@ class Searcher:
         folds = self._folds(scope, [it.id for it, _, _ in ranked], as_of=as_of)
         if filters:  # a filtered search shows only the folds the filters hold for, as it does memories
             folds = {k: [f for f in fs if matches_filters(f.metadata, filters)] for k, fs in folds.items()}
-        query_terms = frozenset(_core.tokenize(query)) if folds else frozenset()
-        return [_result(it, score, superseded_by=newer,
-                        folded=told_since(it.text, folds.get(it.id, ()), asked=query_terms))
+        return [_result(it, score, superseded_by=newer, folded=told_since(it.text, folds.get(it.id, ())))
                 for it, score, newer in ranked]
 
     def _folds(self, scope: Scope, memory_ids: list[str], *, as_of: str | None) -> dict[str, list[Folded]]:

@@ -27,9 +27,10 @@ class SqlFolds(SqlRecords):
         """Per memory, the latest ``newest`` texts folded into it and still held, newest first.
 
         A fold is a rejection whose ``nearest_id`` is the memory, not restored as a memory of its
-        own, not named by a request to forget, and not purged (a purge empties its text). ``as_of`` keeps the folds the store had
-        learned by then. One bounded read per memory, so a memory that thousands of texts were
-        folded into ("thanks!") costs as much as one with ``newest``.
+        own, not named by a request to forget, and not purged (a purge empties its text).
+        ``as_of`` keeps the folds the store had learned by then. One bounded read per memory, so
+        a memory that thousands of texts were folded into ("thanks!") costs as much as one with
+        ``newest``.
         """
         ids = list(dict.fromkeys(str(m) for m in memory_ids))
         if not ids or newest < 1:

@@ -40,6 +40,8 @@ def told_since(memory_text: str, folds: Sequence[Folded], *, most: int = FOLDED_
         Up to ``most`` of ``folds``, the newest that each say an index term that neither the
         memory nor a newer fold kept says, in the order they were told.
     """
+    if not folds:
+        return ()  # most results: nothing to tokenize
     said = set(_core.tokenize(memory_text))
     kept: list[Folded] = []
     for fold in folds:

@@ -18,7 +18,7 @@ the memory and why (or a purge, on request), and each becomes one Decision.
 from __future__ import annotations
 
 import math
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -168,25 +168,15 @@ def forget_asked(tx: Any, gate: Any, scope: Scope, request: str, query: ForgetQu
         tx.add_fault(scope, kind=decision.fault, detail=decision.reason or "", raw=decision.raw, now=now)
     fault = decision.fault if decision is not None else None
     ruled = [Removal(seq=f.seq, layer="forget", reason=f.reason, fault=fault) for f in path.named(query, vector)]
-    forget_folds(tx, gate, scope, [(query, vector)], now=now)
+    forget_folds(tx, gate, scope, [query], now=now)
     return path.remove(tx, ([asked] if asked else []) + ruled, purge=False, now=now)
 
 
-def forget_folds(tx: Any, gate: Any, scope: Scope, asked: list[tuple[ForgetQuery, np.ndarray]], *,
-                 now: str) -> list[str]:
+def forget_folds(tx: Any, gate: Any, scope: Scope, queries: Sequence[ForgetQuery], *, now: str) -> None:
     """Take the folds search shows (memsieve.read.folded) that any of a request's queries names out of
     search, inside the scope's open write transaction ``tx``; their records stay (``forgotten_at``).
 
     A purge by description needs none of this: the memory a named text was folded into is erased
     with every text it holds (memsieve.write.purge.earlier_named).
-
-    Returns:
-        The ids of their rejection records.
     """
-    folds = tx.shown_folds(scope)
-    named: dict[str, str] = {}
-    for query, _ in asked:
-        for rejection_id, why in named_folds(query, folds, gate):
-            named.setdefault(rejection_id, why)
-    tx.forget_folds(list(named.items()), now=now)
-    return list(named)
+    tx.forget_folds(named_folds(queries, tx.shown_folds(scope), gate), now=now)

@@ -350,9 +350,10 @@ def named_memories(query: ForgetQuery, *, keys: Sequence[int], terms_of: Callabl
     return []
 
 
-def named_folds(query: ForgetQuery, folds: Sequence[tuple[str, str, str]], gate: Any, *,
+def named_folds(queries: Sequence[ForgetQuery], folds: Sequence[tuple[str, str, str]], gate: Any, *,
                 min_coverage: float = 0.5) -> list[tuple[str, str]]:
-    """(rejection id, reason) of each text folded into a kept memory that the request names by its words.
+    """(rejection id, reason) of each text folded into a kept memory that one of a request's queries
+    names by its words, once each (the first query that names it says why).
 
     Search shows a fold beside its memory (memsieve.read.folded), so a request to forget reads
     the folds too: a fold is named when it holds ``min_coverage`` of the request's subject terms,
@@ -360,22 +361,24 @@ def named_folds(query: ForgetQuery, folds: Sequence[tuple[str, str, str]], gate:
     A fold has no vector of its own, so a paraphrase (rule 3) names none.
 
     Args:
-        query: the parsed request.
+        queries: the parsed request's queries (``parse_requests``).
         folds: (rejection id, text, memory id) of the scope's folds (``store.shown_folds``).
         gate: the scope's ScopeGate (its rarity of terms, which terms its memories hold).
     """
-    if query.declined or not query.terms or not folds:
+    asked = [q.scoped(lambda t: bool(gate.term_df(t))) for q in queries if not q.declined and q.terms]
+    if not asked or not folds:
         return []
-    query = query.scoped(lambda t: bool(gate.term_df(t)))
     idf = _scope_idf(gate)
-    named = []
+    named: dict[str, str] = {}
     for rejection_id, text, memory_id in folds:
         terms = set(_core.tokenize(text))
-        c = coverage(query, terms, idf)
-        if c >= min_coverage and query.allows(text, terms):
-            named.append((rejection_id, f"folded into memory {memory_id}, it holds {c:.0%} of the request's "
-                                        "subject terms, weighted by rarity"))
-    return named
+        for query in asked:
+            c = coverage(query, terms, idf)
+            if c >= min_coverage and query.allows(text, terms):
+                named[rejection_id] = (f"folded into memory {memory_id}, it holds {c:.0%} of the request's "
+                                       "subject terms, weighted by rarity")
+                break
+    return list(named.items())
 
 
 def _scope_idf(gate: Any) -> Callable[[str], float]:

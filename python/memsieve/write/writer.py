@@ -274,7 +274,7 @@ class Writer:
             path = ForgetPath(tx, gate, scope)
             removals = [Removal(seq=f.seq, layer="forget", reason=f.reason) for f in path.named_all(asked)]
             now = now_iso()
-            forget_folds(tx, gate, scope, asked, now=now)
+            forget_folds(tx, gate, scope, [query for query, _ in asked], now=now)
             done = path.remove(tx, removals, purge=purge, now=now)
         return [self.store.get(d.memory_id) for d in done if d.memory_id is not None]
 

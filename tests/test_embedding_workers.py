@@ -158,3 +158,33 @@ def test_every_batch_runs_once_and_the_first_failure_in_batch_order_is_raised(n,
             assert runs == list(range(failing[0] + 1 if failing else n))
     finally:
         pool.close()
+
+
+def test_a_call_made_while_the_pool_runs_another_does_not_wait_for_it():
+    """A decision embeds a few texts while ``add_many``'s batch ahead holds the pool's thread: the
+    second call's queued helper has nothing left once its caller took every batch, so it is
+    cancelled and the call returns without waiting for the first call's batches."""
+    import threading
+    import time
+
+    release = threading.Event()
+    started = threading.Event()
+
+    def slow(b):
+        started.set()
+        release.wait(5)
+        return b
+
+    pool = BatchWorkers(2)
+    first = threading.Thread(target=pool.map, args=(slow, [0, 1]))
+    first.start()
+    started.wait(5)
+    time.sleep(0.05)  # both of the first call's batches taken: the caller's and the pool thread's
+    t0 = time.perf_counter()
+    assert pool.map(lambda b: b * 3, [1, 2, 3]) == [3, 6, 9]
+    waited = time.perf_counter() - t0
+    release.set()
+    first.join(5)
+    assert not first.is_alive()
+    assert waited < 2.0  # not held until the first call's batches were released
+    pool.close()

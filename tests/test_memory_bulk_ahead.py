@@ -209,3 +209,53 @@ def test_the_writes_embedder_is_called_one_call_at_a_time():
     assert not first.is_alive() and not second.is_alive()
     # The second call got in only after the first had given up waiting for it.
     assert met == [False] and second_inside.is_set()
+
+
+def test_an_embedder_safe_across_threads_is_called_beside_another_call():
+    """memsieve's ONNX embedder (and a cache around it) may run a decision's texts beside the batch
+    ahead; a caller's own embedder, or a subclass that overrides ``embed``, stays behind the lock."""
+    from memsieve.embedding import CachedEmbedder, OnnxEmbedder, safe_across_threads
+    from memsieve.write.writer import one_at_a_time
+
+    class Mine(OnnxEmbedder):
+        def embed(self, texts):
+            return super().embed(texts)
+
+    assert safe_across_threads(OnnxEmbedder()) and safe_across_threads(CachedEmbedder(OnnxEmbedder()))
+    assert not safe_across_threads(Mine()) and not safe_across_threads(CachedEmbedder(Mine()))
+    assert not safe_across_threads(CachedEmbedder(object()))
+
+    second_inside = threading.Event()
+    met = []
+
+    def slow(texts):
+        if texts[0] == "first":
+            met.append(second_inside.wait(timeout=5.0))
+        else:
+            second_inside.set()
+        return texts
+
+    embed = one_at_a_time(slow, shared=lambda: True)
+    first = threading.Thread(target=embed, args=(["first"],))
+    first.start()
+    second = threading.Thread(target=embed, args=(["second"],))
+    second.start()
+    first.join(10)
+    second.join(10)
+    assert met == [True]  # the second call got in while the first was inside
+
+
+def test_a_memorys_writes_share_its_onnx_embedder_across_threads(tmp_path):
+    """The Memory asks its embedder, loaded lazily, whether the writes' lock may be skipped."""
+    from memsieve.embedding import OnnxEmbedder
+
+    class Mine(OnnxEmbedder):
+        def embed(self, texts):
+            return super().embed(texts)
+
+    m = Memory(str(tmp_path / "a.db"))
+    assert m._embedder_shared()
+    m.close()
+    m = Memory(str(tmp_path / "b.db"), embedder=Mine())
+    assert not m._embedder_shared()
+    m.close()

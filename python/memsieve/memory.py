@@ -149,7 +149,7 @@ class Memory:
                                   rerank_depth=depth or DEFAULT_RERANK_DEPTH, fusion=fusion,
                                   version_cos=version_cos,
                                   lexicon=self.lexicon)
-        write_embed = one_at_a_time(self.embed)
+        write_embed = one_at_a_time(self.embed, shared=self._embedder_shared)
         self._consolidator = Consolidator(self.store, self._gates, self.gate_config, write_embed)
         self._writer = Writer(self.store, self._gates, self.gate_config, embed=write_embed,
                               consolidator=self._consolidator, schedule=schedule, llm=llm, lexicon=self.lexicon)
@@ -169,6 +169,12 @@ class Memory:
     def llm(self) -> LLM | None:
         """The LLM client (built on first use from ``llm=LLMConfig(...)``), or None without one."""
         return self._writer.llm
+
+    def _embedder_shared(self) -> bool:
+        """Whether the embedder may be called from two threads at once (the writes' lock is skipped)."""
+        from memsieve.embedding import safe_across_threads
+
+        return safe_across_threads(self.embedder)
 
     def embed(self, texts: Sequence[str]) -> np.ndarray:
         """Embed texts with the configured embedder and validate the output.

@@ -37,6 +37,19 @@ def default_embedder(**options: Any) -> OnnxEmbedder:
     return OnnxEmbedder(**options)
 
 
+def safe_across_threads(embedder: Any) -> bool:
+    """Whether two threads may call ``embedder.embed`` at once and get what each would alone.
+
+    True for memsieve's own ONNX embedder (its session's ``run`` is safe to call from several
+    threads, and its loading is locked) unless a subclass overrides ``embed``, and for a
+    :class:`CachedEmbedder` around one. Any other embedder is assumed not to be: a caller's
+    model may hold state between calls, so the writes call it one call at a time.
+    """
+    if isinstance(embedder, CachedEmbedder):
+        return type(embedder).embed is CachedEmbedder.embed and safe_across_threads(embedder.inner)
+    return isinstance(embedder, OnnxEmbedder) and type(embedder).embed is OnnxEmbedder.embed
+
+
 __all__ = [
     "DEFAULT_DIM",
     "DEFAULT_NAME",
@@ -48,5 +61,6 @@ __all__ = [
     "packaged_model_path",
     "packaged_tokenizer_path",
     "pool",
+    "safe_across_threads",
     "validate_embeddings",
 ]

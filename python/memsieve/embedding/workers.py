@@ -146,7 +146,11 @@ class BatchWorkers:
         helpers = [pool.submit(drain) for _ in range(min(self.workers, len(batches)) - 1)]
         drain()
         for helper in helpers:
-            helper.result()
+            # Every batch is taken once the caller's drain returns. A helper still queued (the
+            # pool busy with another call's batches, e.g. add_many's batch ahead while a
+            # decision embeds) has nothing left to do: cancelled, it is not waited for.
+            if not helper.cancel():
+                helper.result()
         for error in errors:
             if error is not None:
                 raise error

@@ -40,17 +40,29 @@ from memsieve.write.path import Candidate, WritePath
 from memsieve.write.retired import refuse_if_retired
 
 
-def one_at_a_time(embed: Callable[[list[str]], np.ndarray]) -> Callable[[list[str]], np.ndarray]:
+def one_at_a_time(embed: Callable[[list[str]], np.ndarray], *,
+                  shared: Callable[[], bool] = lambda: False) -> Callable[[list[str]], np.ndarray]:
     """``embed`` behind a lock: what the writes of one Memory embed with.
 
     ``Writer.add_many`` embeds its next batch on a second thread while the
-    current one is decided, and deciding may embed too (an LLM's UPDATE text,
-    the text of an LLM merge in a scheduled consolidation); the lock keeps a
-    caller's embedder from being called by two of them at once.
+    current one is decided, and deciding may embed too (a fold's swapped word
+    read back, an LLM's UPDATE text, the text of an LLM merge in a scheduled
+    consolidation); the lock keeps a caller's embedder from being called by two
+    of them at once. An embedder that ``shared()`` says is safe across threads
+    is called without it: a decision's few texts are embedded beside the batch
+    ahead, not after all of it (benches/RESULTS.md, "The read-back beside the
+    batch ahead").
+
+    Args:
+        embed: texts -> (n, d) float32 rows.
+        shared: asked on every call (the embedder may load lazily) whether the
+            embedder may be called from two threads at once.
     """
     lock = threading.Lock()
 
     def embed_one_call_at_a_time(texts: list[str]) -> np.ndarray:
+        if shared():
+            return embed(texts)
         with lock:
             return embed(texts)
 

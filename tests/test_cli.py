@@ -73,6 +73,11 @@ def test_search_prints_what_was_folded_into_a_hit(capsys, db):
     text = run(capsys, "search", "farmers market", "--user", "ana", "--db", db)
     assert f"told again ({noop['rejection_id']}): {again}" in text
     assert text.index(market) < text.index("told again")
+    dry = run(capsys, "forget", "the flowers", "--user", "ana", "--db", db, "--dry-run")
+    assert dry.startswith("would remove 0 memories") and f"would take 1 folded texts out of search:\n  {noop['rejection_id']}  {again}" in dry
+    done = run(capsys, "forget", "the flowers", "--user", "ana", "--db", db)
+    assert f"took 1 folded texts out of search:\n  {noop['rejection_id']}" in done
+    assert "told again" not in run(capsys, "search", "farmers market", "--user", "ana", "--db", db)
 
 
 def test_errors_are_reported_not_raised(capsys, db):

@@ -172,6 +172,7 @@ async def round_trip(session: ClientSession) -> None:
 
     gone = await call(session, "forget", what="please forget her job at the hospital")
     assert [m["id"] for m in gone["removed"]] == [nurse["memory_id"]] and gone["purged"] is False
+    assert gone["folds"] == []  # nothing was folded into a memory of hers
     assert [m["text"] for m in (await call(session, "list_memories"))["memories"]] == [LISBON]
 
 

@@ -90,10 +90,39 @@ def test_forget_takes_a_fold_out_of_search_and_keeps_its_record(mem):
     assert mem.get(first.memory_id, user_id="u").is_active
 
 
+def test_forget_says_which_folds_it_took_and_a_dry_run_which_it_would(mem):
+    first, later = _folded_pair(mem)
+    dry = mem.forget("the flowers", user_id="u", dry_run=True)
+    assert list(dry) == [] and [r.id for r in dry.folds] == [later.rejection_id]
+    assert dry.folds[0].forgotten_at is None and dry.folds[0].text == AGAIN
+    # The dry run changed nothing: the fold is still shown.
+    assert [f.id for f in _hit(mem, first.memory_id).folded] == [later.rejection_id]
+    done = mem.forget("the flowers", user_id="u")
+    assert list(done) == [] and [r.id for r in done.folds] == [later.rejection_id]
+    assert done.folds[0].forgotten_at is not None and "forgotten on request" in done.folds[0].reason
+    # Asked again, there is nothing left to take.
+    assert mem.forget("the flowers", user_id="u").folds == []
+    assert mem.scope(user_id="u").forget("the flowers", dry_run=True).folds == []
+
+
+def test_forget_lists_a_memory_and_its_named_fold_together(mem):
+    first, later = _folded_pair(mem)
+    done = mem.forget("the farmers market", user_id="u")
+    assert [m.id for m in done] == [first.memory_id] and not done[0].is_active
+    assert [r.id for r in done.folds] == [later.rejection_id]
+    assert "Forgotten(" in repr(done) and later.rejection_id in repr(done)
+
+
+def test_a_purge_lists_the_memory_a_named_fold_went_into_and_no_fold(mem):
+    first, later = _folded_pair(mem)
+    dry = mem.forget("the flowers", user_id="u", purge=True, dry_run=True)
+    assert [m.id for m in dry] == [first.memory_id] and dry.folds == []
+
+
 def test_forget_of_something_else_leaves_the_fold(mem):
     first, later = _folded_pair(mem)
     gone = mem.forget("my cat Miso", user_id="u")
-    assert [g.text for g in gone] == [OTHERS[1]]
+    assert [g.text for g in gone] == [OTHERS[1]] and gone.folds == []
     assert [f.id for f in _hit(mem, first.memory_id).folded] == [later.rejection_id]
     assert all(r.forgotten_at is None for r in mem.rejections(user_id="u"))
 

@@ -350,3 +350,29 @@ def test_health_readiness_and_metrics(sqlite_served):
     # every sample line is "name{labels} number"
     for line in text.splitlines():
         assert line.startswith("# ") or re.fullmatch(r'[a-z_]+(\{(\w+="[^"]*",?)*\})? [0-9.e+-]+', line), line
+
+
+def test_search_shows_a_fold_and_forget_says_it_took_it(served):
+    """A text folded into a memory reaches a client with its search hit (``folded``), and a forget
+    that names its words says so (``folds``), dry or not, on both stores."""
+    srv, keys = served
+    scope = {"user_id": "ana", "agent_id": "folds-" + uuid.uuid4().hex[:6]}
+    market = "I love going to the farmers market on Saturday mornings to buy fresh vegetables."
+    again = "I really love visiting the farmers market every Saturday morning for fresh vegetables and flowers."
+    with srv.client(keys["ana"]) as c:
+        c.post("/v1/memories/batch", json={"items": ["My sister Ana works as a nurse in Boston.",
+                                                     "I adopted a cat named Miso last year."], **scope})
+        first = c.post("/v1/memories", json={"text": market, **scope}).json()["decisions"][0]
+        later = c.post("/v1/memories", json={"text": again, **scope}).json()["decisions"][0]
+        assert later["event"] == "NOOP" and later["memory_id"] == first["memory_id"], later
+        hits = c.post("/v1/search", json={"query": "the farmers market", "limit": 3, **scope}).json()["results"]
+        (hit,) = [h for h in hits if h["id"] == first["memory_id"]]
+        assert [f["id"] for f in hit["folded"]] == [later["rejection_id"]]
+
+        dry = c.post("/v1/forget", json={"what": "the flowers", "dry_run": True, **scope}).json()
+        assert dry["removed"] == [] and [f["id"] for f in dry["folds"]] == [later["rejection_id"]]
+        assert dry["folds"][0]["forgotten_at"] is None
+        done = c.post("/v1/forget", json={"what": "the flowers", **scope}).json()
+        assert done["removed"] == [] and done["folds"][0]["forgotten_at"] is not None
+        hits = c.post("/v1/search", json={"query": "the farmers market", "limit": 3, **scope}).json()["results"]
+        assert [h["folded"] for h in hits if h["id"] == first["memory_id"]] == [[]]

@@ -6,7 +6,7 @@ from memsieve.consolidation import ConsolidationReport, MergeConflictError
 from memsieve.read.fusion import Fusion
 from memsieve.memory import Memory
 from memsieve.aio import AsyncMemory, AsyncScopedMemory
-from memsieve.records import Decision, HistoryEntry, MemoryItem, Rejection, SearchResult
+from memsieve.records import Decision, Forgotten, HistoryEntry, MemoryItem, Rejection, SearchResult
 from memsieve.scope import Scope
 from memsieve.scoped import ScopedMemory
 from memsieve.write.purge import Erasure
@@ -36,6 +36,7 @@ __all__ = [
     "MergeConflictError",
     "Decision",
     "Erasure",
+    "Forgotten",
     "Fusion",
     "GateConfig",
     "HistoryEntry",

@@ -136,9 +136,12 @@ def cmd_forget(ns: argparse.Namespace) -> int:
         removed = mem.forget(ns.what, **_scope(ns), purge=ns.purge, dry_run=ns.dry_run)
         verb = "would remove" if ns.dry_run else ("purged" if ns.purge else "forgot (soft delete)")
         shown = "\n".join(f"  {it.id}  {it.text or '(text erased)'}" for it in removed)
+        folds = "\n".join(f"  {r.id}  {r.text}" for r in removed.folds)
+        folded = (f"\n{'would take' if ns.dry_run else 'took'} {len(removed.folds)} folded texts out of search:\n{folds}"
+                  if folds else "")
         pending = "\n" + _erasure_line(mem.finish_erasure()) if ns.purge and not ns.dry_run else ""
         _out(ns, [it.to_dict() for it in removed],
-             f"{verb} {len(removed)} memories" + (f":\n{shown}" if shown else "") + pending)
+             f"{verb} {len(removed)} memories" + (f":\n{shown}" if shown else "") + folded + pending)
     return 0
 
 

@@ -24,7 +24,7 @@ from memsieve.read.fusion import Fusion
 from memsieve.read.render import DEFAULT_DATE_FORMAT, DateFormat, Order, render_results
 from memsieve.read.rerank import DEFAULT_RERANK_DEPTH, check_reranker
 from memsieve.read.search import DEFAULT_VERSION_COS, SearchMode, Searcher
-from memsieve.records import LAYERS, Decision, HistoryEntry, MemoryItem, Rejection, SearchResult
+from memsieve.records import LAYERS, Decision, Forgotten, HistoryEntry, MemoryItem, Rejection, SearchResult
 from memsieve.scope import Scope, check_owner, warn_unreachable_scopes
 from memsieve.scoped import ScopedMemory
 from memsieve.stats import scope_stats
@@ -339,7 +339,7 @@ class Memory:
         return self.get(memory_id) if item.is_active else item
 
     def forget(self, what: str, *, user_id: str | None = None, agent_id: str | None = None,
-               run_id: str | None = None, purge: bool = False, dry_run: bool = False) -> list[MemoryItem]:
+               run_id: str | None = None, purge: bool = False, dry_run: bool = False) -> Forgotten:
         """Find the memories of one scope that a request names, and remove them.
 
         ``what`` may be the user's own words ("please forget my old address"):
@@ -356,8 +356,14 @@ class Memory:
             purge: erase instead of soft-deleting.
             dry_run: only list what would be removed.
 
+        A text the gate folded into a memory, which search shows beside it, is taken out of
+        search when the request names its words, whether or not its memory is named too; its
+        record stays, with ``forgotten_at`` (``Rejection``).
+
         Returns:
-            The memories removed (or that would be), as they are afterwards.
+            The memories removed (or that would be), as they are afterwards: a list, whose
+            ``folds`` are the folded texts named (``Forgotten``). A request that names only
+            folded texts returns an empty list with its ``folds``.
         """
         scope = Scope.of(user_id, agent_id, run_id)
         what = check_text(what, where="what", max_chars=self.max_text_chars)

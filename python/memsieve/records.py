@@ -1,4 +1,4 @@
-"""What memsieve hands back: decisions, memories, search results, rejections."""
+"""What memsieve hands back: decisions, memories, search results, rejections, what a forget took."""
 
 from __future__ import annotations
 
@@ -278,3 +278,26 @@ class HistoryEntry:
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
+
+
+class Forgotten(list):  # type: ignore[type-arg]  # list[MemoryItem]
+    """What ``Memory.forget`` took out of search: the memories (this list) and the folded texts.
+
+    A list of the memories removed (or that would be, with ``dry_run``), as they are afterwards,
+    so code that reads the memories reads it as before. A text the gate folded into a memory is
+    shown beside it in search (``SearchResult.folded``), and a request that names its words takes
+    it out too, with or without its memory: those are ``folds``.
+
+    Attributes:
+        folds: the folded texts the request named, each as its ``Rejection`` afterwards
+            (``forgotten_at`` set; with ``dry_run``, as it is now, ``forgotten_at`` None). A
+            purge erases the memory a named text went into, with every text folded into it,
+            so a purge lists that memory, and no fold.
+    """
+
+    def __init__(self, memories: Any = (), *, folds: list[Rejection] | None = None) -> None:
+        super().__init__(memories)
+        self.folds: list[Rejection] = list(folds or [])
+
+    def __repr__(self) -> str:
+        return f"Forgotten({list.__repr__(self)}, folds={self.folds!r})"

@@ -26,7 +26,7 @@ from memsieve.consolidation import ConsolidationReport
 from memsieve.plain import plain_arguments
 from memsieve.read.render import DEFAULT_DATE_FORMAT, DateFormat, Order
 from memsieve.read.search import SearchMode
-from memsieve.records import Decision, HistoryEntry, MemoryItem, Rejection, SearchResult
+from memsieve.records import Decision, Forgotten, HistoryEntry, MemoryItem, Rejection, SearchResult
 from memsieve.scope import Scope
 
 
@@ -84,7 +84,7 @@ class ScopedMemory:
         """``Memory.delete`` of a memory of this scope (another scope's id is not found)."""
         return self._memory.delete(memory_id, reason=reason, **self._ids)
 
-    def forget(self, what: str, *, purge: bool = False, dry_run: bool = False) -> list[MemoryItem]:
+    def forget(self, what: str, *, purge: bool = False, dry_run: bool = False) -> Forgotten:
         """``Memory.forget`` in this scope: remove the memories a request names."""
         return self._memory.forget(what, purge=purge, dry_run=dry_run, **self._ids)
 

@@ -102,6 +102,7 @@ class Rejections(TypedDict):
 
 class Removed(TypedDict):
     removed: Rows
+    folds: Rows
     purged: bool
     dry_run: bool
 
@@ -243,10 +244,12 @@ class MemoryTools:
                      purge: Annotated[StrictBool, Field(description="erase text and embedding, leaving a tombstone")]
                      = False, dry_run: Annotated[StrictBool, Field(description="only list what would be removed")] = False,
                      user_id: UserId = None, agent_id: AgentId = None, run_id: RunId = None) -> Removed:
-        """Remove the memories a request names (soft delete, or purge); returns them as they are afterwards."""
+        """Remove the memories a request names (soft delete, or purge); returns them as they are afterwards, and
+        the texts folded into memories (shown beside them in search) that it named and took out of search."""
         removed = await self.memory.forget(what, purge=purge, dry_run=dry_run,
                                            **self.scope(user_id, agent_id, run_id))
-        return {"removed": _plain([it.to_dict() for it in removed]), "purged": purge and not dry_run,
+        return {"removed": _plain([it.to_dict() for it in removed]),
+                "folds": _plain([r.to_dict() for r in removed.folds]), "purged": purge and not dry_run,
                 "dry_run": dry_run}
 
     async def purge_memory(self, memory_id: MemoryId, reason: Annotated[str, Field(description="recorded in its "

@@ -199,7 +199,8 @@ async def restore_rejection(call: Call) -> dict[str, Any]:
 async def forget(call: Call) -> dict[str, Any]:
     purge, dry_run = call.args.get("purge", False), call.args.get("dry_run", False)
     removed = await call.memory.forget(call.args["what"], purge=purge, dry_run=dry_run, **call.scope())
-    return {"removed": _dicts(removed), "purged": purge and not dry_run, "dry_run": dry_run}
+    return {"removed": _dicts(removed), "folds": _dicts(removed.folds), "purged": purge and not dry_run,
+            "dry_run": dry_run}
 
 
 async def consolidate(call: Call) -> dict[str, Any]:
@@ -401,7 +402,8 @@ ENDPOINTS: tuple[Endpoint, ...] = (
              "Store a rejected candidate as a memory after all.", _MEMORY, body(), errors=_ID),
     Endpoint("POST", "/v1/forget", forget, "forget",
              "Remove the memories a request names (soft delete, or purge).",
-             {"removed": list_of("Memory"), "purged": {"type": "boolean"}, "dry_run": {"type": "boolean"}},
+             {"removed": list_of("Memory"), "folds": list_of("Rejection"), "purged": {"type": "boolean"},
+              "dry_run": {"type": "boolean"}},
              body(["what"], what=text('the request, e.g. "forget my old address"'),
                   purge=boolean("erase text and embedding, keeping a tombstone"),
                   dry_run=boolean("only list what would be removed"), scoped=True), lengthy=True),

@@ -172,11 +172,21 @@ def forget_asked(tx: Any, gate: Any, scope: Scope, request: str, query: ForgetQu
     return path.remove(tx, ([asked] if asked else []) + ruled, purge=False, now=now)
 
 
-def forget_folds(tx: Any, gate: Any, scope: Scope, queries: Sequence[ForgetQuery], *, now: str) -> None:
+def forget_folds(tx: Any, gate: Any, scope: Scope, queries: Sequence[ForgetQuery], *, now: str | None) -> list[str]:
     """Take the folds search shows (memsieve.read.folded) that any of a request's queries names out of
     search, inside the scope's open write transaction ``tx``; their records stay (``forgotten_at``).
 
     A purge by description needs none of this: the memory a named text was folded into is erased
     with every text it holds (memsieve.write.purge.earlier_named).
+
+    Args:
+        tx: the scope's open write transaction, or, with ``now`` None, a reader of the store.
+        now: when; None only names them (a dry run) and changes nothing.
+
+    Returns:
+        The rejection ids of the folds named, in the order the scope's folds were told.
     """
-    tx.forget_folds(named_folds(queries, tx.shown_folds(scope), gate), now=now)
+    named = named_folds(queries, tx.shown_folds(scope), gate)
+    if now is not None:
+        tx.forget_folds(named, now=now)
+    return [rejection_id for rejection_id, _ in named]

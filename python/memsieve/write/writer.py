@@ -27,7 +27,7 @@ from memsieve.gate.cache import ScopeGates
 from memsieve.gate.config import GateConfig
 from memsieve.inputs import now_iso
 from memsieve.parts import LLM, is_llm_client
-from memsieve.records import Decision, MemoryItem
+from memsieve.records import Decision, Forgotten, MemoryItem, Rejection
 from memsieve.scope import Scope, check_owner
 from memsieve.write import candidates as bulk, edits
 from memsieve.write.forget import ForgetPath, Removal, forget_asked, forget_folds
@@ -266,29 +266,34 @@ class Writer:
             return forget_asked(tx, gate, scope, request, query, vector, client=self.llm,
                                 min_sim=self.config.crud_update_min_sim, now=now_iso())
 
-    def forget(self, scope: Scope, what: str, *, purge: bool, dry_run: bool) -> list[MemoryItem]:
+    def forget(self, scope: Scope, what: str, *, purge: bool, dry_run: bool) -> Forgotten:
         """Remove (or, dry, only list) what ``what`` names in the scope (see ``Memory.forget``)."""
         dim = self.gates.scope_dim(scope)
         if dim is None:
-            return []
+            return Forgotten()
         queries = parse_requests(what, lexicon=self.lexicon)  # "my address and my job": two
         asked = list(zip(queries, self.embed([q.subject for q in queries])))
         if purge:  # every copy, inactive memories and retired members included (memsieve.write.purge)
-            return purging.forget_purge(self.gates, self.store, scope, asked, dim=dim, dry_run=dry_run,
-                                        now=now_iso())
+            return Forgotten(purging.forget_purge(self.gates, self.store, scope, asked, dim=dim, dry_run=dry_run,
+                                                  now=now_iso()))
         if dry_run:
             gate = self.gates.for_read(scope, dim=dim)
             if gate is None:
-                return []
+                return Forgotten()
             path = ForgetPath(self.store, gate, scope)
-            return [path.rows[f.seq] for f in path.named_all(asked)]
+            folds = forget_folds(self.store, gate, scope, queries, now=None)
+            return Forgotten([path.rows[f.seq] for f in path.named_all(asked)], folds=self._rejections(folds))
         with self.gates.write(scope, dim=dim) as (tx, gate):
             path = ForgetPath(tx, gate, scope)
             removals = [Removal(seq=f.seq, layer="forget", reason=f.reason) for f in path.named_all(asked)]
             now = now_iso()
-            forget_folds(tx, gate, scope, [query for query, _ in asked], now=now)
+            folds = forget_folds(tx, gate, scope, queries, now=now)
             done = path.remove(tx, removals, purge=purge, now=now)
-        return [self.store.get(d.memory_id) for d in done if d.memory_id is not None]
+        return Forgotten([self.store.get(d.memory_id) for d in done if d.memory_id is not None],
+                         folds=self._rejections(folds))
+
+    def _rejections(self, ids: list[str]) -> list[Rejection]:
+        return [self.store.rejection(rejection_id)[0] for rejection_id in ids]
 
     def purge(self, item: MemoryItem, *, reason: str) -> purging.Erasure:
         """Erase one memory (checked to be the caller's) and what merges retired into it."""

@@ -255,6 +255,40 @@ def test_a_search_result_shows_what_was_folded_into_it(served, browser):
     drv.set_window_size(*DESKTOP)
 
 
+def test_forget_names_a_folded_text_before_and_after_it_takes_it_out_of_search(served, browser):
+    """A request that names only a folded text: the preview says no memory and lists the fold, the
+    purge's warning lists the memory a purge would erase for it, and a delete takes the fold out of
+    search (the memory stays)."""
+    srv, keys, made = served
+    drv = browser
+    _sign_in(drv, srv.url, keys["ana"])
+    _click(drv, "#scopes button", "user ana")
+    _click(drv, ".tabs button", "Forget")
+    drv.find_element("id", "what").clear()
+    drv.find_element("id", "what").send_keys("the flowers\n")
+    _wait(drv, lambda d: "Would take 1 folded text out of search" in d.find_element("id", "forget-preview").text,
+          "the dry run's fold")
+    preview = drv.find_element("id", "forget-preview")
+    assert "Would remove 0 memories." in preview.text
+    (fold,) = _css(drv, "#forget-preview ul.folds li")
+    assert fold.get_attribute("data-rejection") == made["told"] and made["market"] in fold.text
+    _click(drv, "#forget-preview button", "Purge these")
+    _wait(drv, lambda d: "cannot be undone" in d.find_element("id", "forget-confirm").text, "the purge's warning")
+    confirm = drv.find_element("id", "forget-confirm")
+    assert "Purge erases the text and embedding of 1 memory" in confirm.text and made["market"] in confirm.text
+    _click(drv, "#forget-confirm button", "Cancel")
+    _click(drv, "#forget-preview button", "Delete these")
+    _wait(drv, lambda d: "take 1 folded text out of search" in d.find_element("id", "forget-confirm").text,
+          "the delete's question")
+    _click(drv, "#forget-confirm button", "Yes, delete")
+    _wait(drv, lambda d: "Deleted 0 memories and took 1 folded text out of search." in
+          d.find_element("id", "forget-preview").text, "the delete's result")
+    with srv.client(keys["ana"]) as c:
+        assert c.get(f"/v1/memories/{made['market']}", params={"user_id": "ana"}).json()["memory"]["is_active"]
+        hits = c.post("/v1/search", json={"query": "the farmers market", "user_id": "ana", "limit": 3}).json()
+        assert [h["folded"] for h in hits["results"] if h["id"] == made["market"]] == [[]]
+
+
 def test_the_api_and_the_page_refuse_without_a_key_and_with_a_wrong_key(served, browser):
     srv, keys, _ = served
     with httpx.Client(base_url=srv.url) as c:

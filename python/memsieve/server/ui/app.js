@@ -299,27 +299,48 @@ async function listMerges() {
 
 // ---- forget ------------------------------------------------------------------------------------
 
+const memories = (n) => `${n} memor${n === 1 ? "y" : "ies"}`;
+const foldedTexts = (n) => `${n} folded text${n === 1 ? "" : "s"}`;
+
 async function previewForget(what) {
   const box = $("forget-preview");
   const data = await api("POST", "/v1/forget", { body: { ...scopeParams(), what, dry_run: true } });
-  if (!data.removed.length) {
+  const folds = data.folds || [];
+  if (!data.removed.length && !folds.length) {
     box.replaceChildren(el("p", { text: `Nothing matches “${what}”: nothing would be removed.` }));
     return;
   }
   const list = el("ul", {}, ...data.removed.map((m) => el("li", {}, m.text, " ", el("code", { text: m.id }))));
+  // Texts the gate folded into a memory, shown beside it in search: a request that names them takes them
+  // out of search, with or without their memory.
+  const foldList = el("ul", { class: "folds" }, ...folds.map((r) => el("li", { "data-rejection": r.id },
+    r.text, " ", el("code", { text: r.id }), el("span", { class: "muted", text: ` folded into ${r.nearest_id}` }))));
   const confirmBox = el("div", { class: "confirm", hidden: true, tabindex: "-1", id: "forget-confirm" });
-  const ask = (purge) => {
-    const n = data.removed.length;
-    const warning = purge
-      ? `Purge erases the text and embedding of ${n} memor${n === 1 ? "y" : "ies"} for good (a tombstone stays). This cannot be undone.`
-      : `Delete ${n} memor${n === 1 ? "y" : "ies"}? They leave search and stay readable by id.`;
-    confirmBox.replaceChildren(el("p", { text: warning }), el("div", { class: "actions" },
+  const ask = async (purge) => {
+    let warning;
+    let named = null;
+    if (purge) {
+      // A purge by description erases the memory a named folded text went into, with every text it
+      // holds: ask the server which memories that is before the user confirms.
+      const dry = await api("POST", "/v1/forget", { body: { ...scopeParams(), what, purge: true, dry_run: true } });
+      const n = dry.removed.length;
+      warning = `Purge erases the text and embedding of ${memories(n)} for good (a tombstone stays), with every `
+        + "text folded into them. This cannot be undone.";
+      named = el("ul", {}, ...dry.removed.map((m) => el("li", {}, m.text || "(text erased)", " ", el("code", { text: m.id }))));
+    } else {
+      const n = data.removed.length;
+      warning = `Delete ${memories(n)}${folds.length ? ` and take ${foldedTexts(folds.length)} out of search` : ""}? `
+        + "They leave search and stay readable by id.";
+    }
+    confirmBox.replaceChildren(el("p", { text: warning }), ...(named ? [named] : []), el("div", { class: "actions" },
       el("button", { type: "button", class: purge ? "danger" : "primary", text: purge ? "Yes, purge" : "Yes, delete",
         onclick: async () => {
           try {
             const done = await api("POST", "/v1/forget", { body: { ...scopeParams(), what, purge } });
+            const took = (done.folds || []).length;
             box.replaceChildren(el("p", { role: "status",
-              text: `${done.purged ? "Purged" : "Deleted"} ${done.removed.length} memor${done.removed.length === 1 ? "y" : "ies"}.` }));
+              text: `${done.purged ? "Purged" : "Deleted"} ${memories(done.removed.length)}`
+                + (took ? ` and took ${foldedTexts(took)} out of search.` : ".") }));
             say(box.textContent, "ok");
             await fetchMemories();
             loadScopes().catch(fail);
@@ -329,10 +350,12 @@ async function previewForget(what) {
     confirmBox.hidden = false;
     confirmBox.focus();
   };
-  box.replaceChildren(el("p", { text: `Would remove ${data.removed.length} memor${data.removed.length === 1 ? "y" : "ies"}:` }),
-    list, el("div", { class: "actions" },
-      el("button", { type: "button", text: "Delete these", onclick: () => ask(false) }),
-      el("button", { type: "button", class: "danger", text: "Purge these", onclick: () => ask(true) })),
+  const parts = [el("p", { text: `Would remove ${memories(data.removed.length)}` + (data.removed.length ? ":" : ".") })];
+  if (data.removed.length) parts.push(list);
+  if (folds.length) parts.push(el("p", { text: `Would take ${foldedTexts(folds.length)} out of search:` }), foldList);
+  box.replaceChildren(...parts, el("div", { class: "actions" },
+      el("button", { type: "button", text: "Delete these", onclick: () => ask(false).catch(fail) }),
+      el("button", { type: "button", class: "danger", text: "Purge these", onclick: () => ask(true).catch(fail) })),
     confirmBox);
 }
 

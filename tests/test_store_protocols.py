@@ -111,6 +111,8 @@ def _calls() -> dict[str, object]:
         "mark_restored": lambda s: s.mark_restored("r", "m", "t"),
         "folds_into": lambda s: s.folds_into(u, ["m"], newest=2),
         "shown_folds": lambda s: s.shown_folds(u),
+        "folds_after": lambda s: s.folds_after(u, 0),
+        "folds_signature": lambda s: s.folds_signature(u),
         "forget_folds": lambda s: s.forget_folds([("r", "why")], now="t"),
         "retired_members": lambda s: s.retired_members(u, ["m"]),
         "add_link": lambda s: s.add_link("m", "n", kind="near", cosine=0.5, now="t"),

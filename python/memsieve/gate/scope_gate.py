@@ -297,6 +297,10 @@ class ScopeGate:
         return float(self.keywords.idf(term))
 
     @_locked
+    def holds(self, seq: int) -> bool:
+        """Whether the memory ``seq`` is one of the scope's active memories this gate holds."""
+        return seq in self.keywords
+
     def keyword_search(self, query: str, k: int, *, allow: np.ndarray | None = None) -> list[tuple[int, float]]:
         """The scope's bm25 ranking of ``query``: [(seq, score)], best first, at most ``k``."""
         seqs, scores = self.keywords.search(query, k, allow=allow)

@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 import memsieve._core as _core
+from memsieve.read.fold_keys import FoldKeys, best_of
 from memsieve.read.fusion import Fusion
 from memsieve.scope import Scope
 from memsieve.store.base import PartsRow
@@ -63,19 +64,20 @@ class Candidates:
     version was recorded before versions kept parts)."""
 
     def __init__(self, seqs: np.ndarray, matrix: np.ndarray, texts: list[str], as_of: str | None,
-                 parts: PartsRow | None = None) -> None:
+                 parts: PartsRow | None = None, filters: dict[str, Any] | None = None) -> None:
         self.seqs = seqs
         self.matrix = matrix
         self.texts = texts
         self.as_of = as_of
         self.parts = parts
+        self.filters = filters or {}
 
     @classmethod
     def load(cls, store: Any, scope: Scope, *, filters: dict[str, Any], as_of: str | None) -> "Candidates":
         found = store.candidates(scope, as_of=as_of)
         keep = [i for i, m in enumerate(found.metadata) if matches_filters(m, filters)]
         if not keep:
-            return cls(np.empty(0, np.int64), np.empty((0, 0), np.float32), [], as_of)
+            return cls(np.empty(0, np.int64), np.empty((0, 0), np.float32), [], as_of, filters=filters)
         seqs, matrix = np.ascontiguousarray(found.seqs[keep]), np.ascontiguousarray(found.matrix[keep])
         versions = found.versions[keep]
         dim = matrix.shape[1]
@@ -85,7 +87,7 @@ class Candidates:
             parts = PartsRow(seqs=np.concatenate([parts.seqs, older.seqs]),
                              parts=np.concatenate([parts.parts, older.parts]),
                              matrix=np.ascontiguousarray(np.concatenate([parts.matrix, older.matrix])))
-        return cls(seqs, matrix, [found.texts[i] for i in keep], as_of, parts)
+        return cls(seqs, matrix, [found.texts[i] for i in keep], as_of, parts, filters=filters)
 
     def __len__(self) -> int:
         return len(self.seqs)
@@ -119,11 +121,14 @@ class Ranker:
     Args:
         gates: the scopes' cached gate state, for unrestricted searches.
         fusion: how ``hybrid`` combines the dense and keyword rankings.
+        folds: the keyword side of the texts folded into memories (memsieve.read.fold_keys); None
+            ranks memories by their own words alone.
     """
 
-    def __init__(self, gates: "ScopeGates", *, fusion: Fusion) -> None:
+    def __init__(self, gates: "ScopeGates", *, fusion: Fusion, folds: FoldKeys | None = None) -> None:
         self._gates = gates
         self._fusion = fusion
+        self._folds = folds
 
     def rank(self, scope: Scope, query: str, *, vector: np.ndarray | None, mode: str, depth: int,
              view: Candidates | None) -> Hits:
@@ -197,7 +202,22 @@ class Ranker:
         return [(int(view.seqs[i]), float(sims[i])) for i in top]
 
     def keyword(self, scope: Scope, query: str, limit: int, view: Candidates | None) -> Hits:
-        """By bm25 score of the query's text."""
+        """By bm25 score of the query's text: a memory's own, or its best folded text's if better."""
+        own = self._own_keyword(scope, query, limit, view)
+        if self._folds is None:
+            return own
+        if view is None:
+            gate = self._gates.for_read(scope)
+            if gate is None:
+                return own
+            folded = self._folds.hits(scope, query, limit, holds=gate.holds)
+        else:
+            allowed = set(view.seqs.tolist())
+            folded = self._folds.hits(scope, query, limit, holds=allowed.__contains__, as_of=view.as_of,
+                                      matches=(lambda m: matches_filters(m, view.filters)) if view.filters else None)
+        return best_of(own, folded, limit)
+
+    def _own_keyword(self, scope: Scope, query: str, limit: int, view: Candidates | None) -> Hits:
         if view is not None and view.as_of is not None:
             # The scope's index holds today's texts; a point-in-time search ranks
             # the texts that held then, with the statistics of that set.

@@ -6,7 +6,9 @@ A search is a line of stages, each handed what it needs:
    memories *before* anything is ranked, in every mode, so a filtered search
    returns min(limit, number of matches) and a point-in-time search ranks the
    text and the vector that held at that time;
-2. rank (``rank.Ranker``): dense, keyword or both fused (``fusion``);
+2. rank (``rank.Ranker``): dense, keyword or both fused (``fusion``); a
+   memory's keyword score is its own words' or, if better, those of a text
+   folded into it (``fold_keys``);
 3. speaker (``speaker``): in a scope whose memories carry chat roles, the
    memories of the speaker the question asks about (the user's own words,
    unless it asks what the assistant said) are raised, read from deeper in
@@ -41,6 +43,7 @@ import numpy as np
 
 from memsieve.errors import ConfigError, is_choice, short_repr
 from memsieve.read.around import AROUND_DEPTH, SetOff, around, set_off
+from memsieve.read.fold_keys import FoldKeys
 from memsieve.read.folded import FOLDS_READ, told_since
 from memsieve.read.fusion import Fusion
 from memsieve.read.rank import Candidates, Hits, Ranker, matches_filters
@@ -81,7 +84,7 @@ class Searcher:
                  fusion: Fusion | None = None, version_cos: float = DEFAULT_VERSION_COS,
                  lexicon: Lexicon = ENGLISH) -> None:
         self._lexicon = lexicon
-        self._ranker = Ranker(gates, fusion=fusion or Fusion())
+        self._ranker = Ranker(gates, fusion=fusion or Fusion(), folds=FoldKeys(store))
         self._version_cos = version_cos
         self._store = store
         self._embed = embed

@@ -1,0 +1,135 @@
+"""A folded text's words find its memory in keyword search (memsieve.read.fold_keys), on both stores.
+
+"I really love visiting the farmers market ... for fresh vegetables and flowers." folds into "I love
+going to the farmers market ... to buy fresh vegetables." Search shows the fold beside the memory;
+these tests ask that a keyword search for a word only the fold says ("flowers") finds the memory,
+and that the fold stops lifting it once it leaves search (forgotten, restored, purged), before it
+was told (``as_of``), outside a filter, for another user, or when the memory is deleted.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from hypothesis import given, settings, strategies as st
+
+from memsieve.read.fold_keys import FoldKeys, best_of
+from memsieve.scope import Scope
+from test_search_folded import _folded_pair
+
+
+def _keyword(mem, query="flowers", user="u", **kw):
+    return [(h.id, h.folded) for h in mem.search(query, user_id=user, mode="keyword", limit=5, **kw)]
+
+
+def test_a_word_only_a_fold_says_finds_its_memory_with_the_fold_shown(mem):
+    first, later = _folded_pair(mem)
+    ((memory_id, folded),) = _keyword(mem)
+    assert memory_id == first.memory_id and [f.id for f in folded] == [later.rejection_id]
+    assert "flowers" in mem.context("flowers", user_id="u", mode="keyword", limit=3)
+    # The memory's own words still find it first where it says them.
+    assert _keyword(mem, "farmers market vegetables")[0][0] == first.memory_id
+
+
+def test_a_fold_told_after_a_search_is_found_by_the_next(mem):
+    mem.add_many(["My sister Ana works as a nurse in Boston.", "I adopted a cat named Miso last year."], user_id="u")
+    assert _keyword(mem) == []
+    first, later = _folded_pair(mem)  # read forward from the index the first search built
+    assert [m for m, _ in _keyword(mem)] == [first.memory_id]
+
+
+def test_a_forgotten_fold_lifts_nothing(mem):
+    first, _ = _folded_pair(mem)
+    assert _keyword(mem)
+    mem.forget("the flowers", user_id="u")
+    assert _keyword(mem) == []
+    assert mem.get(first.memory_id, user_id="u").is_active
+
+
+def test_a_restored_fold_is_found_as_its_own_memory_only(mem):
+    first, later = _folded_pair(mem)
+    assert [m for m, _ in _keyword(mem)] == [first.memory_id]
+    restored = mem.restore(later.rejection_id, user_id="u")
+    assert [m for m, _ in _keyword(mem)] == [restored.id]
+
+
+def test_a_purged_folds_words_find_nothing(mem):
+    _folded_pair(mem)
+    mem.forget("the flowers", user_id="u", purge=True)
+    assert _keyword(mem) == []
+
+
+def test_a_deleted_memory_is_not_returned_for_its_folds_words(mem):
+    first, _ = _folded_pair(mem)
+    mem.delete(first.memory_id, user_id="u")
+    assert _keyword(mem) == []
+    assert _keyword(mem, as_of="2999-01-01T00:00:00Z") == []
+
+
+def test_as_of_before_the_fold_does_not_find_it_by_the_folds_words(mem):
+    first, _ = _folded_pair(mem)
+    told = mem.rejections(user_id="u")[-1].created_at
+    at_memory = mem.get(first.memory_id, user_id="u").created_at
+    assert _keyword(mem, as_of=at_memory) == []
+    assert [m for m, _ in _keyword(mem, as_of=told)] == [first.memory_id]
+
+
+def test_a_filtered_search_is_lifted_only_by_folds_its_filters_hold_for(mem):
+    mem.add_many(["My sister Ana works as a nurse in Boston.", "I adopted a cat named Miso last year."], user_id="u")
+    first = mem.add("I love going to the farmers market on Saturday mornings to buy fresh vegetables.",
+                    user_id="u", metadata={"chat": "a"})[0]
+    later = mem.add("I really love visiting the farmers market every Saturday morning for fresh vegetables and "
+                    "flowers.", user_id="u", metadata={"chat": "b"})[0]
+    assert later.event == "NOOP" and later.memory_id == first.memory_id, later.reason
+    assert _keyword(mem, filters={"chat": "a"}) == []
+    assert [m for m, _ in _keyword(mem)] == [first.memory_id]
+
+
+def test_another_users_fold_lifts_nothing(mem):
+    _folded_pair(mem, user="u")
+    mem.add("I love going to the farmers market on Saturday mornings to buy fresh vegetables.", user_id="v")
+    assert _keyword(mem, user="v") == []
+
+
+def test_the_index_is_read_forward_by_folds_told_since_and_built_again_when_one_leaves(mem):
+    first, later = _folded_pair(mem)
+    keys = FoldKeys(mem.store)
+    scope = Scope.of("u")
+    ((fold_seq, text, memory_seq, told, metadata),) = mem.store.folds_after(scope, 0)
+    assert text.endswith("and flowers.") and metadata == {} and told <= mem.rejections(user_id="u")[-1].created_at
+    assert mem.store.folds_after(scope, fold_seq) == []
+    assert mem.store.folds_signature(scope) == (1, fold_seq, fold_seq)
+    ((found, score),) = keys.hits(scope, "flowers", 5, holds=lambda s: True)
+    assert found == memory_seq and score > 0
+    assert keys.hits(scope, "flowers", 5, holds=lambda s: s != memory_seq) == []
+    third = mem.add("I really love visiting the farmers market every Saturday morning for fresh vegetables and "
+                    "tulips.", user_id="u", valid_from="2023-07-01")[0]
+    assert third.event == "NOOP" and third.memory_id == first.memory_id, third.reason
+    assert [s for s, _ in keys.hits(scope, "tulips", 5, holds=lambda s: True)] == [memory_seq]
+    assert [s for s, _ in keys.hits(scope, "flowers", 5, holds=lambda s: True)] == [memory_seq]
+    mem.forget("the flowers", user_id="u")
+    assert keys.hits(scope, "flowers", 5, holds=lambda s: True) == []
+    assert [s for s, _ in keys.hits(scope, "tulips", 5, holds=lambda s: True)] == [memory_seq]
+
+
+def test_best_of_keeps_each_memorys_better_score_best_first():
+    own = [(1, 3.0), (2, 2.0), (3, 1.0)]
+    assert best_of(own, [], 2) == [(1, 3.0), (2, 2.0)]
+    assert best_of(own, [(3, 5.0), (4, 1.5), (2, 0.5)], 10) == [(3, 5.0), (1, 3.0), (2, 2.0), (4, 1.5)]
+    # A tie goes to the memory whose own words found it.
+    assert best_of([(1, 1.0)], [(9, 1.0)], 10) == [(1, 1.0), (9, 1.0)]
+
+
+@settings(max_examples=200, deadline=None)
+@given(own=st.dictionaries(st.integers(0, 30), st.floats(0, 20), max_size=12),
+       folded=st.dictionaries(st.integers(0, 30), st.floats(0, 20), max_size=12),
+       limit=st.integers(1, 30))
+def test_best_of_is_each_memory_once_at_its_best_score(own, folded, limit):
+    own_hits = sorted(own.items(), key=lambda t: -t[1])
+    fold_hits = sorted(folded.items(), key=lambda t: -t[1])
+    out = best_of(own_hits, fold_hits, limit)
+    seqs = [s for s, _ in out]
+    assert len(seqs) == len(set(seqs)) == min(limit, len(set(own) | set(folded)))
+    assert all(np.isclose(x, max(own.get(s, -1.0), folded.get(s, -1.0))) for s, x in out)
+    assert [x for _, x in out] == sorted((x for _, x in out), reverse=True)
+    if limit >= len(set(own) | set(folded)):
+        assert set(seqs) == set(own) | set(folded)

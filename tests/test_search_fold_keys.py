@@ -12,13 +12,13 @@ from __future__ import annotations
 import numpy as np
 from hypothesis import given, settings, strategies as st
 
-from memsieve.read.fold_keys import FoldKeys, best_of
+from memsieve.read.fold_keys import FoldKeys, best_of, words_of
 from memsieve.scope import Scope
-from test_search_folded import _folded_pair
+from test_search_folded import MARKET, OTHERS, _folded_pair, _store_folds
 
 
-def _keyword(mem, query="flowers", user="u", **kw):
-    return [(h.id, h.folded) for h in mem.search(query, user_id=user, mode="keyword", limit=5, **kw)]
+def _keyword(mem, query="flowers", user="u", limit=5, **kw):
+    return [(h.id, h.folded) for h in mem.search(query, user_id=user, mode="keyword", limit=limit, **kw)]
 
 
 def test_a_word_only_a_fold_says_finds_its_memory_with_the_fold_shown(mem):
@@ -97,7 +97,7 @@ def test_the_index_is_read_forward_by_folds_told_since_and_built_again_when_one_
     ((fold_seq, text, memory_seq, told, metadata),) = mem.store.folds_after(scope, 0)
     assert text.endswith("and flowers.") and metadata == {} and told <= mem.rejections(user_id="u")[-1].created_at
     assert mem.store.folds_after(scope, fold_seq) == []
-    assert mem.store.folds_signature(scope) == (1, fold_seq, fold_seq)
+    assert mem.store.folds_signature(scope) == (fold_seq, 0)
     ((found, score),) = keys.hits(scope, "flowers", 5, holds=lambda s: True)
     assert found == memory_seq and score > 0
     assert keys.hits(scope, "flowers", 5, holds=lambda s: s != memory_seq) == []
@@ -109,6 +109,61 @@ def test_the_index_is_read_forward_by_folds_told_since_and_built_again_when_one_
     mem.forget("the flowers", user_id="u")
     assert keys.hits(scope, "flowers", 5, holds=lambda s: True) == []
     assert [s for s, _ in keys.hits(scope, "tulips", 5, holds=lambda s: True)] == [memory_seq]
+
+
+def test_the_signature_moves_when_a_fold_is_told_or_leaves_and_not_for_an_exact_repeat(mem):
+    mem.add_many(OTHERS, user_id="u")
+    (market,) = mem.add(MARKET, user_id="u")
+    scope = Scope.of("u")
+    assert mem.store.folds_signature(scope) == (0, 0)
+    (again,) = mem.add(MARKET, user_id="u")
+    assert again.layer == "exact" and mem.store.folds_signature(scope) == (0, 0)  # an exact repeat says nothing new
+    (flowers,) = _store_folds(mem, market.memory_id, ["the market sells flowers too"], scope)
+    newest, left = mem.store.folds_signature(scope)
+    assert newest > 0 and left == 0
+    assert [r[1] for r in mem.store.folds_after(scope, 0)] == ["the market sells flowers too"]
+    mem.restore(flowers, user_id="u")
+    assert mem.store.folds_signature(scope) == (newest, 1)
+    _store_folds(mem, market.memory_id, ["I bought tulips there in spring"], scope)
+    told, left = mem.store.folds_signature(scope)
+    assert told > newest and left == 1
+    mem.forget("the tulips", user_id="u")
+    assert mem.store.folds_signature(scope) == (told, 2)
+    _store_folds(mem, market.memory_id, ["and daisies in summer"], scope)
+    mem.purge(market.memory_id, user_id="u")
+    assert mem.store.folds_signature(scope)[1] == 3  # the purge emptied the daisies' fold
+    assert mem.store.folds_after(scope, 0) == []
+    assert mem.store.folds_signature(Scope.of("nobody")) == (0, 0)
+
+
+def test_folds_into_deleted_memories_do_not_crowd_out_one_that_can_be_returned(mem):
+    """Search reads deeper than ``4 * limit`` folds while those it found go to memories it cannot
+    return."""
+    mem.add_many(OTHERS, user_id="u")
+    (gone,) = mem.add(MARKET, user_id="u")
+    (kept,) = mem.add("My brother collects vintage postcards.", user_id="u")
+    scope = Scope.of("u")
+    _store_folds(mem, gone.memory_id, [f"flowers {i}" for i in range(30)], scope)
+    _store_folds(mem, kept.memory_id, ["he also bought some flowers and postcards of flowers markets"], scope)
+    mem.delete(gone.memory_id, user_id="u")
+    assert [m for m, _ in _keyword(mem, limit=1)] == [kept.memory_id]
+
+
+def test_a_memorys_folds_are_one_document_of_their_distinct_words():
+    assert words_of(["Thanks so much!", "thanks SO much, really", "Flowers & tulips"]) == \
+        "thanks so much really flowers tulips"
+    assert words_of([]) == ""
+
+
+def test_many_folds_into_one_memory_are_one_hit_and_a_new_word_among_them_is_found(mem):
+    mem.add_many(OTHERS, user_id="u")
+    (thanks,) = mem.add("Thanks so much for the help!", user_id="u")
+    scope = Scope.of("u")
+    _store_folds(mem, thanks.memory_id, [f"thanks so much for the help, friend number {i}" for i in range(300)], scope)
+    ((memory_id, _),) = _keyword(mem, "friend")
+    assert memory_id == thanks.memory_id
+    _store_folds(mem, thanks.memory_id, ["thanks, and the lasagna recipe was perfect"], scope)
+    assert [m for m, _ in _keyword(mem, "lasagna")] == [thanks.memory_id]
 
 
 def test_best_of_keeps_each_memorys_better_score_best_first():

@@ -17,9 +17,9 @@ BOTH = ["m001_tables", "m002_changed_rev", "m003_memory_versions", "m004_share_c
         "m005_rejection_information", "m006_drop_full_text", "m007_dedup_index", "m008_merges"]
 #: The names and order are part of the file format: a database at version N has run the first N.
 SQLITE_STEPS = BOTH + ["m009_drop_partial_hash_index", "m010_memory_parts", "m011_replies", "m012_version_parts",
-                         "m013_valid_from_offset", "m014_forgotten_folds"]
+                         "m013_valid_from_offset", "m014_forgotten_folds", "m015_fold_keys"]
 POSTGRES_STEPS = BOTH + ["m010_memory_parts", "m011_replies", "m012_version_parts", "m013_valid_from_offset",
-                            "m014_forgotten_folds"]
+                            "m014_forgotten_folds", "m015_fold_keys"]
 
 
 def _sqlite_schema(path) -> list[tuple]:

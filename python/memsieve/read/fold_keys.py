@@ -5,23 +5,28 @@ their words indexed nothing: a keyword search for a word only a fold says ("flow
 the farmers market ... and flowers" folded into "I love the farmers market") found nothing,
 though the store was told it. The gate's keyword index cannot hold them: its terms are the
 information term's neighbours, which every decision of the gate rests on. So search keeps an
-index of its own per scope, of the folds it may show (not restored, not forgotten, not purged),
-each under its fold's seq; a fold told since is read in as the next search meets it, and the
-index is built again when one leaves.
+index of its own per scope: one document per memory that texts were folded into, the distinct
+words of its folds that search may show (not restored, not forgotten, not purged; exact
+duplicates aside, as they say no word their memory does not). A fold told since is read in as
+the next search meets it, and the index is built again when one leaves; whether either happened
+costs the store two index reads (``folds_signature``). One document per memory, of distinct
+words, keeps a memory that thousands of texts were folded into ("thanks so much!") one short
+posting per word.
 
-A memory's keyword score is the better of its own and its best fold's. The folds' index scores
-with its own collection's statistics; with fewer documents its idf is lower, so a fold's words
-rank its memory below a memory that says the same words itself (a NOOP is mostly a repeat).
+A memory's keyword score is the better of its own words' and its folds' document's. The folds'
+index scores with its own collection's statistics; with fewer documents its idf is lower, so
+folded words rank their memory below a memory that says the same words itself (a NOOP is mostly
+a repeat).
 """
 
 from __future__ import annotations
 
+import re
 import threading
 from collections import OrderedDict
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from typing import Any
 
-import numpy as np
 
 import memsieve._core as _core
 from memsieve.scope import Scope
@@ -33,25 +38,47 @@ Hits = list[tuple[int, float]]
 MOST_SCOPES = 256
 
 
+_WORD = re.compile(r"[\w'-]+")
+
+
 class _Folds:
-    """One scope's folds: their index (by fold seq), and per fold its memory's seq, when the store
-    learned it, and its metadata."""
+    """One scope's folds: per memory seq, its folds (seq, text, when the store learned it, metadata)
+    and an index of one document per memory, the distinct words of its folds."""
 
     def __init__(self) -> None:
         self.index = _core.KeywordIndex()
-        self.memory: dict[int, int] = {}
-        self.told: dict[int, str] = {}
-        self.metadata: dict[int, dict[str, Any]] = {}
-        self.signature = (0, 0, 0)
-        self.last = 0
+        self.of: dict[int, list[tuple[int, str, str, dict[str, Any]]]] = {}
+        self.words: dict[int, dict[str, None]] = {}  # per memory, its folds' distinct words in order
+        self.left = 0
+        self.seen = 0  # the newest fold seq read: later ones are read forward from it
 
-    def take(self, rows: list[tuple[int, str, int, str, dict[str, Any]]]) -> None:
-        if not rows:
-            return
-        self.index.add_many(np.asarray([r[0] for r in rows], np.int64), [r[1] for r in rows])
-        for seq, _, memory_seq, told, metadata in rows:
-            self.memory[seq], self.told[seq], self.metadata[seq] = memory_seq, told, metadata
-        self.last = max(self.last, rows[-1][0])
+    def take(self, rows: list[tuple[int, str, int, str, dict[str, Any]]], newest: int) -> None:
+        """Index ``rows`` (``store.folds_after``, oldest first), read when ``newest`` was the newest
+        fold seq; a row told after that reading is one of them already, and is not read again."""
+        touched: set[int] = set()
+        for seq, text, memory, told, metadata in rows:
+            self.of.setdefault(memory, []).append((seq, text, told, metadata))
+            words = self.words.setdefault(memory, {})
+            size = len(words)
+            words.update(dict.fromkeys(_words(text)))
+            if len(words) > size:  # a fold that says no new word leaves its memory's document as it is
+                touched.add(memory)
+        for memory in touched:
+            document = " ".join(self.words[memory])
+            if memory in self.index:
+                self.index.replace(memory, document)
+            else:
+                self.index.add(memory, document)
+        self.seen = max(self.seen, newest, rows[-1][0] if rows else 0)
+
+
+def _words(text: str) -> list[str]:
+    return [w.lower() for w in _WORD.findall(text)]
+
+
+def words_of(texts: Iterable[str]) -> str:
+    """The distinct words of ``texts`` (case aside), in the order first said, as one text."""
+    return " ".join(dict.fromkeys(w for t in texts for w in _words(t)))
 
 
 class FoldKeys:
@@ -68,7 +95,7 @@ class FoldKeys:
 
     def hits(self, scope: Scope, query: str, limit: int, *, holds: Callable[[int], bool],
              as_of: str | None = None, matches: Callable[[dict[str, Any]], bool] | None = None) -> Hits:
-        """[(memory seq, its best fold's bm25 score)] for ``query``, best first, at most ``limit``.
+        """[(memory seq, its folds' bm25 score)] for ``query``, best first, at most ``limit``.
 
         Args:
             holds: whether a memory seq may be returned (active, and in a restricted search's view).
@@ -79,41 +106,46 @@ class FoldKeys:
         folds = self._current(scope)
         if folds is None or not len(folds.index):
             return []
-        allowed = [f for f, m in folds.memory.items() if holds(m)
-                   and (as_of is None or folds.told[f] <= as_of) and (matches is None or matches(folds.metadata[f]))]
-        if not allowed:
-            return []
-        seqs, scores = folds.index.search(query, len(allowed), allow=np.asarray(allowed, np.int64))
-        best: dict[int, float] = {}
-        for f, score in zip(seqs.tolist(), scores.tolist()):
-            best.setdefault(folds.memory[f], float(score))  # best first: a memory's first fold is its best
-            if len(best) == limit:
-                break
-        return list(best.items())
+        if as_of is not None or matches is not None:
+            # A restricted search reads every fold once, as it reads every memory (rank.Candidates),
+            # and ranks the folds that held then with that set's statistics.
+            then = _core.KeywordIndex()
+            for memory, kept in folds.of.items():
+                said = [t for _, t, told, metadata in kept if (as_of is None or told <= as_of)
+                        and (matches is None or matches(metadata))]
+                if said and holds(memory):
+                    then.add(memory, words_of(said))
+            seqs, scores = then.search(query, limit)
+            return [(int(m), float(x)) for m, x in zip(seqs.tolist(), scores.tolist())]
+        # Memories deleted since keep their document until the index is built again: read deeper
+        # while they take places.
+        k = limit
+        while True:
+            seqs, scores = folds.index.search(query, k)
+            found = [(int(m), float(x)) for m, x in zip(seqs.tolist(), scores.tolist()) if holds(int(m))]
+            if len(found) >= limit or len(seqs) < k:
+                return found[:limit]
+            k *= 4
 
     def _current(self, scope: Scope) -> _Folds | None:
         """The scope's folds as the store holds them now: the cached index, read forward by the folds
         told since, or built again when one left."""
-        signature = self._store.folds_signature(scope)
+        newest, left = self._store.folds_signature(scope)
         with self._lock:
             folds = self._scopes.get(scope.key)
             if folds is not None:
                 self._scopes.move_to_end(scope.key)
-                if folds.signature == signature:
+                if folds.left == left:
+                    if newest > folds.seen:
+                        folds.take(self._store.folds_after(scope, folds.seen), newest)
                     return folds
-                if signature[1] > folds.last:
-                    told = self._store.folds_after(scope, folds.last)
-                    count, _, total = folds.signature
-                    if (count + len(told), total + sum(r[0] for r in told)) == (signature[0], signature[2]):
-                        folds.take(told)
-                        folds.signature = signature
-                        return folds
-            if signature[0] == 0:
+            if newest == 0:
                 self._scopes.pop(scope.key, None)
                 return None
             folds = _Folds()
-            folds.take(self._store.folds_after(scope, 0))
-            folds.signature = signature
+            # The count is read first: a fold that leaves meanwhile makes the next search build again.
+            folds.left = left
+            folds.take(self._store.folds_after(scope, 0), newest)
             self._scopes[scope.key] = folds
             while len(self._scopes) > MOST_SCOPES:
                 self._scopes.popitem(last=False)

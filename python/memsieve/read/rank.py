@@ -202,7 +202,7 @@ class Ranker:
         return [(int(view.seqs[i]), float(sims[i])) for i in top]
 
     def keyword(self, scope: Scope, query: str, limit: int, view: Candidates | None) -> Hits:
-        """By bm25 score of the query's text: a memory's own, or its best folded text's if better."""
+        """By bm25 score of the query's text: a memory's own, or its folded texts' if better."""
         own = self._own_keyword(scope, query, limit, view)
         if self._folds is None:
             return own

@@ -426,3 +426,15 @@ def m014_forgotten_folds(d: Dialect) -> str:
     return """
     ALTER TABLE rejections ADD COLUMN forgotten_at TEXT
     """
+
+
+@STEPS()
+def m015_fold_keys(d: Dialect) -> str:
+    """What lets a search tell, in two index reads, whether a scope's folds changed since the
+    last: the newest fold's seq (a partial index of the texts folded into a memory, exact
+    duplicates aside) and a count of folds that left search (restored, forgotten, purged) per
+    scope. Keyword search keeps an index of the folds' words (memsieve.read.fold_keys)."""
+    return f"""
+    ALTER TABLE scopes ADD COLUMN folds_left {d.bigint} NOT NULL DEFAULT 0;
+    CREATE INDEX rejections_folds ON rejections(scope_key, seq) WHERE nearest_id IS NOT NULL AND layer <> 'exact'
+    """

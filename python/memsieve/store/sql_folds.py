@@ -62,25 +62,28 @@ class SqlFolds(SqlRecords):
 
     def folds_after(self, scope: Scope, after: int) -> list[tuple[int, str, int, str, dict[str, Any]]]:
         """(fold seq, text, seq of the memory it went into, created_at, metadata) of each fold of the
-        scope search may show (``folds_into``) told after the fold ``after``, oldest first: what
-        keyword search reads a fold's words from (memsieve.read.fold_keys)."""
+        scope search may show (``folds_into``) told after the fold ``after``, oldest first, exact
+        duplicates aside (they say no word their memory does not): what keyword search reads a
+        fold's words from (memsieve.read.fold_keys)."""
         return [(int(r[0]), str(r[1]), int(r[2]), str(r[3]), json.loads(r[4]) if r[4] else {}) for r in self._q(
             "SELECT r.seq, r.text, m.seq, r.created_at, r.metadata FROM rejections r JOIN memories m"
-            " ON m.id = r.nearest_id WHERE r.scope_key = %s AND r.seq > %s AND r.restored_memory_id IS NULL"
-            " AND r.forgotten_at IS NULL AND r.text <> '' ORDER BY r.seq", (scope.key, int(after)))]
+            " ON m.id = r.nearest_id WHERE r.scope_key = %s AND r.seq > %s AND r.nearest_id IS NOT NULL"
+            " AND r.layer <> 'exact' AND r.restored_memory_id IS NULL AND r.forgotten_at IS NULL"
+            " AND r.text <> '' ORDER BY r.seq", (scope.key, int(after)))]
 
-    def folds_signature(self, scope: Scope) -> tuple[int, int, int]:
-        """(count, largest seq, sum of seqs) of the folds ``folds_after(scope, 0)`` reads: a fold told
-        since raises the largest seq, and one restored, forgotten or purged lowers the count."""
-        row = self._q("SELECT count(*), coalesce(max(seq), 0), coalesce(sum(seq), 0) FROM rejections"
-                      " WHERE scope_key = %s AND nearest_id IS NOT NULL AND restored_memory_id IS NULL"
-                      " AND forgotten_at IS NULL AND text <> ''", (scope.key,)).fetchone()
-        return int(row[0]), int(row[1]), int(row[2])
+    def folds_signature(self, scope: Scope) -> tuple[int, int]:
+        """(the newest fold's seq, how many folds left search) of the scope, in two index reads: a
+        fold told since raises the first, one restored, forgotten or purged the second."""
+        row = self._q("SELECT (SELECT max(seq) FROM rejections WHERE scope_key = %s AND nearest_id IS NOT NULL"
+                      " AND layer <> 'exact'), (SELECT folds_left FROM scopes WHERE scope_key = %s)",
+                      (scope.key, scope.key)).fetchone()
+        return int(row[0] or 0), int(row[1] or 0)
 
     def forget_folds(self, named: Sequence[tuple[str, str]], *, now: str) -> None:
         """Mark folds, (rejection id, why) each, as named by a request to forget: they leave search;
         their records stay, the why added to their reason."""
         for rejection_id, why in named:
+            self._folds_leave("id = %s", (str(rejection_id),))
             self._q("UPDATE rejections SET forgotten_at = %s, reason = reason || %s"
                     " WHERE id = %s AND forgotten_at IS NULL", (now, f"; forgotten on request: {why}",
                                                                  str(rejection_id)))

@@ -203,6 +203,7 @@ class SqlPurge(SqlReplies):
         wanted = sorted(rejection_ids)
         for start in range(0, len(wanted), SEQ_BATCH):
             where, params = self._in_text("id", wanted[start:start + SEQ_BATCH])
+            self._folds_leave(where, params)
             self._q(f"UPDATE rejections SET text = '', metadata = '{{}}', reason = %s WHERE {where}",
                     [reason, *params])
 

@@ -446,7 +446,14 @@ class SqlRecords:
             sql += f" LIMIT {sql_limit(limit)}"
         return [rejection_record(r) for r in self._q(sql, params)]
 
+    def _folds_leave(self, where: str, params: Sequence[Any]) -> None:
+        """Count, per scope, the rejections ``where`` selects as leaving search (``folds_signature``);
+        run before the statement that makes them leave."""
+        self._q(f"UPDATE scopes SET folds_left = folds_left + 1 WHERE scope_key IN"
+                f" (SELECT scope_key FROM rejections WHERE {where})", params)
+
     def mark_restored(self, rejection_id: str, memory_id: str, now: str) -> None:
+        self._folds_leave("id = %s", (rejection_id,))
         self._q("UPDATE rejections SET restored_memory_id = %s, restored_at = %s WHERE id = %s",
                 (memory_id, now, rejection_id))
 

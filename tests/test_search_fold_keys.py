@@ -166,6 +166,41 @@ def test_many_folds_into_one_memory_are_one_hit_and_a_new_word_among_them_is_fou
     assert [m for m, _ in _keyword(mem, "lasagna")] == [thanks.memory_id]
 
 
+def test_searches_on_threads_while_folds_are_told_and_leave(mem):
+    """One Memory's searches share the folds' index: threads searching while folds are told and
+    restored never fail, and the last search after them sees the store as it is."""
+    import threading
+
+    mem.add_many(OTHERS, user_id="u")
+    (market,) = mem.add(MARKET, user_id="u")
+    scope = Scope.of("u")
+    errors: list[BaseException] = []
+    stop = threading.Event()
+
+    def search():
+        try:
+            while not stop.is_set():
+                mem.search("flowers tulips", user_id="u", mode="keyword", limit=3)
+                mem.search("flowers", user_id="u", limit=3, as_of="2999-01-01T00:00:00Z")
+        except BaseException as exc:  # kept for the assertion below
+            errors.append(exc)
+
+    threads = [threading.Thread(target=search) for _ in range(3)]
+    for t in threads:
+        t.start()
+    told = []
+    for i in range(15):
+        told += _store_folds(mem, market.memory_id, [f"I bought flowers number {i} and tulips"], scope)
+        if i % 5 == 4:
+            mem.restore(told[-2], user_id="u")
+    stop.set()
+    for t in threads:
+        t.join(30)
+    assert not errors, errors
+    hits = [m for m, _ in _keyword(mem, "flowers")]
+    assert market.memory_id in hits and len(hits) == 4  # the market and the three restored folds
+
+
 def test_best_of_keeps_each_memorys_better_score_best_first():
     own = [(1, 3.0), (2, 2.0), (3, 1.0)]
     assert best_of(own, [], 2) == [(1, 3.0), (2, 2.0)]

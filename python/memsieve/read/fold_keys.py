@@ -103,9 +103,17 @@ class FoldKeys:
             matches: whether a fold's metadata holds for the search's filters (a filtered search
                 shows only such folds).
         """
-        folds = self._current(scope)
-        if folds is None or not len(folds.index):
-            return []
+        signature = self._store.folds_signature(scope)
+        # Searches of one Memory share the cache; one at a time reads or extends a scope's index.
+        with self._lock:
+            folds = self._current(scope, *signature)
+            if folds is None or not len(folds.index):
+                return []
+            return self._ranked(folds, query, limit, holds=holds, as_of=as_of, matches=matches)
+
+    @staticmethod
+    def _ranked(folds: _Folds, query: str, limit: int, *, holds: Callable[[int], bool], as_of: str | None,
+                matches: Callable[[dict[str, Any]], bool] | None) -> Hits:
         if as_of is not None or matches is not None:
             # A restricted search reads every fold once, as it reads every memory (rank.Candidates),
             # and ranks the folds that held then with that set's statistics.
@@ -127,29 +135,28 @@ class FoldKeys:
                 return found[:limit]
             k *= 4
 
-    def _current(self, scope: Scope) -> _Folds | None:
-        """The scope's folds as the store holds them now: the cached index, read forward by the folds
-        told since, or built again when one left."""
-        newest, left = self._store.folds_signature(scope)
-        with self._lock:
-            folds = self._scopes.get(scope.key)
-            if folds is not None:
-                self._scopes.move_to_end(scope.key)
-                if folds.left == left:
-                    if newest > folds.seen:
-                        folds.take(self._store.folds_after(scope, folds.seen), newest)
-                    return folds
-            if newest == 0:
-                self._scopes.pop(scope.key, None)
-                return None
-            folds = _Folds()
-            # The count is read first: a fold that leaves meanwhile makes the next search build again.
-            folds.left = left
-            folds.take(self._store.folds_after(scope, 0), newest)
-            self._scopes[scope.key] = folds
-            while len(self._scopes) > MOST_SCOPES:
-                self._scopes.popitem(last=False)
-            return folds
+    def _current(self, scope: Scope, newest: int, left: int) -> _Folds | None:
+        """The scope's folds as the store holds them now (its ``folds_signature``, read before the
+        lock): the cached index, read forward by the folds told since, or built again when one left.
+        Called with the lock held."""
+        folds = self._scopes.get(scope.key)
+        if folds is not None:
+            self._scopes.move_to_end(scope.key)
+            if folds.left == left:
+                if newest > folds.seen:
+                    folds.take(self._store.folds_after(scope, folds.seen), newest)
+                return folds
+        if newest == 0:
+            self._scopes.pop(scope.key, None)
+            return None
+        folds = _Folds()
+        # The count was read first: a fold that leaves meanwhile makes the next search build again.
+        folds.left = left
+        folds.take(self._store.folds_after(scope, 0), newest)
+        self._scopes[scope.key] = folds
+        while len(self._scopes) > MOST_SCOPES:
+            self._scopes.popitem(last=False)
+        return folds
 
 
 def best_of(own: Hits, folded: Hits, limit: int) -> Hits:

@@ -301,6 +301,7 @@ class ScopeGate:
         """Whether the memory ``seq`` is one of the scope's active memories this gate holds."""
         return seq in self.keywords
 
+    @_locked
     def keyword_search(self, query: str, k: int, *, allow: np.ndarray | None = None) -> list[tuple[int, float]]:
         """The scope's bm25 ranking of ``query``: [(seq, score)], best first, at most ``k``."""
         seqs, scores = self.keywords.search(query, k, allow=allow)

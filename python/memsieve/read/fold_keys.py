@@ -27,7 +27,6 @@ from collections import OrderedDict
 from collections.abc import Callable, Iterable
 from typing import Any
 
-
 import memsieve._core as _core
 from memsieve.scope import Scope
 
@@ -36,7 +35,6 @@ Hits = list[tuple[int, float]]
 #: Scopes whose folds' index is kept; the least recently searched is dropped past it (a server's
 #: tenants would otherwise each keep one for the process's life).
 MOST_SCOPES = 256
-
 
 _WORD = re.compile(r"[\w'-]+")
 

@@ -203,30 +203,27 @@ class Ranker:
 
     def keyword(self, scope: Scope, query: str, limit: int, view: Candidates | None) -> Hits:
         """By bm25 score of the query's text: a memory's own, or its folded texts' if better."""
-        own = self._own_keyword(scope, query, limit, view)
-        if self._folds is None:
-            return own
-        if view is None:
-            gate = self._gates.for_read(scope)
-            if gate is None:
-                return own
-            folded = self._folds.hits(scope, query, limit, holds=gate.holds)
-        else:
-            allowed = set(view.seqs.tolist())
-            folded = self._folds.hits(scope, query, limit, holds=allowed.__contains__, as_of=view.as_of,
-                                      matches=(lambda m: matches_filters(m, view.filters)) if view.filters else None)
-        return best_of(own, folded, limit)
-
-    def _own_keyword(self, scope: Scope, query: str, limit: int, view: Candidates | None) -> Hits:
+        gate = None
         if view is not None and view.as_of is not None:
             # The scope's index holds today's texts; a point-in-time search ranks
             # the texts that held then, with the statistics of that set.
             then = _core.KeywordIndex()
             then.add_many(view.seqs, view.texts)
             seqs, scores = then.search(query, limit)
-            return [(int(q), float(x)) for q, x in zip(seqs, scores)]
-        gate = self._gates.for_read(scope)
-        if gate is None:
-            return []
-        # Filters apply inside the ranking: only the allowed memories compete.
-        return gate.keyword_search(query, limit, allow=None if view is None else view.seqs)
+            own = [(int(q), float(x)) for q, x in zip(seqs, scores)]
+        else:
+            gate = self._gates.for_read(scope)
+            if gate is None:
+                return []
+            # Filters apply inside the ranking: only the allowed memories compete.
+            own = gate.keyword_search(query, limit, allow=None if view is None else view.seqs)
+        if self._folds is None:
+            return own
+        if view is None:
+            assert gate is not None  # read above: an unrestricted search has no as_of
+            folded = self._folds.hits(scope, query, limit, holds=gate.holds)
+        else:
+            allowed = set(view.seqs.tolist())
+            folded = self._folds.hits(scope, query, limit, holds=allowed.__contains__, as_of=view.as_of,
+                                      matches=(lambda m: matches_filters(m, view.filters)) if view.filters else None)
+        return best_of(own, folded, limit)

@@ -15,7 +15,7 @@ from typing import Any
 from memsieve.records import Folded
 from memsieve.scope import Scope
 from memsieve.store.base import sql_limit
-from memsieve.store.sql_records import SqlRecords
+from memsieve.store.sql_records import SEQ_BATCH, SqlRecords
 
 
 class SqlFolds(SqlRecords):
@@ -82,8 +82,10 @@ class SqlFolds(SqlRecords):
     def forget_folds(self, named: Sequence[tuple[str, str]], *, now: str) -> None:
         """Mark folds, (rejection id, why) each, as named by a request to forget: they leave search;
         their records stay, the why added to their reason."""
+        ids = [str(rejection_id) for rejection_id, _ in named]
+        for start in range(0, len(ids), SEQ_BATCH):  # one count per batch, not per fold
+            self._folds_leave(*self._in_text("id", ids[start:start + SEQ_BATCH]))
         for rejection_id, why in named:
-            self._folds_leave("id = %s", (str(rejection_id),))
             self._q("UPDATE rejections SET forgotten_at = %s, reason = reason || %s"
                     " WHERE id = %s AND forgotten_at IS NULL", (now, f"; forgotten on request: {why}",
                                                                  str(rejection_id)))

@@ -301,6 +301,8 @@ async function listMerges() {
 
 const memories = (n) => `${n} memor${n === 1 ? "y" : "ies"}`;
 const foldedTexts = (n) => `${n} folded text${n === 1 ? "" : "s"}`;
+const memoryList = (rows) => el("ul", {}, ...rows.map((m) => el("li", {}, m.text || "(text erased)", " ",
+  el("code", { text: m.id }))));
 
 async function previewForget(what) {
   const box = $("forget-preview");
@@ -310,7 +312,7 @@ async function previewForget(what) {
     box.replaceChildren(el("p", { text: `Nothing matches “${what}”: nothing would be removed.` }));
     return;
   }
-  const list = el("ul", {}, ...data.removed.map((m) => el("li", {}, m.text, " ", el("code", { text: m.id }))));
+  const list = memoryList(data.removed);
   // Texts the gate folded into a memory, shown beside it in search: a request that names them takes them
   // out of search, with or without their memory.
   const foldList = el("ul", { class: "folds" }, ...folds.map((r) => el("li", { "data-rejection": r.id },
@@ -326,7 +328,7 @@ async function previewForget(what) {
       const n = dry.removed.length;
       warning = `Purge erases the text and embedding of ${memories(n)} for good (a tombstone stays), with every `
         + "text folded into them. This cannot be undone.";
-      named = el("ul", {}, ...dry.removed.map((m) => el("li", {}, m.text || "(text erased)", " ", el("code", { text: m.id }))));
+      named = memoryList(dry.removed);
     } else {
       const n = data.removed.length;
       warning = `Delete ${memories(n)}${folds.length ? ` and take ${foldedTexts(folds.length)} out of search` : ""}? `

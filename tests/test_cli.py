@@ -75,6 +75,9 @@ def test_search_prints_what_was_folded_into_a_hit(capsys, db):
     assert text.index(market) < text.index("told again")
     dry = run(capsys, "forget", "the flowers", "--user", "ana", "--db", db, "--dry-run")
     assert dry.startswith("would remove 0 memories") and f"would take 1 folded texts out of search:\n  {noop['rejection_id']}  {again}" in dry
+    as_json = strict_loads(run(capsys, "forget", "the flowers", "--user", "ana", "--db", db, "--dry-run", "--json"))
+    assert as_json["removed"] == [] and [f["id"] for f in as_json["folds"]] == [noop["rejection_id"]]
+    assert as_json["folds"][0]["forgotten_at"] is None and as_json["dry_run"] is True and as_json["purged"] is False
     done = run(capsys, "forget", "the flowers", "--user", "ana", "--db", db)
     assert f"took 1 folded texts out of search:\n  {noop['rejection_id']}" in done
     assert "told again" not in run(capsys, "search", "farmers market", "--user", "ana", "--db", db)

@@ -140,7 +140,9 @@ def cmd_forget(ns: argparse.Namespace) -> int:
         folded = (f"\n{'would take' if ns.dry_run else 'took'} {len(removed.folds)} folded texts out of search:\n{folds}"
                   if folds else "")
         pending = "\n" + _erasure_line(mem.finish_erasure()) if ns.purge and not ns.dry_run else ""
-        _out(ns, [it.to_dict() for it in removed],
+        # The JSON is REST's and MCP's reply: the memories, and the folded texts taken out of search.
+        _out(ns, {"removed": [it.to_dict() for it in removed], "folds": [r.to_dict() for r in removed.folds],
+                  "purged": bool(ns.purge and not ns.dry_run), "dry_run": bool(ns.dry_run)},
              f"{verb} {len(removed)} memories" + (f":\n{shown}" if shown else "") + folded + pending)
     return 0
 

@@ -360,3 +360,18 @@ def test_a_newer_value_of_a_state_still_closes_the_older(tmp_path, embedder):
         m.add("My gate code is 4472.", user_id="u")
         assert [x.kind for x in m.consolidate(user_id="u").merges] == ["versions"]
         assert [x.text for x in m.get_all(user_id="u")] == ["My gate code is 4472."]
+
+
+@pytest.mark.parametrize("first,second,merged", [
+    # an event that names its year is that year's, wherever told: a copy told later is a duplicate
+    ("Sam ran the Boston marathon in 2019.", "Sam ran the Boston marathon in 2019!", True),
+    # told on its day: two days, two visits, as the gate keeps them
+    ("I went to the gym this morning.", "I went to the gym this morning!", False),
+])
+def test_consolidation_keeps_apart_what_the_gate_keeps_apart_across_days(tmp_path, embedder, first, second, merged):
+    with Memory(tmp_path / "days.db", embedder=embedder, gate=GateConfig(profile="none")) as m:
+        m.add(first, user_id="u", valid_from="2024-03-04T08:00:00")
+        m.add(second, user_id="u", valid_from="2024-03-05T08:00:00")
+        report = m.consolidate(user_id="u")
+        assert (len(report.merges) == 1) is merged, report.merges
+        assert len(m.get_all(user_id="u")) == (1 if merged else 2)

@@ -46,6 +46,14 @@ from memsieve.text.lexicon import ENGLISH
     # a capitalized stopword opening a sentence is no name, so no doer
     ("It went alright.", False),
     ("That went well!", False),
+    # a set phrase that ends its clause tells of nothing done; with more words it is a thing got
+    ("You got this!", False),
+    ("We got this, don't worry.", False),
+    ("I got this. Thanks for explaining!", False),
+    # "got it", "got them": a thing got ("did you get the job?" "I got it!")
+    ("Yep, I got them!", True),
+    ("I got it from my aunt.", True),
+    ("You got this! I ran my first 10k this morning.", True),
 ])
 def test_what_tells_of_an_event(text, event):
     assert ENGLISH.tells_of_event(text) is event

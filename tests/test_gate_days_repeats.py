@@ -26,7 +26,9 @@ _MONDAY, _TUESDAY = "2024-03-04T08:00:00", "2024-03-05T08:00:00"
 
 _EVENTS = ["I went to the gym this morning.", "Sam ran five miles along the river.",
            "We watched a movie at the old cinema downtown."]
-_STATES = ["Sam lives in Portland.", "I love the smell of fresh bread."]
+_STATES = ["Sam lives in Portland.", "I love the smell of fresh bread.",
+           # a set phrase in the past tells of nothing done: said again, it is said again
+           "You got this!"]
 
 
 def _repeat(path, text: str, *, first: str, later: str):

@@ -133,10 +133,11 @@ class TermView:
 
     def done_apart(self, a: Any, b: Any) -> bool:
         """Whether two memories (``MemoryItem``) were told on different days and one tells of a thing
-        done (memsieve.text.events): the gate keeps such a pair apart (memsieve.write.path), and a
-        merge would leave that event under the other's day, or make two events one."""
+        done on its day (``Lexicon.tells_of_its_day``): the gate keeps such a pair apart
+        (memsieve.write.path), and a merge would leave that event under the other's day, or make two
+        events one. Two that name their date or year ("... in 2019") tell of that day wherever told."""
         lexicon = self._gate.lexicon
-        return a.told_on != b.told_on and (lexicon.tells_of_event(a.text) or lexicon.tells_of_event(b.text))
+        return a.told_on != b.told_on and (lexicon.tells_of_its_day(a.text) or lexicon.tells_of_its_day(b.text))
 
     def told_apart(self, older: str, newer: str, *, versions: bool) -> bool:
         """What the gate's fold check reads in two texts and term sets cannot see: a merge of these

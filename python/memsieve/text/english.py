@@ -137,6 +137,11 @@ DOERS = frozenset("i we you he she they".split())
 PLAIN_PASTS = frozenset("read put cut hit set shut split spread beat cast burst broadcast".split())
 PLAIN_DOERS = frozenset("i we you they".split())
 EVENT_ADVERBS = frozenset("just also already recently finally really then first even actually eventually".split())
+#: A past verb and the word after it that say, as a whole clause, nothing done: "You got this!"
+#: and "we got this" cheer someone on. Followed by more words, or by no clause end, the verb is
+#: read as any other. "I got it!" and "I got them!" stay things done: after "did you get the job
+#: (the pastries)?" they are one.
+SET_PHRASES = frozenset({"got this"})
 
 #: The words of a question that ask what happened, not about what: "what happened yesterday?",
 #: "what did I get up to last weekend?" ask about a time alone, and the memories of that time

@@ -57,6 +57,8 @@ class EventWords:
         state_past: past verbs that tell of a state ("was", "lived").
         plain_pasts: verbs of a thing done whose past is spelled as their plain form ("read");
             ``plain_doers`` the doers after whom that form is the present too ("i", "we").
+        set_phrases: a past verb and the word after it that, ending a clause, tell of nothing
+            done ("got this").
     """
 
     doers: frozenset[str]
@@ -68,6 +70,7 @@ class EventWords:
     state_past: frozenset[str]
     plain_pasts: frozenset[str] = frozenset()
     plain_doers: frozenset[str] = frozenset()
+    set_phrases: frozenset[str] = frozenset()
 
     def is_past(self, word: str) -> bool:
         """Whether a lowercased word is a verb in the past."""
@@ -117,6 +120,8 @@ def tells_of_event(text: str, marks: Callable[[], Marks], cues: Callable[[], Col
             if j == len(said):
                 continue
             verb = said[j].lower()
+            if _set_phrase(folded, found, j, words.set_phrases):
+                continue  # "You got this!": no thing done, whatever else the text says
             if words.is_past(verb):
                 done = done or verb not in words.state_past
             elif verb in words.plain_pasts:
@@ -132,6 +137,17 @@ def tells_of_event(text: str, marks: Callable[[], Marks], cues: Callable[[], Col
     if (m.tense and m.tense != _PAST_ONLY) or m.modal or cues():
         return False
     return m.tense == _PAST_ONLY or plain_past
+
+
+def _set_phrase(text: str, found: list[re.Match[str]], j: int, phrases: frozenset[str]) -> bool:
+    """Whether words ``j`` and ``j + 1`` are one of ``phrases`` that ends a clause: the text ends
+    after it, or a mark that ends a clause does (". ! , ; :" or a dash)."""
+    if not phrases or j + 1 >= len(found):
+        return False
+    if f"{found[j].group(0)} {found[j + 1].group(0)}".lower() not in phrases:
+        return False
+    rest = text[found[j + 1].end():].lstrip()
+    return not rest or rest[0] in ".!,;:-\u2013\u2014)"
 
 
 def _labels(text: str, end: int) -> bool:

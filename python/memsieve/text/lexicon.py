@@ -35,6 +35,7 @@ from memsieve.text.marks import Marks
 from memsieve.text.marks import forget_texts as forget_read_texts
 from memsieve.text.fold import fold, words
 from memsieve.text.subjects import Subject, find_subject, relation_names
+from memsieve.text.when_told import names_its_date
 
 @dataclass(frozen=True)
 class Lexicon:
@@ -110,6 +111,8 @@ class Lexicon:
         plain_doers: ... and the doers after whom that form is the present too ("i", "we"):
             there it tells of an event only in a text dated in the past or saying another
             verb in the past ("I read Dune last month"; "I read every night" is a habit).
+        set_phrases: a past verb and the word after it that, ending a clause, tell of nothing
+            done ("got this": "You got this!" cheers someone on).
         happening_words: the words of a question that ask what happened, not about what
             ("happened", "anything"): a question with a time window and no other content
             word asks about that time alone (``asks_only_when``).
@@ -200,6 +203,7 @@ class Lexicon:
     event_adverbs: frozenset[str] = frozenset()
     plain_pasts: frozenset[str] = frozenset()
     plain_doers: frozenset[str] = frozenset()
+    set_phrases: frozenset[str] = frozenset()
     happening_words: frozenset[str] = frozenset()
     filler_words: frozenset[str] = frozenset()
     currency_signs: str = ""
@@ -233,7 +237,7 @@ class Lexicon:
         for name in ("change_cues", "cue_suffixes", "relations", "request_words", "old_words", "determiners",
                      "value_labels", "self_words", "self_possessives", "other_pronouns", "companions", "value_words",
                      "polarity_words", "past_words", "present_words", "future_words", "not_past", "state_past",
-                     "doers", "event_adverbs", "plain_pasts", "plain_doers", "happening_words", "filler_words",
+                     "doers", "event_adverbs", "plain_pasts", "plain_doers", "set_phrases", "happening_words", "filler_words",
                      "pronoun_forms", "word_forms", "auxiliaries", "passive_auxiliaries", "agent_words", "verb_forms",
                      "verb_pasts", "verb_kin", "modal_words", "contractions", "contraction_hosts", "role_prepositions",
                      "placed_values", "one_words", "clock_words", "one_units", "measure_leads", "clause_joints"):
@@ -291,7 +295,7 @@ class Lexicon:
                    past_words=english.PAST_WORDS, present_words=english.PRESENT_WORDS,
                    future_words=english.FUTURE_WORDS, past_ending=english.PAST_ENDING, not_past=english.NOT_PAST,
                    state_past=english.STATE_PAST, doers=english.DOERS, event_adverbs=english.EVENT_ADVERBS,
-                   plain_pasts=english.PLAIN_PASTS, plain_doers=english.PLAIN_DOERS,
+                   plain_pasts=english.PLAIN_PASTS, plain_doers=english.PLAIN_DOERS, set_phrases=english.SET_PHRASES,
                    happening_words=english.HAPPENING_WORDS,
                    filler_words=english.FILLER_WORDS,
                    currency_signs=english.CURRENCY_SIGNS, pronoun_forms=english.PRONOUN_FORMS,
@@ -364,6 +368,18 @@ class Lexicon:
         True
         """
         return tells_of_event(text, lambda: self.marks(text), lambda: self.cues(text), self._derived.event_words)
+
+    def tells_of_its_day(self, text: str) -> bool:
+        """Whether a text tells of a thing done on the day it is told: an event
+        (``tells_of_event``) that does not name its date or year in words. "I went to the gym this
+        morning" told on two days is two visits; "I ran the Boston marathon in 2019" told again is
+        the same race, which a reader finds in either text, whatever day it was told. The gate
+        folds no such text across days, nor does consolidation merge two such memories.
+
+        >>> ENGLISH.tells_of_its_day("I went to the gym this morning."), ENGLISH.tells_of_its_day("I ran a marathon in 2019.")
+        (True, False)
+        """
+        return self.tells_of_event(text) and not names_its_date(text)
 
     def asks_only_when(self, question: str, phrase: str) -> bool:
         """Whether a question asks about the time its ``phrase`` names and nothing else: none

@@ -66,7 +66,8 @@ class Derived:
         self.event_words = EventWords(doers=lexicon.doers, persons=self.persons, adverbs=lexicon.event_adverbs,
                                       past_words=lexicon.past_words, past_ending=lexicon.past_ending,
                                       not_past=lexicon.not_past, state_past=lexicon.state_past,
-                                      plain_pasts=lexicon.plain_pasts, plain_doers=lexicon.plain_doers)
+                                      plain_pasts=lexicon.plain_pasts, plain_doers=lexicon.plain_doers,
+                                      set_phrases=lexicon.set_phrases)
         self.verb_form_hashes = {word_hash(form): word_hash(group.split("/")[0])
                                  for group in lexicon.verb_forms for form in group.split("/")}
         # Each verb's forms as the index reads them ("leave" is "leav"); a form the index drops

@@ -23,7 +23,6 @@ from memsieve.scope import Scope
 from memsieve.store import WriteTx
 from memsieve.text.passages import Part
 from memsieve.text.marks import rewritten_values, written_values
-from memsieve.text.when_told import names_its_date
 from memsieve.write.swaps import MOST_NEW, SWAP_FROM, Swap, swap_said, swapped_value
 
 NEIGHBOURS_FOR_LLM = 5
@@ -227,7 +226,7 @@ class WritePath:
         if seq is None:
             return None
         spoken = role_of(cand.metadata) is not None
-        done = self._tells_of_its_day(cand.text)
+        done = self.gate.lexicon.tells_of_its_day(cand.text)
         if not spoken and not done:
             return None  # most folds: neither rule can apply, so the memory is not read
         item = self.store.items_for_seqs([seq]).get(seq)
@@ -266,15 +265,9 @@ class WritePath:
         """(the day the text was told, the day memory ``seq`` was) when the text tells of a thing
         done and the days differ (``_kept_apart``): the band's fold does not lose an event's day
         either."""
-        if seq is None or not self._tells_of_its_day(cand.text):
+        if seq is None or not self.gate.lexicon.tells_of_its_day(cand.text):
             return None
         return self._days_apart(cand, self.store.items_for_seqs([seq]).get(seq))
-
-    def _tells_of_its_day(self, text: str) -> bool:
-        """Whether a text tells of a thing done (memsieve.text.events) on the day it is told: not
-        one that names its date or year in words ("I ran the Boston marathon in 2019"), which a
-        reader finds in the memory it is folded into, whatever day that memory was told."""
-        return self.gate.lexicon.tells_of_event(text) and not names_its_date(text)
 
     def _days_apart(self, cand: Candidate, item: Any) -> tuple[str, str] | None:
         """``told_apart`` for the candidate (told on its ``valid_from``, else in this write) and

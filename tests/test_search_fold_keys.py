@@ -84,6 +84,60 @@ def test_a_filtered_search_is_lifted_only_by_folds_its_filters_hold_for(mem):
     assert [m for m, _ in _keyword(mem)] == [first.memory_id]
 
 
+def test_a_memory_kept_by_a_merge_is_found_by_the_words_folded_into_the_ones_it_retired(mem):
+    first, later = _folded_pair(mem)
+    (dup,) = mem.add(MARKET, user_id="u")
+    copy = mem.restore(dup.rejection_id, user_id="u")  # two memories of one text: a merge keeps one
+    (merge,) = [g for g in mem.consolidate(user_id="u").merges if g.status == "merged"]
+    assert merge.kept_id == copy.id and not mem.get(first.memory_id, user_id="u").is_active
+    # The fold went into the memory the merge retired; its words find the memory kept, fold shown.
+    ((memory_id, folded),) = _keyword(mem)
+    assert memory_id == copy.id and [f.id for f in folded] == [later.rejection_id]
+    assert copy.id in [h.id for h in mem.search("flowers", user_id="u", limit=5)]  # the keyword side of hybrid
+    assert [m for m, _ in _keyword(mem, filters={"no": "such"})] == []
+    assert [m for m, _ in _keyword(mem, as_of="2999-01-01T00:00:00Z")] == [copy.id]  # a restricted search too
+    # Undone, the fold's words find the memory it went into again, and not the copy.
+    mem.unconsolidate(merge.id, user_id="u")
+    assert [m for m, _ in _keyword(mem)] == [first.memory_id]
+    # Merged again (now the copy's folds are none) and forgotten: nothing.
+    mem.consolidate(user_id="u")
+    mem.forget("the flowers", user_id="u")
+    assert _keyword(mem) == []
+
+
+def test_a_deleted_kept_memory_is_not_returned_for_its_retired_members_folds(mem):
+    first, _ = _folded_pair(mem)
+    (dup,) = mem.add(MARKET, user_id="u")
+    copy = mem.restore(dup.rejection_id, user_id="u")
+    mem.consolidate(user_id="u")
+    assert [m for m, _ in _keyword(mem)] == [copy.id]
+    mem.delete(copy.id, user_id="u")
+    assert _keyword(mem) == []
+
+
+def test_the_store_reads_where_each_retired_member_lives_on_through_chains_and_undos(mem):
+    mem.add_many(["I keep bees in the garden.", "My sister Ana works as a nurse in Boston.",
+                  "I adopted a cat named Miso last year.", "We repainted the kitchen cabinets last spring."],
+                 user_id="u")
+    a, b, c, d = [it.id for it in mem.get_all(user_id="u")]
+    seq = {it.id: mem.store.memory_row(it.id).seq for it in mem.get_all(user_id="u")}
+    scope, store, now = Scope.of("u"), mem.store, "2024-01-01T00:00:00+00:00"
+    assert store.merges_signature(scope) == (0, 0) and store.retired_into(scope) == {}
+    with store.transaction(scope):
+        first = store.add_merge(scope, kind="duplicates", kept_id=b, member_ids=[a, b], reason="t", state={}, now=now)
+        store.add_merge(scope, kind="duplicates", kept_id=c, member_ids=[b], reason="t", state={}, now=now)
+    # a went into b, and b later into c: both live on in c
+    assert store.merges_signature(scope) == (2, 0)
+    assert store.retired_into(scope) == {seq[a]: seq[c], seq[b]: seq[c]}
+    with store.transaction(scope):
+        store.mark_unmerged(first, now)
+    assert store.merges_signature(scope) == (2, 1) and store.retired_into(scope) == {seq[b]: seq[c]}
+    with store.transaction(scope):  # a loop (never written by consolidation) is not followed forever
+        store.add_merge(scope, kind="duplicates", kept_id=b, member_ids=[c], reason="t", state={}, now=now)
+    assert set(store.retired_into(scope)) == {seq[b], seq[c]}
+    assert d not in {k for k in seq if seq[k] in store.retired_into(scope)}
+
+
 def test_another_users_fold_lifts_nothing(mem):
     _folded_pair(mem, user="u")
     mem.add("I love going to the farmers market on Saturday mornings to buy fresh vegetables.", user_id="v")

@@ -49,6 +49,9 @@ class _Folds:
         self.words: dict[int, dict[str, None]] = {}  # per memory, its folds' distinct words in order
         self.left = 0
         self.seen = 0  # the newest fold seq read: later ones are read forward from it
+        # Member seq -> the seq of the memory merges retired it into, with the merges' signature
+        # it was read at; read on the first hit on a memory search may not return.
+        self.retired: tuple[tuple[int, int], dict[int, int]] | None = None
 
     def take(self, rows: list[tuple[int, str, int, str, dict[str, Any]]], newest: int) -> None:
         """Index ``rows`` (``store.folds_after``, oldest first), read when ``newest`` was the newest
@@ -107,20 +110,31 @@ class FoldKeys:
             folds = self._current(scope, *signature)
             if folds is None or not len(folds.index):
                 return []
-            return self._ranked(folds, query, limit, holds=holds, as_of=as_of, matches=matches)
+            return self._ranked(scope, folds, query, limit, holds=holds, as_of=as_of, matches=matches)
 
-    @staticmethod
-    def _ranked(folds: _Folds, query: str, limit: int, *, holds: Callable[[int], bool], as_of: str | None,
-                matches: Callable[[dict[str, Any]], bool] | None) -> Hits:
+    def _ranked(self, scope: Scope, folds: _Folds, query: str, limit: int, *, holds: Callable[[int], bool],
+                as_of: str | None, matches: Callable[[dict[str, Any]], bool] | None) -> Hits:
+        def found_as(memory: int) -> int | None:
+            # A memory a consolidation retired lives on in the one it was merged into: its folds'
+            # words find that one (search shows them under it, memsieve.read.folded).
+            if holds(memory):
+                return memory
+            kept = self._retired(scope, folds).get(memory)
+            return kept if kept is not None and holds(kept) else None
+
         if as_of is not None or matches is not None:
             # A restricted search reads every fold once, as it reads every memory (rank.Candidates),
             # and ranks the folds that held then with that set's statistics.
-            then = _core.KeywordIndex()
+            said: dict[int, list[str]] = {}
             for memory, kept in folds.of.items():
-                said = [t for _, t, told, metadata in kept if (as_of is None or told <= as_of)
-                        and (matches is None or matches(metadata))]
-                if said and holds(memory):
-                    then.add(memory, words_of(said))
+                texts = [t for _, t, told, metadata in kept if (as_of is None or told <= as_of)
+                         and (matches is None or matches(metadata))]
+                target = found_as(memory) if texts else None
+                if target is not None:
+                    said.setdefault(target, []).extend(texts)
+            then = _core.KeywordIndex()
+            for memory, texts in said.items():
+                then.add(memory, words_of(texts))
             seqs, scores = then.search(query, limit)
             return [(int(m), float(x)) for m, x in zip(seqs.tolist(), scores.tolist())]
         # Memories deleted since keep their document until the index is built again: read deeper
@@ -128,10 +142,22 @@ class FoldKeys:
         k = limit
         while True:
             seqs, scores = folds.index.search(query, k)
-            found = [(int(m), float(x)) for m, x in zip(seqs.tolist(), scores.tolist()) if holds(int(m))]
-            if len(found) >= limit or len(seqs) < k:
-                return found[:limit]
+            best: dict[int, float] = {}
+            for m, x in zip(seqs.tolist(), scores.tolist()):
+                target = found_as(int(m))
+                if target is not None and float(x) > best.get(target, float("-inf")):
+                    best[target] = float(x)
+            if len(best) >= limit or len(seqs) < k:
+                return sorted(best.items(), key=lambda t: -t[1])[:limit]
             k *= 4
+
+    def _retired(self, scope: Scope, folds: _Folds) -> dict[int, int]:
+        """The scope's retired members and where each lives on, read again when a merge or an undo
+        moved the store's ``merges_signature``. Called with the lock held."""
+        signature = self._store.merges_signature(scope)
+        if folds.retired is None or folds.retired[0] != signature:
+            folds.retired = (signature, self._store.retired_into(scope) if signature[0] else {})
+        return folds.retired[1]
 
     def _current(self, scope: Scope, newest: int, left: int) -> _Folds | None:
         """The scope's folds as the store holds them now (its ``folds_signature``, read before the

@@ -20,7 +20,7 @@ from memsieve.store.sql_records import SEQ_BATCH, SqlRecords
 
 class SqlFolds(SqlRecords):
     """Reads and marks of folded texts (``folds_into``, ``shown_folds``, ``forget_folds``) and the
-    members merges retired into a memory (``retired_members``)."""
+    members merges retired into a memory (``retired_members``, ``retired_into``)."""
 
     def folds_into(self, scope: Scope, memory_ids: Sequence[str], *, newest: int,
                    as_of: str | None = None) -> dict[str, list[Folded]]:
@@ -109,3 +109,34 @@ class SqlFolds(SqlRecords):
                         out[member] = nxt[member] = frontier[str(kept)]
             frontier = nxt
         return out
+
+    def merges_signature(self, scope: Scope) -> tuple[int, int]:
+        """(merges recorded, merges undone) of the scope: either moves when a consolidation merges or
+        an undo takes a merge back, so a reading of ``retired_into`` kept with it is still true."""
+        row = self._q("SELECT count(*), count(undone_at) FROM merges WHERE scope_key = %s", (scope.key,)).fetchone()
+        return int(row[0] or 0), int(row[1] or 0)
+
+    def retired_into(self, scope: Scope) -> dict[int, int]:
+        """Member seq -> the seq of the memory merges in force retired it into, at any depth (a
+        memory kept by one merge and retired by a later one leads to the later one's): what keyword
+        search reads a retired member's folds' words as (memsieve.read.fold_keys)."""
+        into: dict[str, str] = {}
+        for kept, members in self._q("SELECT kept_id, member_ids FROM merges WHERE scope_key = %s"
+                                     " AND undone_at IS NULL ORDER BY created_at", (scope.key,)).fetchall():
+            for member in json.loads(members):
+                if member != kept:
+                    into[str(member)] = str(kept)
+        top: dict[str, str] = {}
+        for member in into:
+            kept, seen = into[member], {member}
+            while kept in into and kept not in seen:  # followed up the chain; a loop is not followed
+                seen.add(kept)
+                kept = into[kept]
+            top[member] = kept
+        ids = sorted(set(top) | set(top.values()))
+        seq_of: dict[str, int] = {}
+        for start in range(0, len(ids), SEQ_BATCH):
+            where, params = self._in_text("id", ids[start:start + SEQ_BATCH])
+            seq_of.update((str(i), int(s)) for i, s in self._q(
+                f"SELECT id, seq FROM memories WHERE scope_key = %s AND {where}", (scope.key, *params)).fetchall())
+        return {seq_of[m]: seq_of[k] for m, k in top.items() if m in seq_of and k in seq_of}

@@ -115,6 +115,32 @@ def test_a_deleted_kept_memory_is_not_returned_for_its_retired_members_folds(mem
     assert _keyword(mem) == []
 
 
+def test_the_merges_are_read_once_a_search_and_only_for_a_hit_search_may_not_return():
+    class Store:  # three memories with folds saying "flowers"; memory 3 was retired into 9
+        reads = 0
+
+        def folds_signature(self, scope):
+            return 3, 0
+
+        def folds_after(self, scope, after):
+            return [(s, f"fresh flowers {s}", s, "2024-01-01", {}) for s in (1, 2, 3) if s > after]
+
+        def merges_signature(self, scope):
+            self.reads += 1
+            return 1, 0
+
+        def retired_into(self, scope):
+            return {3: 9}
+
+    store = Store()
+    keys, scope = FoldKeys(store), Scope.of("u")
+    assert sorted(s for s, _ in keys.hits(scope, "flowers", 5, holds=lambda s: True)) == [1, 2, 3]
+    assert store.reads == 0
+    assert [s for s, _ in keys.hits(scope, "flowers", 5, holds=lambda s: s == 9)] == [9]
+    assert store.reads == 1  # three hits search may not return, one read
+    assert keys.hits(scope, "flowers", 5, holds=lambda s: False) == [] and store.reads == 2
+
+
 def test_the_store_reads_where_each_retired_member_lives_on_through_chains_and_undos(mem):
     mem.add_many(["I keep bees in the garden.", "My sister Ana works as a nurse in Boston.",
                   "I adopted a cat named Miso last year.", "We repainted the kitchen cabinets last spring."],

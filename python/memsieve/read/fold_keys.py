@@ -114,12 +114,17 @@ class FoldKeys:
 
     def _ranked(self, scope: Scope, folds: _Folds, query: str, limit: int, *, holds: Callable[[int], bool],
                 as_of: str | None, matches: Callable[[dict[str, Any]], bool] | None) -> Hits:
+        retired: dict[int, int] | None = None  # read on the first hit search may not return
+
         def found_as(memory: int) -> int | None:
             # A memory a consolidation retired lives on in the one it was merged into: its folds'
             # words find that one (search shows them under it, memsieve.read.folded).
+            nonlocal retired
             if holds(memory):
                 return memory
-            kept = self._retired(scope, folds).get(memory)
+            if retired is None:
+                retired = self._retired(scope, folds)
+            kept = retired.get(memory)
             return kept if kept is not None and holds(kept) else None
 
         if as_of is not None or matches is not None:

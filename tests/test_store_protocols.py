@@ -115,6 +115,8 @@ def _calls() -> dict[str, object]:
         "folds_signature": lambda s: s.folds_signature(u),
         "forget_folds": lambda s: s.forget_folds([("r", "why")], now="t"),
         "retired_members": lambda s: s.retired_members(u, ["m"]),
+        "merges_signature": lambda s: s.merges_signature(u),
+        "retired_into": lambda s: s.retired_into(u),
         "add_link": lambda s: s.add_link("m", "n", kind="near", cosine=0.5, now="t"),
         "bump": lambda s: s.bump(u, "ADD", "user"),
         "add_fault": lambda s: s.add_fault(u, kind="k", detail="d", raw=None, now="t"),

@@ -16,7 +16,9 @@ A text tells of an event (``tells_of_event``) when it is a statement, not a ques
   was on Tuesday" may be corrected by "... was on Wednesday"). A verb whose past is spelled
   as its plain form ("read", "put") is past after "she" or a name ("she read Dune"), and
   after "I", "we", "you" or "they" only in a text that says another verb in the past or dates
-  itself in the past ("I read Dune last month"; "I read every night" tells of a habit);
+  itself in the past ("I read Dune last month"; "I read every night" tells of a habit). A
+  verb and the word after it that end a clause as a set phrase ("You got this!") tell of
+  nothing done, whatever the verb's tense;
 - no doer is followed by any other verb: "I love the dark sky", "I've tried three Korean
   restaurants" (a count up to now, which a later "four" replaces) and "we will" tell of now
   or later;

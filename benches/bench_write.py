@@ -9,7 +9,8 @@ paths alternate (add, bulk, bulk, add, ...), so a load that comes and goes on
 a shared machine falls on both alike; the JSON holds each path's fastest round.
 
     python benches/bench_write.py [--data PATH] [--limit N] [--rounds N]
-                                  [--only add|bulk] [--batch-size N] [--no-split] [--json FILE]
+                                  [--only add|bulk] [--batch-size N] [--no-split] [--no-fuse]
+                                  [--json FILE]
 
 The JSON's top-level ``seconds``, ``embed_s``, ``gate_s`` and ``store_s`` are
 the per-turn path's; ``bulk`` holds the same four for the bulk path, and
@@ -114,6 +115,8 @@ def main(argv: list[str] | None = None) -> int:
                         help="time the embedder only, not the gate (its timers cost time of their own)")
     parser.add_argument("--batch-size", type=int, default=256, metavar="N",
                         help="Memory.add_many(batch_size=N) on the bulk path (default 256, the library's)")
+    parser.add_argument("--no-fuse", action="store_true",
+                        help="run the model as exported, not its fused graph (OnnxEmbedder(fuse=False))")
     args = parser.parse_args(argv)
 
     from memsieve import Memory
@@ -123,7 +126,7 @@ def main(argv: list[str] | None = None) -> int:
 
     convs = conversations(args.data)
     turns = [(cid, t) for cid, ts in convs for t in ts][: args.limit]
-    embedder = default_embedder()
+    embedder = default_embedder(fuse=not args.no_fuse)
     embedder.embed(["warm-up"])  # load the model outside the timed region
     embedder.embed([t.text for _, t in turns[:64]])  # and the bulk path's session
 

@@ -168,6 +168,8 @@ def test_stats_counts_events_and_layers(mem):
     from memsieve.embedding.onnx import _providers_for
 
     assert st["embedder"]["dim"] == 384 and st["embedder"]["provider"] == _providers_for("auto")[0]
+    # The CPU provider runs the packaged model's fused graph (memsieve.embedding.fused_graph).
+    assert st["embedder"]["fused"] is (st["embedder"]["provider"] == "CPUExecutionProvider")
 
 
 def test_gate_state_resumes_after_restart(tmp_path, embedder):

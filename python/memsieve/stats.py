@@ -9,14 +9,16 @@ from memsieve.scope import Scope
 
 
 def embedder_info(embedder: Any) -> dict[str, Any] | None:
-    """Name, width and the ONNX provider that actually ran (None until the embedder is loaded)."""
+    """Name, width, the ONNX provider that actually ran and whether its fused graph runs (both None
+    until the embedder is loaded)."""
     if embedder is None:
         return None
     inner = getattr(embedder, "inner", embedder)
     # The provider that ran, if a session exists: reading ``.provider`` would load the model.
     provider = getattr(inner, "loaded_provider", None)
+    fused = bool(inner.fused) if provider is not None and hasattr(inner, "fused") else None
     return {"name": getattr(embedder, "name", type(embedder).__name__), "dim": int(embedder.dim),
-            "provider": provider}
+            "provider": provider, "fused": fused}
 
 
 def scope_stats(store: Any, gate: Any, config: GateConfig, scope: Scope, *, embedder: Any,

@@ -71,10 +71,13 @@ def fused_source(model_file: Path) -> str | bytes | None:
     folder = cache_dir()
     target = folder / f"{model_file.stem}-fused-{digest}.onnx"
     refused = folder / f"{model_file.stem}-fused-{digest}.refused"
-    if target.is_file():
-        return str(target)
-    if refused.is_file():
-        return None
+    try:
+        if target.is_file():
+            return str(target)
+        if refused.is_file():
+            return None
+    except OSError:  # a cache that cannot be read: the graph is made in memory below
+        pass
     data = fused_model(model_file)
     if data is not None and not _reads_alike(model_file, data):
         data = None

@@ -168,3 +168,14 @@ def test_fuse_off_and_other_devices_never_read_the_cache(model_copy: Path, cache
     embedder.load()
     assert not embedder.fused
     assert not cache.exists()
+
+
+def test_a_probe_that_cannot_run_is_not_remembered(model_copy: Path, cache: Path,
+                                                   monkeypatch: pytest.MonkeyPatch) -> None:
+    # A fused graph ONNX Runtime cannot load: the probe fails, which says nothing for good.
+    monkeypatch.setattr(fusion, "fused_model", lambda _: b"not a model")
+    assert fusion.fused_source(model_copy) is None
+    assert not cache.exists() or not list(cache.iterdir())
+    monkeypatch.undo()
+    monkeypatch.setenv("MEMSIEVE_CACHE_DIR", str(cache.parent))
+    assert isinstance(fusion.fused_source(model_copy), str)  # the next try fuses

@@ -55,7 +55,8 @@ def fused_source(model_file: Path) -> str | bytes | None:
     (:data:`PROBE_TOLERANCE`), then kept in :func:`cache_dir` under a name that changes with the
     file, onnxruntime's version and :data:`FUSION_VERSION`; a later process loads that file. A
     model that does not fuse, or whose fused graph reads otherwise, is marked there and loaded
-    as exported. Where the cache cannot be written, the checked graph is returned as bytes.
+    as exported; one whose probe could not run at all is loaded as exported and tried again by
+    the next process. Where the cache cannot be written, the checked graph is returned as bytes.
 
     Args:
         model_file: the ONNX export on disk.
@@ -79,8 +80,12 @@ def fused_source(model_file: Path) -> str | bytes | None:
     except OSError:  # a cache that cannot be read: the graph is made in memory below
         pass
     data = fused_model(model_file)
-    if data is not None and not _reads_alike(model_file, data):
-        data = None
+    if data is not None:
+        alike = _reads_alike(model_file, data)
+        if alike is None:  # the probe could not run (memory, a session error): ask again next time
+            return None
+        if not alike:
+            data = None
     try:
         folder.mkdir(parents=True, exist_ok=True)
         _write_atomically(refused if data is None else target, data or b"")
@@ -89,8 +94,9 @@ def fused_source(model_file: Path) -> str | bytes | None:
     return None if data is None else str(target)
 
 
-def _reads_alike(model_file: Path, data: bytes) -> bool:
-    """Both graphs give the same token states on a two-text batch, the second one padded."""
+def _reads_alike(model_file: Path, data: bytes) -> bool | None:
+    """Whether both graphs give the same outputs on a two-text batch, the second one padded;
+    None when the probe could not be run at all."""
     import onnxruntime as ort  # type: ignore[import-untyped]
 
     options = ort.SessionOptions()
@@ -105,8 +111,8 @@ def _reads_alike(model_file: Path, data: bytes) -> bool:
         feeds = [{a.name: values[a.name].astype(np.int32 if "int32" in a.type else np.int64)
                   for a in s.get_inputs()} for s in sessions]
         plain_outputs, fused_outputs = [s.run(None, f) for s, f in zip(sessions, feeds)]
-    except Exception:  # onnxruntime raises its own exception types; any failure means "do not fuse"
-        return False
+    except Exception:  # onnxruntime raises its own exception types: not fused, not refused for good
+        return None
     if len(plain_outputs) != len(fused_outputs):
         return False
     valid = mask.astype(bool)

@@ -76,15 +76,31 @@ def test_the_fused_model_is_cached_and_read_back(model_copy: Path, cache: Path,
     assert float(np.max(np.abs(embedder.embed(TEXTS) - ref))) < 1e-5
 
 
-def test_a_changed_model_file_is_fused_again(model_copy: Path, cache: Path) -> None:
+def test_one_entry_per_model_wherever_it_lies(model_copy: Path, cache: Path, tmp_path: Path) -> None:
     first = fusion.fused_source(model_copy)
-    data = model_copy.read_bytes()
-    model_copy.unlink()
-    model_copy.write_bytes(data)  # a new file: another mtime
-    import os
+    elsewhere = tmp_path / "another-folder" / "renamed.onnx"
+    elsewhere.parent.mkdir()
+    shutil.copyfile(model_copy, elsewhere)
+    assert fusion.fused_source(elsewhere) == first
+    assert len(list(cache.glob("*.onnx"))) == 1
 
-    os.utime(model_copy, ns=(1, 1))
-    second = fusion.fused_source(model_copy)
+
+def test_an_older_entry_of_the_same_model_is_removed(model_copy: Path, cache: Path,
+                                                     monkeypatch: pytest.MonkeyPatch) -> None:
+    old = fusion.fused_source(model_copy)
+    monkeypatch.setattr(fusion, "FUSION_VERSION", fusion.FUSION_VERSION + 1)
+    new = fusion.fused_source(model_copy)
+    assert isinstance(old, str) and isinstance(new, str) and old != new
+    assert [p.name for p in cache.iterdir()] == [Path(new).name]
+
+
+def test_a_changed_model_file_is_another_entry(model_copy: Path, cache: Path) -> None:
+    first = fusion.fused_source(model_copy)
+    other = model_copy.parent / "other.onnx"
+    model = onnx.load(str(model_copy))
+    model.doc_string = "another model"  # other bytes, the same graph
+    onnx.save(model, str(other))
+    second = fusion.fused_source(other)
     assert isinstance(first, str) and isinstance(second, str) and first != second
 
 

@@ -52,8 +52,9 @@ def fused_source(model_file: Path) -> str | bytes | None:
     """What ONNX Runtime should load for ``model_file``: its fused graph, or None to load it as is.
 
     The fused graph is made once and checked against the export on a padded probe batch
-    (:data:`PROBE_TOLERANCE`), then kept in :func:`cache_dir` under a name that changes with the
-    file, onnxruntime's version and :data:`FUSION_VERSION`; a later process loads that file. A
+    (:data:`PROBE_TOLERANCE`), then kept in :func:`cache_dir` under a name made of the file's
+    content hash, onnxruntime's version and :data:`FUSION_VERSION` (an entry of an older version
+    of either is removed); a later process loads that file. A
     model that does not fuse, or whose fused graph reads otherwise, is marked there and loaded
     as exported; one whose probe could not run at all is loaded as exported and tried again by
     the next process. Where the cache cannot be written, the checked graph is returned as bytes.
@@ -66,12 +67,11 @@ def fused_source(model_file: Path) -> str | bytes | None:
     """
     import onnxruntime  # type: ignore[import-untyped]
 
-    stat = model_file.stat()
-    key = f"{model_file.resolve()}|{stat.st_mtime_ns}|{stat.st_size}|{onnxruntime.__version__}"
-    digest = hashlib.sha256(f"{key}|{FUSION_VERSION}".encode()).hexdigest()[:24]
+    content = _content_digest(model_file)
+    version = hashlib.sha256(f"{onnxruntime.__version__}|{FUSION_VERSION}".encode()).hexdigest()[:8]
     folder = cache_dir()
-    target = folder / f"{model_file.stem}-fused-{digest}.onnx"
-    refused = folder / f"{model_file.stem}-fused-{digest}.refused"
+    target = folder / f"{content}-{version}.onnx"
+    refused = folder / f"{content}-{version}.refused"
     try:
         if target.is_file():
             return str(target)
@@ -89,9 +89,27 @@ def fused_source(model_file: Path) -> str | bytes | None:
     try:
         folder.mkdir(parents=True, exist_ok=True)
         _write_atomically(refused if data is None else target, data or b"")
+        # What an older onnxruntime or rewrite made of the same model is not read again.
+        for stale in folder.glob(f"{content}-*"):
+            if stale not in (target, refused) and stale.suffix in (".onnx", ".refused"):
+                stale.unlink(missing_ok=True)
     except OSError:
         return data
     return None if data is None else str(target)
+
+
+def _content_digest(model_file: Path) -> str:
+    """The model file's sha256 (24 hex digits): one cache entry per model, wherever it lies.
+
+    A copy of the model in a temporary folder, or a package resource extracted for one process,
+    finds the entry its first copy made instead of adding another; reading the packaged model
+    for it takes about 20 ms.
+    """
+    digest = hashlib.sha256()
+    with open(model_file, "rb") as f:
+        for block in iter(lambda: f.read(1 << 20), b""):
+            digest.update(block)
+    return digest.hexdigest()[:24]
 
 
 def _reads_alike(model_file: Path, data: bytes) -> bool | None:

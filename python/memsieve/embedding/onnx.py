@@ -12,7 +12,7 @@ import os
 import platform
 import threading
 import weakref
-from contextlib import ExitStack
+from contextlib import ExitStack, suppress
 from importlib import resources
 from pathlib import Path
 from typing import Any, Sequence
@@ -432,7 +432,9 @@ def _shared_session(ort: Any, model_file: Path, providers: list[str], threads: i
                     _FUSED_SESSIONS.add(session)
                 except Exception:  # a damaged cached file: made again next time; the export loads
                     if isinstance(fused, str):
-                        Path(fused).unlink(missing_ok=True)
+                        # Another user's file in a shared cache may not be ours to remove.
+                        with suppress(OSError):
+                            Path(fused).unlink(missing_ok=True)
                     session = None
             if session is None:
                 try:

@@ -193,7 +193,9 @@ class _Rewrite:
         self._np = numpy_helper
         self._inits = {i.name: i for i in self._graph.initializer}
         self._added: list[Any] = []
-        self._removed: set[int] = set()
+        # Outputs whose producers the new nodes replace: named, since protobuf's node objects
+        # need not keep their identity between two reads of the graph.
+        self._replaced: set[str] = set()
 
     def run(self) -> None:
         self._fold_dequantized_weights()
@@ -270,7 +272,7 @@ class _Rewrite:
             weights, bias = f"memsieve_fused_qkv_w{k}", f"memsieve_fused_qkv_b{k}"
             self._add_init(weights, np.concatenate([w_q, w_k, w_v], axis=1))
             self._add_init(bias, np.concatenate([b_q, b_k, b_v]))
-            self._removed.add(id(out))
+            self._replaced.add(out.output[0])
             nodes.append(helper.make_node(
                 "Attention", [x_q, weights, bias, mask], [out.output[0]], domain="com.microsoft",
                 num_heads=hidden // head, scale=float(s_q * s_k)))
@@ -338,7 +340,7 @@ class _Rewrite:
                          self._other_scalar(half, plus.output[0]))
             if not np.allclose(constants, _GELU_CONSTANTS, rtol=1e-6) or x not in times.input:
                 raise _NoMatch("not a GELU")
-            self._removed.add(id(times))
+            self._replaced.add(times.output[0])
             nodes.append(helper.make_node("Gelu", [x], [times.output[0]], domain="com.microsoft"))
         return nodes
 
@@ -373,7 +375,8 @@ class _Rewrite:
         """Swap the matched outputs' producers for the new nodes, drop what nothing reads, sort."""
         from onnx import helper
 
-        nodes = [n for n in self._graph.node if id(n) not in self._removed] + new_nodes
+        nodes = [n for n in self._graph.node if not (n.output and n.output[0] in self._replaced)]
+        nodes += new_nodes
         needed = {o.name for o in self._graph.output}
         live: list[Any] = []
         for node in reversed(_topological(nodes, self._graph, set(self._inits))):

@@ -222,6 +222,8 @@ def test_the_page_searches_restores_a_rejection_and_undoes_a_merge(served, brows
     drv.find_element("id", "what").send_keys("forget my dog\n")
     _wait(drv, lambda d: "Would remove 1 memory" in d.find_element("id", "forget-preview").text, "the dry run")
     _click(drv, "#forget-preview button", "Purge these")
+    # The dialog opens on the click's event; under load its text can lag the click by a frame.
+    _wait(drv, lambda d: d.find_element("id", "forget-confirm").text, "the purge confirmation")
     confirm = drv.find_element("id", "forget-confirm")
     assert "cannot be undone" in confirm.text and drv.switch_to.active_element == confirm
     with srv.client(keys["ana"]) as c:  # the preview removed nothing

@@ -94,6 +94,27 @@ def test_an_older_entry_of_the_same_model_is_removed(model_copy: Path, cache: Pa
     assert [p.name for p in cache.iterdir()] == [Path(new).name]
 
 
+def test_a_model_file_is_hashed_once_a_process_while_it_stays_the_same(
+        model_copy: Path, cache: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    reads: list[Path] = []
+    real_open = open
+
+    def counting_open(file, *args, **kwargs):  # type: ignore[no-untyped-def]
+        if Path(file) == model_copy and args[:1] == ("rb",):
+            reads.append(Path(file))
+        return real_open(file, *args, **kwargs)
+
+    monkeypatch.setattr("builtins.open", counting_open)
+    first = fusion.fused_source(model_copy)
+    hashed = len(reads)
+    assert fusion.fused_source(model_copy) == first and len(reads) == hashed  # the main and the worker session
+    model = onnx.load(str(model_copy))
+    model.doc_string = "rewritten in place"
+    onnx.save(model, str(model_copy))
+    again = fusion.fused_source(model_copy)
+    assert len(reads) > hashed and isinstance(again, str) and again != first
+
+
 def test_a_changed_model_file_is_another_entry(model_copy: Path, cache: Path) -> None:
     first = fusion.fused_source(model_copy)
     other = model_copy.parent / "other.onnx"

@@ -29,6 +29,8 @@ import numpy as np
 _GELU_CONSTANTS = (float(np.sqrt(2.0)), 1.0, 0.5)
 #: Ops a projection's output passes through on its way to the attention scores.
 _PASSING = ("Transpose", "Reshape", "Mul", "Div")
+#: Model files already hashed in this process: (path, device, inode, size, mtime) -> digest.
+_DIGESTS: dict[tuple[Any, ...], str] = {}
 
 
 #: Bump when the rewrite changes, so that models fused by an older one are made again.
@@ -103,13 +105,22 @@ def _content_digest(model_file: Path) -> str:
 
     A copy of the model in a temporary folder, or a package resource extracted for one process,
     finds the entry its first copy made instead of adding another; reading the packaged model
-    for it takes about 20 ms.
+    for it takes about 20 ms, once a process for a file whose device, inode, size and
+    modification time stay the same (a file rewritten with all four kept is not read again).
     """
+    # The main and the worker session of one embedder each ask: the file is read once a process
+    # while it stays the same file (device, inode, size and modification time).
+    stat = os.stat(model_file)
+    key = (os.fspath(model_file), stat.st_dev, stat.st_ino, stat.st_size, stat.st_mtime_ns)
+    known = _DIGESTS.get(key)
+    if known is not None:
+        return known
     digest = hashlib.sha256()
     with open(model_file, "rb") as f:
         for block in iter(lambda: f.read(1 << 20), b""):
             digest.update(block)
-    return digest.hexdigest()[:24]
+    _DIGESTS[key] = digest.hexdigest()[:24]
+    return _DIGESTS[key]
 
 
 def _reads_alike(model_file: Path, data: bytes) -> bool | None:

@@ -10,7 +10,7 @@ a shared machine falls on both alike; the JSON holds each path's fastest round.
 
     python benches/bench_write.py [--data PATH] [--limit N] [--rounds N]
                                   [--only add|bulk] [--batch-size N] [--no-split] [--no-fuse]
-                                  [--json FILE]
+                                  [--ceiling] [--json FILE]
 
 The JSON's top-level ``seconds``, ``embed_s``, ``gate_s`` and ``store_s`` are
 the per-turn path's; ``bulk`` holds the same four for the bulk path, and
@@ -36,6 +36,12 @@ The gate's clock wraps six of its methods in Python timers, and on the per-turn 
 costs time of its own, which lands in ``store_s`` and in the overhead. ``--no-split`` times
 the embedder alone: ``gate_s`` and ``store_s`` are null, and the overhead is the layer's as a
 caller meets it.
+
+``--ceiling`` adds the bound the machine puts on the bulk path's speedup: the same texts and
+their parts (``memsieve.text.passages.embed_passages``) embedded with no memory at all, one
+turn a call as ``add()`` embeds them and in ``add_many``'s batches, alternating with the
+rounds. Their ratio is the speedup a write layer that cost nothing would show; the JSON's
+``ceiling`` holds both times (fastest rounds) and the ratio.
 """
 
 from __future__ import annotations
@@ -97,6 +103,25 @@ def _run(mem, turns, *, bulk: int, clocks: tuple[_Clock, _Clock, _Clock]) -> dic
             "readback_s": readback_clock.seconds, "load": os.getloadavg()[0]}
 
 
+def _bare(embedder, turns, *, bulk: int) -> float:
+    """Seconds to embed the turns and their parts with no memory: one turn a call (``bulk`` 0)
+    or each conversation in batches of ``bulk`` turns."""
+    from memsieve.text.passages import embed_passages
+
+    t0 = time.perf_counter()
+    if bulk:
+        by_conv: dict[str, list[str]] = {}
+        for cid, turn in turns:
+            by_conv.setdefault(cid, []).append(turn.text)
+        for texts in by_conv.values():
+            for start in range(0, len(texts), bulk):
+                embed_passages(embedder.embed, texts[start:start + bulk])
+    else:
+        for _, turn in turns:
+            embed_passages(embedder.embed, [turn.text])
+    return time.perf_counter() - t0
+
+
 def _ratio(row: dict) -> float:
     """Wall time not covered by embedding the texts, over the time embedding them (a swap's
     read-back is the layer's time, not the texts')."""
@@ -117,6 +142,8 @@ def main(argv: list[str] | None = None) -> int:
                         help="Memory.add_many(batch_size=N) on the bulk path (default 256, the library's)")
     parser.add_argument("--no-fuse", action="store_true",
                         help="run the model as exported, not its fused graph (OnnxEmbedder(fuse=False))")
+    parser.add_argument("--ceiling", action="store_true",
+                        help="also time the embedding alone, per turn and in batches (the speedup's bound)")
     args = parser.parse_args(argv)
 
     from memsieve import Memory
@@ -141,6 +168,7 @@ def main(argv: list[str] | None = None) -> int:
 
     paths = [p for p in ("add", "bulk") if args.only in (None, p)]
     runs: list[tuple[str, dict]] = []
+    bare: dict[str, list[float]] = {"add": [], "bulk": []}
     for r in range(max(1, args.rounds)):
         for path in (paths if r % 2 == 0 else paths[::-1]):
             with tempfile.TemporaryDirectory() as tmp:
@@ -148,6 +176,9 @@ def main(argv: list[str] | None = None) -> int:
                 row = _run(mem, turns, bulk=args.batch_size if path == "bulk" else 0, clocks=clocks)
                 mem.close()
             runs.append((path, row))
+        if args.ceiling:
+            for kind in (("add", "bulk") if r % 2 == 0 else ("bulk", "add")):
+                bare[kind].append(_bare(embedder, turns, bulk=args.batch_size if kind == "bulk" else 0))
 
     print(f"{'path':>5} {'turns':>6} {'seconds':>8} {'turns/s':>8} {'embed_s':>8} {'gate_s':>7} {'store_s':>7} "
           f"{'readback':>8} {'(t-e)/e':>8} {'load':>5}")
@@ -173,6 +204,13 @@ def main(argv: list[str] | None = None) -> int:
         print(f"bulk path {out['speedup']:.2f}x faster end to end (target >= 2x): {verdict}")
         if best["add"]["events"] != best["bulk"]["events"]:
             print(f"DECISIONS DIFFER: add {best['add']['events']} vs bulk {best['bulk']['events']}")
+    if args.ceiling:
+        fastest = {kind: min(times) for kind, times in bare.items()}
+        out["ceiling"] = {"add_embed_s": fastest["add"], "bulk_embed_s": fastest["bulk"],
+                          "speedup": fastest["add"] / fastest["bulk"], "rounds": bare}
+        print(f"embedding alone: one turn a call {fastest['add']:.2f} s, in batches of {args.batch_size} "
+              f"{fastest['bulk']:.2f} s: {out['ceiling']['speedup']:.2f}x, the bulk path's speedup if the write "
+              "layer cost nothing (add() pays its layer in series, add_many beside the embedding)")
     if args.json_out:
         Path(args.json_out).write_text(json.dumps(out, indent=2))
     return 0

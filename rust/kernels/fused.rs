@@ -4,7 +4,9 @@
 //!
 //! It returns what `sweep::scan_queries_on` would return for a top-k-only
 //! `Want` on the same path, bit for bit: the cosines come from the same
-//! micro-tiles, reach each list in row order, and chunks merge exactly.
+//! micro-tiles, reach each list in row order, and chunks merge exactly. A small matrix's
+//! batch is shared by query blocks instead of rows (`par::split_by_queries`): each list
+//! then sees every row in order and nothing is merged.
 
 use crate::error::Result;
 use crate::kernels::par::{self, Plan};
@@ -23,21 +25,36 @@ pub fn topk_scans(isa: Isa, matrix: &[f32], d: usize, queries: &[f32], kk: usize
     let n = matrix.len() / d;
     let nq = queries.len() / d;
     let packed = g.pack_blocks(queries, nq, d);
-    let parts = par::map_batch(plan, n, d, nq, |rows| -> Result<Vec<TopK>> {
-        let mut lists = TopLists::new(kk, nq, rows.len(), g.block);
+    // The rows `rows` against the query blocks `blocks` (their lists numbered from the first).
+    let scan = |rows: std::ops::Range<usize>, blocks: &[(usize, usize, Vec<f32>)]| -> Result<Vec<TopK>> {
+        let base = blocks.first().map_or(0, |b| b.0);
+        let count = blocks.iter().map(|b| b.1).sum();
+        let mut lists = TopLists::new(kk, count, rows.len(), g.block);
         let m = &matrix[rows.start * d..rows.end * d];
         for (b, blk) in m.chunks(ROW_BLOCK * d).enumerate() {
             let row0 = rows.start + b * ROW_BLOCK;
-            for (q0, qn, p) in &packed {
+            for (q0, qn, p) in blocks {
                 // SAFETY: Gemm::of checked the CPU; p holds qn packed queries of width d.
-                let ok = unsafe { (g.topk)(blk, d, p, *qn, row0, *q0, &mut lists) };
+                let ok = unsafe { (g.topk)(blk, d, p, *qn, row0, *q0 - base, &mut lists) };
                 if !ok && w.check {
                     first_bad(g, blk, d, p, *qn, row0)?;
                 }
             }
         }
         Ok(lists.into_topk())
-    });
+    };
+    if par::split_by_queries(plan, n, d, nq, packed.len()) {
+        // Each block's lists see every row in order: the serial scan's lists, with no merge.
+        let shares = par::map_units(packed.len(), |u| scan(0..n, &packed[u]));
+        if shares.iter().all(|r| r.is_ok()) {
+            return Ok(shares.into_iter().flat_map(|r| r.expect("checked"))
+                .map(|top| Scan { top: Some(top), lse: None })
+                .collect());
+        }
+        // A non-finite cosine: the error the serial scan meets first (its row blocks outer).
+        scan(0..n, &packed)?;
+    }
+    let parts = par::map_batch(plan, n, d, nq, |rows| scan(rows, &packed));
     let parts: Vec<Vec<TopK>> = parts.into_iter().collect::<Result<_>>()?;
     let mut per_query: Vec<Vec<TopK>> = (0..nq).map(|_| Vec::with_capacity(parts.len())).collect();
     for part in parts {

@@ -143,6 +143,39 @@ where
     }
 }
 
+/// Largest matrix (bytes) whose batch scan is shared by query blocks rather than by rows.
+///
+/// A small matrix cuts into few row chunks (1k rows of d = 384: two, 512 and 488 rows), so a
+/// helper that starts late leaves the caller waiting for the chunk it took: measured on the
+/// 2-vCPU AVX2 EPYC of benches/RESULTS.md, a 64-query batch over 1k rows took a median
+/// 458-532 us a call (p10 390, serial 680), and four row chunks of 256 were slower still (each
+/// fills and merges 64 top-k lists). Query blocks need no merge (each list sees every row in
+/// order) and a late helper takes fewer of them. Each block reads the whole matrix, which at
+/// this size stays in the caches; past it rows are split as before.
+pub const QUERY_SPLIT_MAX_BYTES: usize = 4 << 20;
+
+/// Whether a batch of `nq` queries in `blocks` query blocks over `n` rows of width `d` is
+/// shared by query blocks (`map_units`) instead of by rows (`map_batch`).
+pub fn split_by_queries(plan: Plan, n: usize, d: usize, nq: usize, blocks: usize) -> bool {
+    blocks >= 2
+        && chunked(batch_plan(plan, n, d, nq), n, d)
+        && n.saturating_mul(d).saturating_mul(std::mem::size_of::<f32>()) <= QUERY_SPLIT_MAX_BYTES
+}
+
+/// `f` over `0..units` (each a unit of work, as a range `i..i + 1`), shared between the
+/// calling thread and the pool when there is one; results in unit order.
+pub fn map_units<T, F>(units: usize, f: F) -> Vec<T>
+where
+    T: Send + 'static,
+    F: Fn(Range<usize>) -> T + Sync + Send,
+{
+    let ranges: Vec<Range<usize>> = (0..units).map(|i| i..i + 1).collect();
+    match pool() {
+        Some(p) if units > 1 => shared(p, &ranges, &f),
+        _ => ranges.into_iter().map(f).collect(),
+    }
+}
+
 /// `f` over the row ranges of `plan`, results in row order: one range `0..n`
 /// when serial, else the fixed chunks, shared with the pool when there is one.
 pub fn map_rows<T, F>(plan: Plan, n: usize, d: usize, f: F) -> Vec<T>

@@ -226,8 +226,10 @@ fn fused_batch_top_k_equals_the_unfused_scan_bit_for_bit() {
 fn fused_batch_top_k_is_the_same_in_every_chunking() {
     // Rows over several batch chunks, exact duplicates of row 3 at chunk
     // edges so that ties straddle them: every plan merges to the serial
-    // lists, which are the unfused ones.
-    let (n, d) = (20_000, 48);
+    // lists, which are the unfused ones. The matrix is past the size whose batches are shared
+    // by query blocks, so the rows are split.
+    let (n, d) = (20_000, 64);
+    assert!(!par::split_by_queries(Plan::Chunked, n, d, 70, 5));
     let chunks = par::batch_chunks(n, d);
     assert!(chunks.len() >= 3);
     let (c1, c2) = (chunks[1].start, chunks[2].start);
@@ -250,6 +252,49 @@ fn fused_batch_top_k_is_the_same_in_every_chunking() {
             assert_eq!(top[..kk.min(4)], [3, c1 - 1, c1, c2 + 7][..kk.min(4)], "{isa:?}");
         }
     }
+}
+
+#[test]
+fn a_batch_shared_by_query_blocks_is_the_serial_scan_bit_for_bit() {
+    // A small matrix: its batch is shared by query blocks, each list seeing every row in order,
+    // with no merge. Ties straddle the row blocks; a NaN row is reported as the serial scan
+    // reports it, whichever block meets it first.
+    let (n, d) = (3 * ROW_BLOCK + 29, 40);
+    let mut m = unit_rows(n, d, 46);
+    let dup = m[5 * d..6 * d].to_vec();
+    for r in [ROW_BLOCK - 1, ROW_BLOCK, 2 * ROW_BLOCK + 3] {
+        m[r * d..(r + 1) * d].copy_from_slice(&dup);
+    }
+    for isa in fused_paths() {
+        for nq in [70usize, 130] {
+            let mut qs = dup.clone();
+            qs.extend(unit_rows(nq - 1, d, 47));
+            for kk in [1usize, 4, 10, 1000] {
+                let w = Want { k: Some(kk), kappa: None, check: true };
+                let want = unfused_topk(isa, &m, d, &qs, kk);
+                for plan in [Plan::Chunked, Plan::Auto, Plan::Serial, Plan::Chunked] {
+                    let got = scan_queries_on(isa, &m, d, &qs, w, plan).unwrap();
+                    assert_same_lists(&got, &want, &format!("{isa:?} {plan:?} nq={nq} k={kk}"));
+                }
+                let top = &want[0].rows;
+                assert_eq!(top[..kk.min(4)], [5, ROW_BLOCK - 1, ROW_BLOCK, 2 * ROW_BLOCK + 3][..kk.min(4)], "{isa:?}");
+            }
+        }
+        let mut bad = m.clone();
+        bad[(2 * ROW_BLOCK + 7) * d + 1] = f32::NAN;
+        bad[(ROW_BLOCK + 2) * d] = f32::INFINITY;
+        let qs = unit_rows(70, d, 48);
+        let w = Want { k: Some(5), kappa: None, check: true };
+        let msg = |plan| scan_queries_on(isa, &bad, d, &qs, w, plan).err().map(|e| e.to_string());
+        let serial = msg(Plan::Serial).expect("a bad row is refused");
+        assert!(serial.contains(&format!("matrix row {} ", ROW_BLOCK + 2)), "{serial}");
+        assert_eq!(msg(Plan::Chunked).as_deref(), Some(serial.as_str()), "{isa:?}");
+        let w = Want { k: Some(5), kappa: None, check: false };
+        assert!(scan_queries_on(isa, &bad, d, &qs, w, Plan::Chunked).is_ok(), "{isa:?}");
+    }
+    assert!(par::split_by_queries(Plan::Chunked, n, d, 70, 5));
+    assert!(!par::split_by_queries(Plan::Serial, n, d, 70, 5));
+    assert!(!par::split_by_queries(Plan::Chunked, n, d, 16, 1), "one block has nothing to share");
 }
 
 #[test]

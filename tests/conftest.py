@@ -19,6 +19,19 @@ import pytest
 
 sys.path.insert(0, str(Path(__file__).parent))
 
+# The suite's own cache folder (memsieve.resources.cache_root), removed when the run ends: no
+# test writes into the user's ~/.cache/memsieve (a test model's refusal marker, a fused graph
+# of another onnxruntime), and the packaged model is fused once a run (about 4 s). A folder
+# given in MEMSIEVE_CACHE_DIR is used as it is.
+if not os.environ.get("MEMSIEVE_CACHE_DIR"):
+    import atexit
+    import shutil
+    import tempfile
+
+    _RUN_CACHE = tempfile.mkdtemp(prefix="memsieve-test-cache-")
+    os.environ["MEMSIEVE_CACHE_DIR"] = _RUN_CACHE
+    atexit.register(shutil.rmtree, _RUN_CACHE, ignore_errors=True)
+
 #: Where the data shared between the project's repositories lives: ../shared
 #: beside the repository, or MEMSIEVE_SHARED.
 SHARED_ROOT = Path(os.environ.get("MEMSIEVE_SHARED") or Path(__file__).resolve().parents[1].parent / "shared")

@@ -25,6 +25,8 @@ from typing import Any
 
 import numpy as np
 
+from memsieve.resources import cache_root
+
 #: The GELU's constants, as the export writes them: x / sqrt(2), + 1, * 0.5.
 _GELU_CONSTANTS = (float(np.sqrt(2.0)), 1.0, 0.5)
 #: Ops a projection's output passes through on its way to the attention scores.
@@ -41,13 +43,9 @@ PROBE_TOLERANCE = 1e-4
 
 
 def cache_dir() -> Path:
-    """Where fused models are kept: ``$MEMSIEVE_CACHE_DIR/models``, else ``~/.cache/memsieve/models``
-    (``$XDG_CACHE_HOME`` when set)."""
-    base = os.environ.get("MEMSIEVE_CACHE_DIR")
-    if not base:
-        xdg = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
-        base = os.path.join(xdg, "memsieve")
-    return Path(base) / "models"
+    """Where fused models are kept: ``models`` in memsieve's cache folder
+    (:func:`memsieve.resources.cache_root`; ``~/.cache/memsieve`` by default)."""
+    return cache_root() / "models"
 
 
 def fused_source(model_file: Path) -> str | bytes | None:

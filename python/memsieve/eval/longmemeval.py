@@ -36,6 +36,7 @@ from pathlib import Path
 from typing import Any
 
 from memsieve.errors import ConfigError
+from memsieve.resources import cache_root
 from memsieve.eval.arms import (MAIN_ARMS, RANDOM_SEEDS, ArmSpec, StreamRun, _credit, _credits, _sum_stats,
                                 default_search_mode, main_specs, random_spec)
 from memsieve.eval.longmemeval_ceiling import reader_ceilings
@@ -54,9 +55,9 @@ REFERENCE_TIME_PARAM = "reference_time"
 
 
 def default_cache_path() -> Path:
-    """Where vectors are cached when ``--embedding-cache`` is not given."""
-    base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
-    return Path(base) / "memsieve" / "eval" / "longmemeval-vectors.npz"
+    """Where vectors are cached when ``--embedding-cache`` is not given: in memsieve's cache
+    folder (:func:`memsieve.resources.cache_root`; ``~/.cache/memsieve`` by default)."""
+    return cache_root() / "eval" / "longmemeval-vectors.npz"
 
 
 @dataclass(kw_only=True)

@@ -222,6 +222,19 @@ fn fused_batch_top_k_equals_the_unfused_scan_bit_for_bit() {
     }
 }
 
+/// Every plan's fused batch lists are the unfused ones (repeated plans: the pool's helpers may
+/// take other shares each time), and query 0's first rows are `first` (ties in row order).
+fn every_plan_gives_the_unfused_lists(isa: Isa, m: &[f32], d: usize, qs: &[f32], kk: usize, first: &[usize]) {
+    let w = Want { k: Some(kk), kappa: None, check: true };
+    let want = unfused_topk(isa, m, d, qs, kk);
+    for plan in [Plan::Serial, Plan::Chunked, Plan::Auto, Plan::Chunked] {
+        let got = scan_queries_on(isa, m, d, qs, w, plan).unwrap();
+        assert_same_lists(&got, &want, &format!("{isa:?} {plan:?} nq={} k={kk}", qs.len() / d));
+    }
+    let n = kk.min(first.len());
+    assert_eq!(want[0].rows[..n], first[..n], "{isa:?} k={kk}");
+}
+
 #[test]
 fn fused_batch_top_k_is_the_same_in_every_chunking() {
     // Rows over several batch chunks, exact duplicates of row 3 at chunk
@@ -242,14 +255,7 @@ fn fused_batch_top_k_is_the_same_in_every_chunking() {
     qs.extend(unit_rows(69, d, 45));
     for isa in fused_paths() {
         for kk in [1usize, 4, 10] {
-            let w = Want { k: Some(kk), kappa: None, check: true };
-            let want = unfused_topk(isa, &m, d, &qs, kk);
-            for plan in [Plan::Serial, Plan::Chunked, Plan::Auto, Plan::Chunked] {
-                let got = scan_queries_on(isa, &m, d, &qs, w, plan).unwrap();
-                assert_same_lists(&got, &want, &format!("{isa:?} {plan:?} k={kk}"));
-            }
-            let top = &want[0].rows;
-            assert_eq!(top[..kk.min(4)], [3, c1 - 1, c1, c2 + 7][..kk.min(4)], "{isa:?}");
+            every_plan_gives_the_unfused_lists(isa, &m, d, &qs, kk, &[3, c1 - 1, c1, c2 + 7]);
         }
     }
 }
@@ -270,14 +276,7 @@ fn a_batch_shared_by_query_blocks_is_the_serial_scan_bit_for_bit() {
             let mut qs = dup.clone();
             qs.extend(unit_rows(nq - 1, d, 47));
             for kk in [1usize, 4, 10, 1000] {
-                let w = Want { k: Some(kk), kappa: None, check: true };
-                let want = unfused_topk(isa, &m, d, &qs, kk);
-                for plan in [Plan::Chunked, Plan::Auto, Plan::Serial, Plan::Chunked] {
-                    let got = scan_queries_on(isa, &m, d, &qs, w, plan).unwrap();
-                    assert_same_lists(&got, &want, &format!("{isa:?} {plan:?} nq={nq} k={kk}"));
-                }
-                let top = &want[0].rows;
-                assert_eq!(top[..kk.min(4)], [5, ROW_BLOCK - 1, ROW_BLOCK, 2 * ROW_BLOCK + 3][..kk.min(4)], "{isa:?}");
+                every_plan_gives_the_unfused_lists(isa, &m, d, &qs, kk, &[5, ROW_BLOCK - 1, ROW_BLOCK, 2 * ROW_BLOCK + 3]);
             }
         }
         let mut bad = m.clone();

@@ -136,11 +136,7 @@ where
     if !chunked(batch_plan(plan, n, d, nq), n, d) {
         return vec![f(0..n)];
     }
-    let chunks = batch_chunks(n, d);
-    match pool() {
-        Some(p) if chunks.len() > 1 => shared(p, &chunks, &f),
-        _ => chunks.into_iter().map(f).collect(),
-    }
+    on_pool(batch_chunks(n, d), f)
 }
 
 /// Largest matrix (bytes) whose batch scan is shared by query blocks rather than by rows.
@@ -169,10 +165,19 @@ where
     T: Send + 'static,
     F: Fn(Range<usize>) -> T + Sync + Send,
 {
-    let ranges: Vec<Range<usize>> = (0..units).map(|i| i..i + 1).collect();
+    on_pool((0..units).map(|i| i..i + 1).collect(), f)
+}
+
+/// `f` over `chunks`, shared with the pool when there is one and more than one chunk; results
+/// in chunk order.
+fn on_pool<T, F>(chunks: Vec<Range<usize>>, f: F) -> Vec<T>
+where
+    T: Send + 'static,
+    F: Fn(Range<usize>) -> T + Sync + Send,
+{
     match pool() {
-        Some(p) if units > 1 => shared(p, &ranges, &f),
-        _ => ranges.into_iter().map(f).collect(),
+        Some(p) if chunks.len() > 1 => shared(p, &chunks, &f),
+        _ => chunks.into_iter().map(f).collect(),
     }
 }
 
@@ -186,11 +191,7 @@ where
     if !chunked(plan, n, d) {
         return vec![f(0..n)];
     }
-    let chunks = row_chunks(n, d);
-    match pool() {
-        Some(p) if chunks.len() > 1 => shared(p, &chunks, &f),
-        _ => chunks.into_iter().map(f).collect(),
-    }
+    on_pool(row_chunks(n, d), f)
 }
 
 /// One chunked scan shared between the calling thread and late-joining

@@ -106,8 +106,7 @@ def _content_digest(model_file: Path) -> str:
     for it takes about 20 ms, once a process for a file whose device, inode, size and
     modification time stay the same (a file rewritten with all four kept is not read again).
     """
-    # The main and the worker session of one embedder each ask: the file is read once a process
-    # while it stays the same file (device, inode, size and modification time).
+    # The main and the worker session of one embedder each ask.
     stat = os.stat(model_file)
     key = (os.fspath(model_file), stat.st_dev, stat.st_ino, stat.st_size, stat.st_mtime_ns)
     known = _DIGESTS.get(key)

@@ -36,7 +36,6 @@ from pathlib import Path
 from typing import Any
 
 from memsieve.errors import ConfigError
-from memsieve.resources import cache_root
 from memsieve.eval.arms import (MAIN_ARMS, RANDOM_SEEDS, ArmSpec, StreamRun, _credit, _credits, _sum_stats,
                                 default_search_mode, main_specs, random_spec)
 from memsieve.eval.longmemeval_ceiling import reader_ceilings
@@ -47,6 +46,7 @@ from memsieve.eval.vectors import VectorTable, embed_texts
 from memsieve.text.passages import part_spans
 from memsieve.read.render import render_line
 from memsieve.read.when import stage_off
+from memsieve.resources import cache_root
 
 #: Characters of a folded-into memory's text kept in a dropped-evidence record.
 FOLDED_TEXT_CHARS = 160

@@ -165,6 +165,64 @@ impl TopLists {
         }
     }
 
+    /// `push_lanes` for the AVX2 kernel: lists of `SMALL` slots take the branch-free insert of
+    /// `push_lanes16` with two 8-lane registers of cosines and four 4-lane registers of rows
+    /// (the scalar shift's data-dependent exit mispredicts on most inserts).
+    #[target_feature(enable = "avx2")]
+    pub unsafe fn push_lanes8(&mut self, sims: &[f32], mut bits: u32, j0: usize, row: usize) {
+        if self.slot != SMALL {
+            return self.push_lanes(sims, bits, j0, row);
+        }
+        let k = self.k.min(SMALL);
+        let (idx_lo, idx_hi) = (_mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7), _mm256_setr_epi32(8, 9, 10, 11, 12, 13, 14, 15));
+        let (back_lo, back_hi) = (_mm256_setr_epi32(0, 0, 1, 2, 3, 4, 5, 6), _mm256_setr_epi32(7, 0, 1, 2, 3, 4, 5, 6));
+        let last_lane = _mm256_set1_epi32(7);
+        while bits != 0 {
+            let l = bits.trailing_zeros() as usize;
+            bits &= bits - 1;
+            let (j, s) = (j0 + l, sims[l]);
+            let base = j * SMALL;
+            let ps = self.sims[base..base + SMALL].as_mut_ptr();
+            let pr = self.rows[base..base + SMALL].as_mut_ptr() as *mut __m256i;
+            let (lo, hi) = (_mm256_loadu_ps(ps), _mm256_loadu_ps(ps.add(8)));
+            let sv = _mm256_set1_ps(s);
+            // Equal cosines stay ahead: s goes after every slot >= s, a prefix of the list. What
+            // the shift pushes past slot k - 1 stays there unread: s beats the bar, slot k - 1
+            // of a full list, so it always lands before it.
+            let ahead = _mm256_movemask_ps(_mm256_cmp_ps::<_CMP_GE_OQ>(lo, sv)) as u32
+                | (_mm256_movemask_ps(_mm256_cmp_ps::<_CMP_GE_OQ>(hi, sv)) as u32) << 8;
+            let pos = (!ahead).trailing_zeros() as i32;
+            let pv = _mm256_set1_epi32(pos);
+            let put = |v: __m256, shifted: __m256, idx: __m256i| {
+                let keep = _mm256_castsi256_ps(_mm256_cmpgt_epi32(pv, idx));
+                let at = _mm256_castsi256_ps(_mm256_cmpeq_epi32(pv, idx));
+                _mm256_blendv_ps(_mm256_blendv_ps(shifted, v, keep), sv, at)
+            };
+            let sh_lo = _mm256_permutevar8x32_ps(lo, back_lo);
+            let sh_hi = _mm256_blend_ps::<1>(_mm256_permutevar8x32_ps(hi, back_hi), _mm256_permutevar8x32_ps(lo, last_lane));
+            _mm256_storeu_ps(ps, put(lo, sh_lo, idx_lo));
+            _mm256_storeu_ps(ps.add(8), put(hi, sh_hi, idx_hi));
+            let r = [_mm256_loadu_si256(pr), _mm256_loadu_si256(pr.add(1)), _mm256_loadu_si256(pr.add(2)), _mm256_loadu_si256(pr.add(3))];
+            let (rv, pv64) = (_mm256_set1_epi64x(row as i64), _mm256_set1_epi64x(pos as i64));
+            for q in 0..4usize {
+                // Each row moves one slot on: lane 0 takes the previous register's last row.
+                let prev = _mm256_permute4x64_epi64::<0b11_11_11_11>(r[q.saturating_sub(1)]);
+                let shifted = _mm256_blend_epi32::<0b11>(_mm256_permute4x64_epi64::<0b10_01_00_11>(r[q]), prev);
+                let i = 4 * q as i64;
+                let idx = _mm256_setr_epi64x(i, i + 1, i + 2, i + 3);
+                let out = _mm256_blendv_epi8(shifted, r[q], _mm256_cmpgt_epi64(pv64, idx));
+                _mm256_storeu_si256(pr.add(q), _mm256_blendv_epi8(out, rv, _mm256_cmpeq_epi64(pv64, idx)));
+            }
+            let n = self.len[j] + 1;
+            if n <= self.k {
+                self.len[j] = n;
+            }
+            if self.len[j] == self.k {
+                self.bars[j] = *ps.add(k - 1);
+            }
+        }
+    }
+
     /// The lists as `TopK`s, in query order.
     pub fn into_topk(self) -> Vec<TopK> {
         (0..self.len.len())
@@ -190,9 +248,12 @@ mod tests {
         let mut r = crate::linalg::rng::Rng::new(3);
         // Coarse values so that ties are common.
         let s: Vec<f32> = (0..500).map(|_| (r.normal() * 4.0).round() as f32 / 4.0).collect();
-        let wide = crate::kernels::isa::Isa::Avx512.supported();
+        use crate::kernels::isa::Isa;
+        // 0: the scalar insert; 1 and 2: the AVX-512 and AVX2 inserts, where the CPU has them.
+        let paths = [true, Isa::Avx512.supported(), Isa::Avx2.supported()];
         let cases = [(1usize, 500usize), (3, 500), (10, 500), (10, 7), (16, 500), (17, 500), (40, 30), (40, 12), (1000, 500), (usize::MAX, 500)];
-        for ((k, rows), simd) in cases.into_iter().flat_map(|c| [(c, false), (c, wide)]) {
+        let runs = cases.into_iter().flat_map(|c| (0..3).filter(|&p| paths[p]).map(move |p| (c, p)));
+        for ((k, rows), simd) in runs {
             let mut lists = TopLists::new(k, 2, rows, 16);
             let mut want = [TopK::new(k, rows), TopK::new(k, rows)];
             for (i, &v) in s.iter().take(rows).enumerate() {
@@ -200,11 +261,11 @@ mod tests {
                     let v = if j == 0 { v } else { -v };
                     w.push(v, i);
                     if v > lists.bars()[j] {
-                        if simd {
-                            // SAFETY: AVX-512F is supported (`wide`).
-                            unsafe { lists.push_lanes16(&[v], 1, j, i) };
-                        } else {
-                            lists.push(j, v, i);
+                        match simd {
+                            // SAFETY: the CPU has the path's ISA (`paths`).
+                            1 => unsafe { lists.push_lanes16(&[v], 1, j, i) },
+                            2 => unsafe { lists.push_lanes8(&[v], 1, j, i) },
+                            _ => lists.push(j, v, i),
                         }
                     }
                     assert_eq!(lists.bars()[j], w.bar(), "k={k} row {i}");

@@ -190,7 +190,7 @@ unsafe fn tiles_topk<const P: usize>(rows: &[f32], d: usize, packed: &[f32], nq:
                 let m = _mm256_movemask_ps(_mm256_cmp_ps::<_CMP_GT_OQ>(v, bar)) as u32 & lanes[pn];
                 if m != 0 {
                     _mm256_storeu_ps(tmp.as_mut_ptr(), v);
-                    lists.push_lanes(&tmp, m, j0, row0 + ri + t);
+                    lists.push_lanes8(&tmp, m, j0, row0 + ri + t);
                 }
             }
         }

@@ -13,6 +13,8 @@ export LD_LIBRARY_PATH=$D/rw/usr/lib/x86_64-linux-gnu RUSTC=$D/rw/usr/bin/rustc
 export CARGO_TARGET_AARCH64_UNKNOWN_LINUX_GNU_LINKER=aarch64-linux-gnu-gcc
 export CARGO_TARGET_AARCH64_UNKNOWN_LINUX_GNU_RUNNER="qemu-aarch64 -L /usr/aarch64-linux-gnu"
 export CARGO_TARGET_DIR=${CARGO_TARGET_DIR_A64:-target/aarch64}
+# Both builds here are for tests: the same code without link-time optimisation builds sooner.
+export CARGO_PROFILE_RELEASE_LTO=off CARGO_PROFILE_RELEASE_CODEGEN_UNITS=16
 T=aarch64-unknown-linux-gnu
 start=$(date +%s)
 echo "== cargo test (pure-Rust kernels) under qemu"

@@ -113,32 +113,54 @@ impl TopLists {
     /// Offer the cosines `sims[l]` of `row` whose bit l is set in `bits` to
     /// lists `j0 + l` (the lanes of one kernel register that beat their bars).
     #[inline]
-    pub fn push_lanes(&mut self, sims: &[f32], mut bits: u32, j0: usize, row: usize) {
-        while bits != 0 {
-            let l = bits.trailing_zeros() as usize;
-            bits &= bits - 1;
-            self.push(j0 + l, sims[l], row);
+    pub fn push_lanes(&mut self, sims: &[f32], bits: u32, j0: usize, row: usize) {
+        for (j, s) in Self::lanes(sims, bits, j0) {
+            self.push(j, s, row);
+        }
+    }
+
+    /// The lanes set in `bits`, lowest first, as (list, cosine): list `j0 + l` is offered `sims[l]`.
+    #[inline(always)]
+    fn lanes(sims: &[f32], mut bits: u32, j0: usize) -> impl Iterator<Item = (usize, f32)> + '_ {
+        std::iter::from_fn(move || {
+            (bits != 0).then(|| {
+                let l = bits.trailing_zeros() as usize;
+                bits &= bits - 1;
+                (j0 + l, sims[l])
+            })
+        })
+    }
+
+    /// List j's `SMALL` slots of cosines and of rows, for the branch-free inserts.
+    #[inline(always)]
+    fn small_slots(&mut self, j: usize) -> (*mut f32, *mut usize) {
+        let base = j * SMALL;
+        (self.sims[base..base + SMALL].as_mut_ptr(), self.rows[base..base + SMALL].as_mut_ptr())
+    }
+
+    /// List j (of `SMALL` slots) took one more cosine, a full one dropping its last: its length,
+    /// and its bar, slot k - 1, once it holds k.
+    #[inline(always)]
+    fn took_one(&mut self, j: usize) {
+        self.len[j] = (self.len[j] + 1).min(self.k);
+        if self.len[j] == self.k {
+            self.bars[j] = self.sims[j * SMALL + self.k - 1];
         }
     }
 
     /// `push_lanes` for the AVX-512 kernel: lists of `SMALL` slots take the
     /// branch-free insert.
     #[target_feature(enable = "avx512f")]
-    pub unsafe fn push_lanes16(&mut self, sims: &[f32], mut bits: u32, j0: usize, row: usize) {
+    pub unsafe fn push_lanes16(&mut self, sims: &[f32], bits: u32, j0: usize, row: usize) {
         if self.slot != SMALL {
             return self.push_lanes(sims, bits, j0, row);
         }
-        let (k, keep_k) = (self.k.min(SMALL), ((1u32 << self.k.min(SMALL)) - 1) as __mmask16);
+        let keep_k = ((1u32 << self.k.min(SMALL)) - 1) as __mmask16;
         let back = _mm512_setr_epi32(0, 0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14);
         let (back_lo, back_hi) = (_mm512_setr_epi64(0, 0, 1, 2, 3, 4, 5, 6), _mm512_setr_epi64(7, 8, 9, 10, 11, 12, 13, 14));
-        let last = _mm512_set1_epi32(k as i32 - 1);
-        while bits != 0 {
-            let l = bits.trailing_zeros() as usize;
-            bits &= bits - 1;
-            let (j, s) = (j0 + l, sims[l]);
-            let base = j * SMALL;
-            let ps = self.sims[base..base + SMALL].as_mut_ptr();
-            let pr = self.rows[base..base + SMALL].as_mut_ptr() as *mut i64;
+        for (j, s) in Self::lanes(sims, bits, j0) {
+            let (ps, pr) = self.small_slots(j);
+            let pr = pr as *mut i64;
             let v = _mm512_loadu_ps(ps);
             // Equal cosines stay ahead: s goes after every slot >= s, a
             // prefix of the list (-inf slots never count: s beats the bar).
@@ -155,13 +177,7 @@ impl TopLists {
             let out_hi = _mm512_mask_blend_epi64((keep >> 8) as __mmask8, _mm512_permutex2var_epi64(lo, back_hi, hi), hi);
             _mm512_storeu_epi64(pr, _mm512_mask_mov_epi64(out_lo, at as __mmask8, r));
             _mm512_storeu_epi64(pr.add(8), _mm512_mask_mov_epi64(out_hi, (at >> 8) as __mmask8, r));
-            let n = self.len[j] + 1;
-            if n <= self.k {
-                self.len[j] = n;
-            }
-            if self.len[j] == self.k {
-                self.bars[j] = _mm512_cvtss_f32(_mm512_permutexvar_ps(last, out));
-            }
+            self.took_one(j);
         }
     }
 
@@ -169,21 +185,16 @@ impl TopLists {
     /// `push_lanes16` with two 8-lane registers of cosines and four 4-lane registers of rows
     /// (the scalar shift's data-dependent exit mispredicts on most inserts).
     #[target_feature(enable = "avx2")]
-    pub unsafe fn push_lanes8(&mut self, sims: &[f32], mut bits: u32, j0: usize, row: usize) {
+    pub unsafe fn push_lanes8(&mut self, sims: &[f32], bits: u32, j0: usize, row: usize) {
         if self.slot != SMALL {
             return self.push_lanes(sims, bits, j0, row);
         }
-        let k = self.k.min(SMALL);
         let (idx_lo, idx_hi) = (_mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7), _mm256_setr_epi32(8, 9, 10, 11, 12, 13, 14, 15));
         let (back_lo, back_hi) = (_mm256_setr_epi32(0, 0, 1, 2, 3, 4, 5, 6), _mm256_setr_epi32(7, 0, 1, 2, 3, 4, 5, 6));
         let last_lane = _mm256_set1_epi32(7);
-        while bits != 0 {
-            let l = bits.trailing_zeros() as usize;
-            bits &= bits - 1;
-            let (j, s) = (j0 + l, sims[l]);
-            let base = j * SMALL;
-            let ps = self.sims[base..base + SMALL].as_mut_ptr();
-            let pr = self.rows[base..base + SMALL].as_mut_ptr() as *mut __m256i;
+        for (j, s) in Self::lanes(sims, bits, j0) {
+            let (ps, pr) = self.small_slots(j);
+            let pr = pr as *mut __m256i;
             let (lo, hi) = (_mm256_loadu_ps(ps), _mm256_loadu_ps(ps.add(8)));
             let sv = _mm256_set1_ps(s);
             // Equal cosines stay ahead: s goes after every slot >= s, a prefix of the list. What
@@ -213,13 +224,7 @@ impl TopLists {
                 let out = _mm256_blendv_epi8(shifted, r[q], _mm256_cmpgt_epi64(pv64, idx));
                 _mm256_storeu_si256(pr.add(q), _mm256_blendv_epi8(out, rv, _mm256_cmpeq_epi64(pv64, idx)));
             }
-            let n = self.len[j] + 1;
-            if n <= self.k {
-                self.len[j] = n;
-            }
-            if self.len[j] == self.k {
-                self.bars[j] = *ps.add(k - 1);
-            }
+            self.took_one(j);
         }
     }
 

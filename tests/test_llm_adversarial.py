@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import os
+import subprocess
 import sys
 import time
 
@@ -351,3 +352,21 @@ def test_bad_inputs_are_typed_errors(client) -> None:
         decide_crud(client, "x", [("only-id",)])
     with pytest.raises(InvalidTextError, match="expected non-empty text"):
         client.extract_facts("")
+
+
+
+def test_the_openai_package_loads_with_the_first_client_not_with_memsieve() -> None:
+    # Most of what `import memsieve` cost was the openai package, which a memory without an LLM
+    # never calls. It must still load with the first client, and its errors still become ours:
+    # nothing listens on port 1, so the request is refused.
+    code = ("import sys, memsieve\n"
+            "from memsieve.llm import LLMClient, LLMConfig\n"
+            "before = 'openai' in sys.modules\n"
+            "client = LLMClient(LLMConfig(base_url='http://127.0.0.1:1/v1', model='m', retries=0, timeout=5))\n"
+            "try:\n"
+            "    client.complete([{'role': 'user', 'content': 'x'}], schema=None, name='probe')\n"
+            "except memsieve.LLMError as exc:\n"
+            "    print(before, 'openai' in sys.modules, type(exc).__name__, client.faults)\n")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
+    assert out.returncode == 0, out.stderr[-2000:]
+    assert out.stdout.split() == ["False", "True", "LLMError", "1"], out.stdout + out.stderr[-2000:]

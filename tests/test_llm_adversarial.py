@@ -354,7 +354,6 @@ def test_bad_inputs_are_typed_errors(client) -> None:
         client.extract_facts("")
 
 
-
 def test_the_openai_package_loads_with_the_first_client_not_with_memsieve() -> None:
     # Most of what `import memsieve` cost was the openai package, which a memory without an LLM
     # never calls. It must still load with the first client, and its errors still become ours:

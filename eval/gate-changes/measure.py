@@ -1,7 +1,7 @@
 """The gate-changes set: does the write gate fold a later statement that changes a value into the memory
 that says the old one? (eval/gate-changes/README.md)
 
-    python eval/gate-changes/measure.py [--out results.json] [--db FILE]
+    python eval/gate-changes/measure.py [--out results.json] [--db FILE] [--pairs FILE]
 
 Each pair gets its own scope of one SQLite store (default embedder and gate): 5-20 fillers (seeded),
 the earlier statement, then the later one. A *loss* is a later statement with a value (``value``, a
@@ -140,8 +140,10 @@ def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--out", help="write the summary and every row as JSON here")
     ap.add_argument("--db", help="the SQLite file to use (default: a temporary one)")
+    ap.add_argument("--pairs", default=str(HERE / "pairs.jsonl"),
+                    help="the pairs to run (default: the set; blind-2.jsonl is a second blind batch)")
     ns = ap.parse_args(argv)
-    pairs = [json.loads(line) for line in (HERE / "pairs.jsonl").read_text(encoding="utf-8").splitlines() if line]
+    pairs = [json.loads(line) for line in Path(ns.pairs).read_text(encoding="utf-8").splitlines() if line]
     t0 = time.perf_counter()
     with tempfile.TemporaryDirectory() as tmp:
         rows = run(pairs, ns.db or str(Path(tmp) / "gate-changes.db"))

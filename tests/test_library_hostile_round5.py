@@ -167,6 +167,23 @@ def test_an_unknown_rejection_layer_is_refused_not_answered_empty(m):
     assert len(m.rejections(user_id="ana", layer="exact")) == 1
     with pytest.raises(InvalidInputError, match="'Exact' is no decision layer"):
         m.rejections(user_id="ana", layer="Exact")
+    with pytest.raises(InvalidInputError, match="layer must be a string or None, got int"):
+        m.rejections(user_id="ana", layer=5)
+
+
+def test_a_consolidation_llm_that_is_no_llm_is_refused_before_anything_is_merged(m):
+    from memsieve.llm import LLMClient, LLMConfig
+    from memsieve.parts import merging_llm
+
+    m.add("I drink green tea every morning.", user_id="ana")
+    m.add("Every morning I drink green tea.", user_id="ana")
+    before = [(x.id, x.is_active) for x in m.get_all(user_id="ana", include_inactive=True)]
+    with pytest.raises(ConfigError, match="llm must be an LLMConfig or LLMClient, got str"):
+        m.consolidate(user_id="ana", llm="gpt-4o", min_sim=0.5)
+    assert [(x.id, x.is_active) for x in m.get_all(user_id="ana", include_inactive=True)] == before
+    # A config becomes a client; a client (anything with complete_json) is used as it is.
+    client = merging_llm(LLMConfig(base_url="http://127.0.0.1:9", model="m"))
+    assert isinstance(client, LLMClient) and merging_llm(client) is client and merging_llm(None) is None
 
 
 # ---- the ends of the calendar --------------------------------------------------------------------------------

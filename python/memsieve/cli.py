@@ -41,7 +41,7 @@ def _scope(ns: argparse.Namespace) -> dict[str, Any]:
 
 
 def _db_target(ns: argparse.Namespace) -> str:
-    from memsieve.memory import default_path
+    from memsieve.store import default_path
 
     return str(ns.db) if ns.db is not None else default_path()
 

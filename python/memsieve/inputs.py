@@ -23,6 +23,7 @@ from typing import Any, Literal, overload
 from memsieve.errors import (CallbackError, ConfigError, InvalidInputError, InvalidTextError, MemsieveError,
                              NotFoundError, short_repr)
 from memsieve.plain import plain
+from memsieve.records import LAYERS
 from memsieve.scope import INVISIBLE_RANGES
 from memsieve.times import iso_time, now_iso  # noqa: F401 - re-exported: the checks of every input live here
 
@@ -348,13 +349,22 @@ def check_progress(progress: object, *, takes: str, args: int = 1, after: str = 
     return called
 
 
-def check_optional_str(value: object, *, where: str) -> str | None:
-    """An optional name such as the ``layer`` filter of ``rejections``: None, or a storable str."""
+def check_layer(value: object) -> str | None:
+    """The ``layer`` filter of ``rejections``: None, or one of ``memsieve.records.LAYERS``.
+
+    Raises:
+        InvalidInputError: not a str, or no decision layer: a typo ("Exact") would match nothing,
+            which is not an empty answer.
+    """
     if value is None:
         return None
     if not isinstance(value, str):
-        raise InvalidInputError(f"{where} must be a string or None, got {type(value).__name__} {short_repr(value)}")
-    return check_storable(value, where=where)
+        raise InvalidInputError(f"layer must be a string or None, got {type(value).__name__} {short_repr(value)}")
+    layer = check_storable(value, where="layer")
+    if layer not in LAYERS:
+        raise InvalidInputError(f"layer {short_repr(layer)} is no decision layer; use one of {', '.join(LAYERS)} "
+                                "(rejections come from 'exact', 'novelty', 'band' and 'llm')")
+    return layer
 
 
 # ---- limits and ids ----------------------------------------------------------

@@ -10,25 +10,23 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from memsieve.consolidation import ConsolidationReport, Consolidator, Schedule
-from memsieve.errors import (ClosedError, ConfigError, EmbedderError, InvalidInputError, NotFoundError, StoreError,
-                             is_choice, short_repr)
+from memsieve.errors import ClosedError, ConfigError, EmbedderError, NotFoundError, is_choice
 from memsieve.gate.cache import DEFAULT_MAX_CACHE_BYTES, ScopeGates
 from memsieve.gate.config import GateConfig
-from memsieve.inputs import (MAX_TEXT_CHARS, candidate_texts, check_count, check_embedder, check_flag, check_limit,
-                             check_metadata, check_optional_str, check_path, check_progress, check_record_id,
-                             check_real, check_router,
-                             check_sources, check_text, iso_time)
-from memsieve.parts import LLM, Reranker, Router, check_llm
+from memsieve.inputs import (MAX_TEXT_CHARS, candidate_texts, check_count, check_embedder, check_flag, check_layer,
+                             check_limit, check_metadata, check_path, check_progress, check_real, check_record_id,
+                             check_router, check_sources, check_text, iso_time)
+from memsieve.parts import LLM, Reranker, Router, check_llm, merging_llm
 from memsieve.plain import plain_arguments
 from memsieve.read.fusion import Fusion
 from memsieve.read.render import DEFAULT_DATE_FORMAT, DateFormat, Order, render_results
 from memsieve.read.rerank import DEFAULT_RERANK_DEPTH, check_reranker
 from memsieve.read.search import DEFAULT_VERSION_COS, SearchMode, Searcher
-from memsieve.records import LAYERS, Decision, Forgotten, HistoryEntry, MemoryItem, Rejection, SearchResult
+from memsieve.records import Decision, Forgotten, HistoryEntry, MemoryItem, Rejection, SearchResult
 from memsieve.scope import Scope, check_owner, warn_unreachable_scopes
 from memsieve.scoped import ScopedMemory
 from memsieve.stats import scope_stats
-from memsieve.store import open_store
+from memsieve.store import default_store, open_store
 from memsieve.store.base import check_durability
 from memsieve.write import candidates as bulk
 from memsieve.text.lexicon import ENGLISH, Lexicon, check_lexicon
@@ -39,30 +37,6 @@ if TYPE_CHECKING:
     from memsieve.embedding.protocol import Embedder
     from memsieve.llm import LLMConfig
 
-def default_path() -> str:
-    """``$MEMSIEVE_DB``, else ``$XDG_DATA_HOME/memsieve/memsieve.db`` (``~/.local/share`` by default)."""
-    if os.environ.get("MEMSIEVE_DB"):
-        return os.environ["MEMSIEVE_DB"]
-    base = os.environ.get("XDG_DATA_HOME") or os.path.join(os.path.expanduser("~"), ".local", "share")
-    return os.path.join(base, "memsieve", "memsieve.db")
-
-
-def _unit_interval(value: object, *, where: str) -> float:
-    return check_real(value, name=where, low=0.0, high=1.0)
-
-
-def _default_store() -> str:
-    """The default path, with its folder made: only an explicit path must already have one."""
-    path = default_path()
-    if not path.startswith(("postgresql://", "postgres://")):
-        folder = os.path.dirname(os.path.abspath(path))
-        try:
-            os.makedirs(folder, exist_ok=True)
-        except OSError as exc:  # a file where a folder should be, no permission, a read-only disk
-            raise StoreError(f"cannot make the default store's folder {folder!r} ({exc.strerror or exc}); "
-                             "set MEMSIEVE_DB or XDG_DATA_HOME to a writable place, or pass a path") from None
-    return path
-
 
 @plain_arguments
 class Memory:
@@ -70,7 +44,7 @@ class Memory:
 
     Args:
         path: SQLite file (created if missing), ``":memory:"``, a
-            ``postgresql://`` URL, or None for ``default_path()``.
+            ``postgresql://`` URL, or None for ``memsieve.store.default_path()``.
         embedder: anything with ``dim`` and ``embed(texts) -> (n, dim) float32``
             (``memsieve.parts.Embedder``); None loads the packaged ONNX MiniLM
             lazily on first use.
@@ -136,8 +110,8 @@ class Memory:
         self.router = check_router(router)
         durability = check_durability(durability)
         llm = check_llm(llm)
-        version_cos = _unit_interval(version_cos, where="version_cos")
-        self.store = open_store(_default_store() if path is None else check_path(path), durability=durability)
+        version_cos = check_real(version_cos, name="version_cos", low=0.0, high=1.0)
+        self.store = open_store(default_store() if path is None else check_path(path), durability=durability)
         try:
             warn_unreachable_scopes(self.store.scope_keys())
             self._gates = ScopeGates(self.store, self.gate_config, index_min_size=index_min_size,
@@ -433,13 +407,8 @@ class Memory:
                 benches/RESULTS.md), nor is an LLM call under way.
         """
         scope = Scope.of(user_id, agent_id, run_id)
-        if llm is not None and not hasattr(llm, "complete_json"):
-            from memsieve.llm import LLMClient, LLMConfig
-
-            if not isinstance(llm, LLMConfig):
-                raise ConfigError(f"llm must be an LLMConfig or LLMClient, got {type(llm).__name__}")
-            llm = LLMClient(llm)
-        return self._consolidator.run(scope, dry_run=check_flag(dry_run, where="dry_run"), min_sim=min_sim, llm=llm,
+        return self._consolidator.run(scope, dry_run=check_flag(dry_run, where="dry_run"), min_sim=min_sim,
+                                        llm=merging_llm(llm),
                                         max_seconds=max_seconds,
                                         progress=check_progress(
                                             progress, takes="(clusters done, clusters)", args=2,
@@ -587,13 +556,8 @@ class Memory:
 
     def rejections(self, *, user_id: str | None = None, agent_id: str | None = None, run_id: str | None = None,
                    since: Any = None, layer: str | None = None, limit: int | None = None) -> list[Rejection]:
-        layer = check_optional_str(layer, where="layer")
-        if layer is not None and layer not in LAYERS:
-            # an unknown layer would match nothing: a typo ("Exact") is not an empty answer
-            raise InvalidInputError(f"layer {short_repr(layer)} is no decision layer; use one of {', '.join(LAYERS)} "
-                                    "(rejections come from 'exact', 'novelty', 'band' and 'llm')")
         return self.store.rejections(Scope.of(user_id, agent_id, run_id), since=iso_time(since, where="since"),
-                                     layer=layer, limit=check_limit(limit, optional=True))
+                                     layer=check_layer(layer), limit=check_limit(limit, optional=True))
 
     def faults(self, *, user_id: str | None = None, agent_id: str | None = None,
                run_id: str | None = None) -> list[dict[str, Any]]:

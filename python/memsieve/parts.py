@@ -104,6 +104,21 @@ def check_llm(llm: Any) -> Any:
     return llm
 
 
+def merging_llm(llm: Any) -> Any:
+    """The LLM ``consolidate(llm=...)`` writes merged texts with: None, a client with
+    ``complete_json`` as is, or a client built from an ``LLMConfig``.
+
+    Raises:
+        ConfigError: anything else.
+    """
+    if llm is None or hasattr(llm, "complete_json"):
+        return llm
+    from memsieve.llm import LLMClient, LLMConfig
+
+    if not isinstance(llm, LLMConfig):
+        raise ConfigError(f"llm must be an LLMConfig or LLMClient, got {type(llm).__name__}")
+    return LLMClient(llm)
+
 
 def __getattr__(name: str) -> Any:
     # The embedding package loads onnxruntime's helpers; the Protocol is read

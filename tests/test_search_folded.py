@@ -61,6 +61,50 @@ def test_an_exact_repeat_is_not_shown(mem):
     assert [f.text for f in _hit(mem, first.memory_id).folded] == [AGAIN]
 
 
+def test_as_of_follows_the_merges_in_force_then(mem):
+    """A point-in-time search shows a fold with the memory it went into as things stood then: as of
+    before the merge that retired that memory into another, with that memory, though the merge holds
+    now; after the merge, with the memory kept; after an undo of it, with its own memory again.
+    Keyword search finds the fold's words the same way."""
+    import time
+
+    from memsieve.times import now_iso
+
+    def shown(**kw):
+        return {h.id: [f.id for f in h.folded]
+                for h in mem.search("the farmers market", user_id="u", limit=5, **kw)}
+
+    def keyword(**kw):
+        return [h.id for h in mem.search("flowers", user_id="u", mode="keyword", limit=5, **kw)]
+
+    first, later = _folded_pair(mem)
+    (dup,) = mem.add(MARKET, user_id="u")
+    copy = mem.restore(dup.rejection_id, user_id="u")
+    mem.update(copy.id, MARKET.replace("vegetables.", "vegetables and goat cheese."), user_id="u")
+    time.sleep(0.01)
+    before_merge = now_iso()
+    time.sleep(0.01)
+    (merge,) = [g for g in mem.consolidate(user_id="u").merges if g.status == "merged"]
+    assert merge.kept_id == copy.id and not mem.get(first.memory_id, user_id="u").is_active
+    # The merge holds: the memory kept shows the fold now, the memory it went into as of before.
+    now = shown()
+    assert first.memory_id not in now and now[copy.id] == [later.rejection_id]
+    assert keyword() == [copy.id]
+    then = shown(as_of=before_merge)
+    assert then[first.memory_id] == [later.rejection_id] and then[copy.id] == []
+    # The memory kept, found alone, showed no fold then: the one it holds now was another's.
+    (alone,) = mem.search("goat cheese", user_id="u", limit=1, as_of=before_merge)
+    assert alone.id == copy.id and alone.folded == ()
+    assert [f.id for f in mem.search("goat cheese", user_id="u", limit=1)[0].folded] == [later.rejection_id]
+    assert keyword(as_of=before_merge) == [first.memory_id]
+    # Undone: its own memory's again, now and as of before.
+    mem.unconsolidate(merge.id, user_id="u")
+    for kw in ({}, {"as_of": before_merge}):
+        seen = shown(**kw)
+        assert seen[first.memory_id] == [later.rejection_id] and seen[copy.id] == [], kw
+        assert keyword(**kw) == [first.memory_id], kw
+
+
 def test_a_restored_fold_is_its_own_memory_and_no_longer_shown(mem):
     first, later = _folded_pair(mem)
     restored = mem.restore(later.rejection_id, user_id="u")

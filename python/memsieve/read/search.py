@@ -174,7 +174,7 @@ class Searcher:
     def _folds(self, scope: Scope, memory_ids: list[str], *, as_of: str | None) -> dict[str, list[Folded]]:
         """Per result, the newest texts folded into it or into a memory a consolidation retired into
         it (its fact lives on in the result), newest first (memsieve.read.folded)."""
-        retired = self._store.retired_members(scope, memory_ids) if memory_ids else {}
+        retired = self._store.retired_members(scope, memory_ids, as_of=as_of) if memory_ids else {}
         read = self._store.folds_into(scope, memory_ids + list(retired), newest=FOLDS_READ, as_of=as_of)
         if not retired:
             return read

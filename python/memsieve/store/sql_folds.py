@@ -90,17 +90,22 @@ class SqlFolds(SqlRecords):
                     " WHERE id = %s AND forgotten_at IS NULL", (now, f"; forgotten on request: {why}",
                                                                  str(rejection_id)))
 
-    def retired_members(self, scope: Scope, kept_ids: Sequence[str]) -> dict[str, str]:
+    def retired_members(self, scope: Scope, kept_ids: Sequence[str], *,
+                        as_of: str | None = None) -> dict[str, str]:
         """Member id -> the one of ``kept_ids`` it was retired into by merges in force, at any depth
         (a merge may retire a memory kept by an earlier one): what search reads the folds of with
-        the kept memory (memsieve.read.folded). One read per round of merges."""
+        the kept memory (memsieve.read.folded). One read per round of merges.
+
+        ``as_of`` follows the merges in force then: made by that time and not undone by it. A
+        memory merged away since was its own memory then, with its own folds."""
         frontier = {str(k): str(k) for k in kept_ids}
         seen = set(frontier)
         out: dict[str, str] = {}
+        when, at = _in_force(as_of)
         while frontier:
             marks = ",".join(["%s"] * len(frontier))
-            rows = self._q(f"SELECT kept_id, member_ids FROM merges WHERE scope_key = %s AND undone_at IS NULL"
-                           f" AND kept_id IN ({marks})", (scope.key, *frontier)).fetchall()
+            rows = self._q(f"SELECT kept_id, member_ids FROM merges WHERE scope_key = %s{when}"
+                           f" AND kept_id IN ({marks})", (scope.key, *at, *frontier)).fetchall()
             nxt: dict[str, str] = {}
             for kept, members in rows:
                 for member in json.loads(members):
@@ -121,8 +126,9 @@ class SqlFolds(SqlRecords):
         memory kept by one merge and retired by a later one leads to the later one's): what keyword
         search reads a retired member's folds' words as (memsieve.read.fold_keys)."""
         into: dict[str, str] = {}
-        for kept, members in self._q("SELECT kept_id, member_ids FROM merges WHERE scope_key = %s"
-                                     " AND undone_at IS NULL ORDER BY created_at", (scope.key,)).fetchall():
+        when, at = _in_force(None)
+        for kept, members in self._q(f"SELECT kept_id, member_ids FROM merges WHERE scope_key = %s{when}"
+                                     " ORDER BY created_at", (scope.key, *at)).fetchall():
             for member in json.loads(members):
                 if member != kept:
                     into[str(member)] = str(kept)
@@ -140,3 +146,11 @@ class SqlFolds(SqlRecords):
             seq_of.update((str(i), int(s)) for i, s in self._q(
                 f"SELECT id, seq FROM memories WHERE scope_key = %s AND {where}", (scope.key, *params)).fetchall())
         return {seq_of[m]: seq_of[k] for m, k in top.items() if m in seq_of and k in seq_of}
+
+
+def _in_force(as_of: str | None) -> tuple[str, list[str]]:
+    """The condition (and its parameters) on ``merges`` rows in force now, or at ``as_of``: made by
+    then and not undone by then."""
+    if as_of is None:
+        return " AND undone_at IS NULL", []
+    return " AND created_at <= %s AND (undone_at IS NULL OR undone_at > %s)", [as_of, as_of]

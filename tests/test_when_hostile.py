@@ -107,8 +107,8 @@ def test_the_last_year_and_week_are_trailing_bare_ones_calendar():
     week = read_when("What did I cook in the last week?", NOW).window
     assert week is not None and week.holds(NOW - timedelta(days=1)) and week.end == NOW
     assert _span("What did I cook the last 10 days?") == ("2025-08-09", "2025-08-20")
-    # "the last week of July" is July's, not a trailing week
-    assert _span("What did I do the last week of July?") == ("2025-07-01", "2025-07-31")
+    # "the last week of July" is July's last seven days (a day's slack), not a trailing week
+    assert _span("What did I do the last week of July?") == ("2025-07-24", "2025-08-07")
 
 
 # ---- 4. dates in other spellings -----------------------------------------------------------

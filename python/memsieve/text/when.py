@@ -25,15 +25,18 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 
+from memsieve.text.when_parts import (day_of_this_month_span, decade_span, decades_ago_span, hours_span,
+                                      part_of_month_span, part_of_year_span, week_of_month_span)
 from memsieve.text.when_periods import quarter_span, season_span
 from memsieve.text.when_holidays import HOLIDAY, holiday_day
-from memsieve.text.when_words import (AGO, AGO_MORE, ASKED_IN_PAST, BEFORE_LAST, COUNT_WORDS, DAY_MONTH,
-                                      DAY_OF_MONTH, EARLIEST, ISO_DATE, IN_MONTH, LAST_UNIT, LATEST, MONTH_YEAR, MONTHS,
-                                      NOT_ORDER_FIRST, NUMERIC_DATE, ORDER_EARLIEST, ORDER_LAST, ORDER_LATEST,
-                                      ORDER_PRESENT, OTHER_WEEK, OVER_WEEKEND, PAST, QUARTER, RECENTLY,
-                                      RELATIVE_TO_DATE, SEASON, SINCE_WEEKDAY, THIS_AFTERNOON, TRAILING, UNITS,
-                                      WEEKDAY, WEEKDAY_ABBR, WEEKDAY_SHORT, WEEKDAYS, YEAR, YESTERDAY, counts_units,
-                                      month_is_said)
+from memsieve.text.when_words import (ABBR_AGO, ABBR_UNITS, AGO, AGO_MORE, ASKED_IN_PAST, BEFORE_LAST, COUNT_WORDS,
+                                      DAY_MONTH, DAY_OF_MONTH, DAY_OF_THIS_MONTH, DECADE, DECADES_AGO, EARLIEST, HOURS,
+                                      ISO_DATE, IN_MONTH, LAST_UNIT, LATEST, MONTH_YEAR, MONTHS, NOT_ORDER_FIRST,
+                                      NUMERIC_DATE, ORDER_EARLIEST, ORDER_LAST, ORDER_LATEST, ORDER_PRESENT,
+                                      OTHER_WEEK, OVER_WEEKEND, PART_OF_MONTH, PART_OF_YEAR, PAST, PREVIOUS_UNIT,
+                                      QUARTER, RECENTLY, RELATIVE_TO_DATE, SEASON, SINCE_WEEKDAY, THIS_AFTERNOON,
+                                      THIS_PAST_WEEKDAY, TRAILING, UNITS, WEEK_OF_MONTH, WEEKDAY, WEEKDAY_ABBR,
+                                      WEEKDAY_SHORT, WEEKDAYS, YEAR, YESTERDAY, counts_units, month_is_said)
 
 __all__ = ["COUNT_WORDS", "EARLIEST", "LATEST", "MONTHS", "UNITS", "WEEKDAYS", "When", "Window", "ago_amount",
            "count_of", "plain", "read_when", "spelled", "window_of"]
@@ -160,11 +163,19 @@ Reader = Callable[[re.Match[str], str, datetime], "Window | None"]
 
 def _ago(m: re.Match[str], q: str, now: datetime) -> Window | None:
     n, unit = ago_amount(m)
+    return _ago_window(now, n, unit, m.group(0))
+
+
+def _abbr_ago(m: re.Match[str], q: str, now: datetime) -> Window | None:
+    return _ago_window(now, count_of(m.group(1)), ABBR_UNITS[m.group(2)], m.group(0))
+
+
+def _ago_window(now: datetime, n: int | float, unit: str, phrase: str) -> Window:
     length, slack = UNITS[unit]
     back = n * length if isinstance(n, int) else round(n * length)
     # "half a year ago": half the slack of "a year ago"; N units: a quarter of the way back, at least the slack
     half: float = slack if unit == "day" else max(slack * (n if 0 < n < 1 else 1), 0.25 * back)
-    return _around(now, back, half, m.group(0))
+    return _around(now, back, half, phrase)
 
 
 def _past(m: re.Match[str], q: str, now: datetime) -> Window | None:
@@ -319,9 +330,63 @@ def _recently(m: re.Match[str], q: str, now: datetime) -> Window | None:
     return Window(_day(now) - timedelta(days=30), now, m.group(0))
 
 
+def _spanned(span: tuple[datetime, datetime] | None, phrase: str) -> Window | None:
+    return None if span is None else Window(span[0], span[1], phrase)
+
+
+def _part_of_month(m: re.Match[str], q: str, now: datetime) -> Window | None:
+    short, long, word, year, which = m.groups()
+    if word is not None and not year and not month_is_said(q, word, m.end(3)):  # "early may be best"
+        return None
+    if which == "the" and ASKED_IN_PAST.search(q) is None:  # "what do I pay at the end of the month?"
+        return None
+    return _spanned(part_of_month_span(short or long, word, year, None if which == "the" else which, now), m.group(0))
+
+
+def _part_of_year(m: re.Match[str], q: str, now: datetime) -> Window | None:
+    short, long, year, which = m.groups()
+    if which == "the" and ASKED_IN_PAST.search(q) is None:
+        return None
+    said = int(year) if year else now.year - (1 if which == "last" else 0)
+    return _spanned(part_of_year_span(short or long, said, now), m.group(0))
+
+
+def _week_of_month(m: re.Match[str], q: str, now: datetime) -> Window | None:
+    return _spanned(week_of_month_span(m.group(1), m.group(2), m.group(3), now), m.group(0))
+
+
+def _hours(m: re.Match[str], q: str, now: datetime) -> Window | None:
+    return _spanned(hours_span(m.group(1), now), m.group(0))
+
+
+def _decades_ago(m: re.Match[str], q: str, now: datetime) -> Window | None:
+    return _spanned(decades_ago_span(m.group(1), now), m.group(0))
+
+
+def _decade(m: re.Match[str], q: str, now: datetime) -> Window | None:
+    return _spanned(decade_span(m.group(1), m.group(2), now), m.group(0))
+
+
+def _this_past_weekday(m: re.Match[str], q: str, now: datetime) -> Window | None:
+    back = (now.weekday() - WEEKDAYS[m.group(1)]) % 7 or 7
+    return _around(now, back, 1, m.group(0))
+
+
+def _previous_unit(m: re.Match[str], q: str, now: datetime) -> Window | None:
+    return _last_unit_window(now, m.group(1), m.group(0))
+
+
+def _day_of_this_month(m: re.Match[str], q: str, now: datetime) -> Window | None:
+    return _spanned(day_of_this_month_span(int(m.group(1)), now), m.group(0))
+
+
 #: The patterns a question's window is looked for with, in this order: the first pattern with a
 #: match that is a date wins, wherever in the question it lies.
 _READERS: tuple[tuple[re.Pattern[str], Reader], ...] = (
+    # First: "the end of last month", "the first week of May" hold a window the later patterns would
+    # read whole ("last month", "of may").
+    (PART_OF_MONTH, _part_of_month), (PART_OF_YEAR, _part_of_year), (WEEK_OF_MONTH, _week_of_month),
+    (HOURS, _hours), (THIS_PAST_WEEKDAY, _this_past_weekday),
     (AGO, _ago), (PAST, _past), (TRAILING, _trailing), (YESTERDAY, _yesterday), (WEEKDAY, _weekday),
     (WEEKDAY_SHORT, _weekday), (BEFORE_LAST, _before_last), (LAST_UNIT, _last_unit), (ISO_DATE, _iso_date),
     (NUMERIC_DATE, _numeric_date), (DAY_OF_MONTH, _day_of_month), (DAY_MONTH, _day_month), (IN_MONTH, _in_month),
@@ -329,7 +394,8 @@ _READERS: tuple[tuple[re.Pattern[str], Reader], ...] = (
     (RECENTLY, _recently),
     # Last: "the weekend before 4 October" is dated by its date.
     (OVER_WEEKEND, _over_weekend), (AGO_MORE, _ago_more), (SINCE_WEEKDAY, _since_weekday),
-    (THIS_AFTERNOON, _today), (OTHER_WEEK, _other_week))
+    (THIS_AFTERNOON, _today), (OTHER_WEEK, _other_week), (ABBR_AGO, _abbr_ago), (DECADES_AGO, _decades_ago),
+    (DECADE, _decade), (PREVIOUS_UNIT, _previous_unit), (DAY_OF_THIS_MONTH, _day_of_this_month))
 
 
 def window_of(q: str, now: datetime) -> Window | None:

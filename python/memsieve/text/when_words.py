@@ -40,7 +40,8 @@ FIRST_NOUNS = ("aid", "name", "names", "floor", "floors", "class", "lady", "base
                "quarter", "round", "period", "inning", "chapter", "act", "thing in", "thing on", "thing tomorrow",
                "thing today", "thing tonight", "things first", "of all", "off",
                "and foremost", "hand", "rate", "degree", "team", "string", "world", "down", "light", "course",
-               "impression", "impressions", "baseman", "officer", "minister", "amendment", "lieutenant")
+               "impression", "impressions", "baseman", "officer", "minister", "amendment", "lieutenant",
+               "week of", "weekend of", "days of")
 #: Words that may follow a bare "may" or an abbreviated month that is a month ("in May and June",
 #: "in Dec when ..."); any other word makes it none ("this may sound", "Mar del Plata").
 AFTER_MONTH = frozenset(
@@ -86,6 +87,23 @@ SET_OFF_EVENT = re.compile(r"\b(before|after)\s+(?!(?:last|that|then|now|this|it
 #: Units a question's "ago" may count in besides ``AGO``'s ("two nights ago", "3 hours ago", "three
 #: weekends ago"); read for a question's window only, not for the dates a text says.
 AGO_MORE = re.compile(rf"\b({_NUM})\s+(night|hour|minute|weekend)s?\s+ago\b")
+#: Parts of a month or a year, weeks of a month, hours, decades, "this past Monday", "the previous
+#: week" and abbreviated units: a question's window only (memsieve.text.when_parts).
+_PART = r"(?:(early|mid|late)[\s-]+|the\s+(beginning|start|middle|end)\s+of\s+)"
+PART_OF_MONTH = re.compile(rf"\b{_PART}(?:({_MONTH})\b(?:\.?,?\s+(?:of\s+)?(\d{{4}})\b)?|(last|this|the)\s+month\b)")
+PART_OF_YEAR = re.compile(rf"\b{_PART}(?:((?:19|20)\d{{2}})\b(?!['.,:/-]?\d)|(last|this|the)\s+year\b)")
+WEEK_OF_MONTH = re.compile(rf"\bthe\s+(first|1st|second|2nd|third|3rd|fourth|4th|last)\s+week\s+of\s+({_MONTH})\b"
+                           r"(?:\.?,?\s+(?:of\s+)?(\d{4})\b)?")
+HOURS = re.compile(rf"\b(?:the\s+)?(?:past|last)\s+(\d+|{_COUNT})\s+(?:hours?|hrs?)\b")
+DECADES_AGO = re.compile(r"\b(a|one|two|three|\d+)\s+decades?\s+ago\b")
+DECADE = re.compile(r"\b(?:in|during|from|of)\s+the\s+(?:(19|20)|')?(\d)0'?s\b")
+ABBR_AGO = re.compile(rf"\b(\d+|{_COUNT})\s+(wks?|mos?|yrs?)\.?\s+ago\b")
+ABBR_UNITS = {"wk": "week", "wks": "week", "mo": "month", "mos": "month", "yr": "year", "yrs": "year"}
+THIS_PAST_WEEKDAY = re.compile(r"\bthis\s+past\s+(" + "|".join(WEEKDAYS) + r")\b")
+PREVIOUS_UNIT = re.compile(r"\bthe\s+(?:previous|prior|preceding)\s+(week|weekend|month|year)\b")
+#: "on the 15th" (of this month or the last), not "on the 3rd floor", "on the 2nd try".
+DAY_OF_THIS_MONTH = re.compile(r"\bon\s+the\s+(\d{1,2})(?:st|nd|rd|th)\b"
+                               r"(?=\s*(?:[?.!,;]|$)|\s+(?:and|or|when|at|in|i|we|did|was|were|with)\b)")
 #: "since Monday", "this afternoon", "the other week": a question's window only.
 SINCE_WEEKDAY = re.compile(r"\bsince\s+(" + "|".join(WEEKDAYS) + r")\b")
 THIS_AFTERNOON = re.compile(r"\b(this afternoon|earlier today)\b")
@@ -127,7 +145,8 @@ ORDER_PRESENT = re.compile(r"\b(" + "|".join(re.escape(w) for w in PRESENT) + r"
 _DATED_BY_LAST = "|".join(["week", "weekend", "fortnight", "month", "year", "night", "quarter", "time", "times",
                            "name", "names", "minute", "second", "season", "semester", "term", "resort", "straw", "but", "of", r"\d", *_COUNT.split("|"),
                            *WEEKDAYS, *WEEKDAY_ABBR, *(re.escape(m) for m in MONTHS),
-                           "spring", "summer", "autumn", "fall", "winter"])
+                           "spring", "summer", "autumn", "fall", "winter",
+                           "christmas", "xmas", "thanksgiving", "easter", "halloween"])
 ORDER_LAST = re.compile(rf"(?<!\bat )(?<!\bbefore )\blast\b(?!\s+(?:{_DATED_BY_LAST})\b|\s*\d)")
 NOT_ORDER_FIRST = re.compile(r"\bfirst[\s-]+(?:" + "|".join(re.escape(w) for w in FIRST_NOUNS) + r")\b")
 SINCE_BEFORE = re.compile(r"\b(?:ever\s+)?since\s+$")

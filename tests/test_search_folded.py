@@ -64,8 +64,9 @@ def test_an_exact_repeat_is_not_shown(mem):
 def test_as_of_follows_the_merges_in_force_then(mem):
     """A point-in-time search shows a fold with the memory it went into as things stood then: as of
     before the merge that retired that memory into another, with that memory, though the merge holds
-    now; after the merge, with the memory kept; after an undo of it, with its own memory again.
-    Keyword search finds the fold's words the same way."""
+    now; after the merge, with the memory kept; after an undo of it, with its own memory again, and
+    as of while the merge held, with the memory kept. Keyword search finds the fold's words the same
+    way."""
     import time
 
     from memsieve.times import now_iso
@@ -97,12 +98,20 @@ def test_as_of_follows_the_merges_in_force_then(mem):
     assert alone.id == copy.id and alone.folded == ()
     assert [f.id for f in mem.search("goat cheese", user_id="u", limit=1)[0].folded] == [later.rejection_id]
     assert keyword(as_of=before_merge) == [first.memory_id]
+    time.sleep(0.01)
+    while_merged = now_iso()
+    time.sleep(0.01)
     # Undone: its own memory's again, now and as of before.
     mem.unconsolidate(merge.id, user_id="u")
     for kw in ({}, {"as_of": before_merge}):
         seen = shown(**kw)
         assert seen[first.memory_id] == [later.rejection_id] and seen[copy.id] == [], kw
         assert keyword(**kw) == [first.memory_id], kw
+    # As of while the merge held, the member was retired and the memory kept showed its fold,
+    # though the undo has put the member back since.
+    held = shown(as_of=while_merged)
+    assert first.memory_id not in held and held[copy.id] == [later.rejection_id]
+    assert keyword(as_of=while_merged) == [copy.id]
 
 
 def test_a_restored_fold_is_its_own_memory_and_no_longer_shown(mem):

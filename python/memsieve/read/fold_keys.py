@@ -123,7 +123,9 @@ class FoldKeys:
             if holds(memory):
                 return memory
             if retired is None:
-                retired = self._retired(scope, folds)
+                # A point-in-time search follows the merges in force then (one undone since had
+                # retired the memory then).
+                retired = self._retired(scope, folds, as_of=as_of)
             kept = retired.get(memory)
             return kept if kept is not None and holds(kept) else None
 
@@ -156,9 +158,12 @@ class FoldKeys:
                 return sorted(best.items(), key=lambda t: -t[1])[:limit]
             k *= 4
 
-    def _retired(self, scope: Scope, folds: _Folds) -> dict[int, int]:
+    def _retired(self, scope: Scope, folds: _Folds, *, as_of: str | None = None) -> dict[int, int]:
         """The scope's retired members and where each lives on, read again when a merge or an undo
-        moved the store's ``merges_signature``. Called with the lock held."""
+        moved the store's ``merges_signature`` (at ``as_of``: read each time, not kept). Called with
+        the lock held."""
+        if as_of is not None:
+            return self._store.retired_into(scope, as_of=as_of)
         signature = self._store.merges_signature(scope)
         if folds.retired is None or folds.retired[0] != signature:
             folds.retired = (signature, self._store.retired_into(scope) if signature[0] else {})

@@ -121,12 +121,13 @@ class SqlFolds(SqlRecords):
         row = self._q("SELECT count(*), count(undone_at) FROM merges WHERE scope_key = %s", (scope.key,)).fetchone()
         return int(row[0] or 0), int(row[1] or 0)
 
-    def retired_into(self, scope: Scope) -> dict[int, int]:
+    def retired_into(self, scope: Scope, *, as_of: str | None = None) -> dict[int, int]:
         """Member seq -> the seq of the memory merges in force retired it into, at any depth (a
         memory kept by one merge and retired by a later one leads to the later one's): what keyword
-        search reads a retired member's folds' words as (memsieve.read.fold_keys)."""
+        search reads a retired member's folds' words as (memsieve.read.fold_keys). ``as_of``: the
+        merges in force then (``retired_members``)."""
         into: dict[str, str] = {}
-        when, at = _in_force(None)
+        when, at = _in_force(as_of)
         for kept, members in self._q(f"SELECT kept_id, member_ids FROM merges WHERE scope_key = %s{when}"
                                      " ORDER BY created_at", (scope.key, *at)).fetchall():
             for member in json.loads(members):

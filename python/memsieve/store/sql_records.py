@@ -366,11 +366,29 @@ class SqlRecords:
                 f" COALESCE(v.seq, -1) FROM memories m {VERSION_AT}"
                 f" WHERE m.scope_key = %s AND {VISIBLE_AT} ORDER BY m.seq",
                 (as_of, scope.key, as_of, as_of, as_of, as_of), binary=True).fetchall()
+            if retired := self._retired_by_undone_merges(scope, as_of):
+                rows = [r for r in rows if int(r[0]) not in retired]
         return CandidatesRow(
             seqs=np.array([r[0] for r in rows], dtype=np.int64),
             matrix=stack_rows([self._vector(r[1]) for r in rows], where=f"scope {scope.key!r}"),
             texts=[str(r[3]) for r in rows], metadata=[json.loads(r[2]) for r in rows],
             versions=np.array([int(r[4]) for r in rows], dtype=np.int64))
+
+    def _retired_by_undone_merges(self, scope: Scope, as_of: str) -> set[int]:
+        """The seqs of the memories a merge had retired at ``as_of`` that was undone since. An undo
+        puts a member back as it was, its expiry cleared, so its row no longer says it was retired
+        then; the merge's record does."""
+        members: set[str] = set()
+        for kept, ids in self._q("SELECT kept_id, member_ids FROM merges WHERE scope_key = %s AND undone_at IS NOT NULL"
+                                 " AND created_at <= %s AND undone_at > %s", (scope.key, as_of, as_of)).fetchall():
+            members.update(str(m) for m in json.loads(ids) if str(m) != str(kept))
+        seqs: set[int] = set()
+        ids_list = sorted(members)
+        for start in range(0, len(ids_list), SEQ_BATCH):
+            where, params = self._in_text("id", ids_list[start:start + SEQ_BATCH])
+            seqs.update(int(r[0]) for r in self._q(f"SELECT seq FROM memories WHERE scope_key = %s AND {where}",
+                                                   (scope.key, *params)).fetchall())
+        return seqs
 
     def _record_version(self, seq: int, *, now: str) -> None:
         """Keep the memory's current text, embedding and parts as a version the store knew until ``now``."""

@@ -321,6 +321,17 @@ CLAUSE_BREAK = (r"[,;.!?]+|\bbut\b(?!\s+not\b)|\binstead\b(?!\s+of\b)"
 REQUEST_CONJUNCTION = r"(?:\s*,\s*(?:(?:and|&|as well as|plus)\s+)?|\s+(?:and|&|as well as|plus)\s+)(?=(?:my|our)\b)"
 
 #: Words that ask for the older version of a fact, not the fact itself.
+#: A fact a request to forget names by its noun, and how a memory states it without the noun:
+#: "forget Leo's job" names "Leo works as a chef" (memsieve.write.forgetting). Each pattern reads
+#: the text lowercased; only the plain ways of saying the fact, not every word near it ("I work
+#: out", "it worked" state no job).
+FACT_STATEMENTS = (
+    ("job", r"\b(?:works?|worked|working)\s+(?:as|at|for)\b|\b(?:employed|hired)\s+(?:as|at|by)\b"),
+    ("address", r"\b(?:lives?|living)\s+(?:in|at|on|near)\b"),
+    ("birthday", r"\bborn\s+(?:on|in)\b"),
+    ("allergy", r"\ballergic\s+to\b"),
+    ("salary", r"\b(?:earns?|earning)\s+(?:about\s+|around\s+)?[$€£]?\d"),
+)
 OLD_WORDS = frozenset({"old", "previous", "former", "earlier", "past", "outdated", "prior", "before"})
 
 #: A request to forget addresses the memory itself: "forget what I said about X",

@@ -59,6 +59,9 @@ class Lexicon:
         request_words: the words a request to forget is made of ("please",
             "forget", "everything about"), dropped to leave its subject.
         old_words: words that ask for the older version of a fact ("old", "previous").
+        fact_statements: (noun, regular expression) pairs: a memory the expression matches
+            (lowercased) states the fact the noun names ("job": "works as"), for a request
+            to forget that names it by the noun.
         determiners: words that may open a clause before its subject ("the", "my").
         value_labels: nouns whose number is an attribute's value, not the name of a
             thing ("code 4471"); after any other noun a number names which one ("room 101").
@@ -173,6 +176,7 @@ class Lexicon:
     relation_aliases: tuple[tuple[str, str], ...] = ()
     request_words: frozenset[str] = frozenset()
     old_words: frozenset[str] = frozenset()
+    fact_statements: tuple[tuple[str, str], ...] = ()
     determiners: frozenset[str] = frozenset()
     value_labels: frozenset[str] = frozenset()
     self_words: frozenset[str] = frozenset()
@@ -281,7 +285,8 @@ class Lexicon:
         suffixes = frozenset(english.CUE_SUFFIXES)
         return cls(name="english", change_cues=frozenset(c for g in english.CUES.values() for c in g) - suffixes,
                    cue_suffixes=suffixes, relations=english.RELATIONS, relation_aliases=tuple(sorted(english.RELATION_ALIASES.items())), request_words=english.REQUEST_WORDS,
-                   old_words=english.OLD_WORDS, determiners=english.DETERMINERS,
+                   old_words=english.OLD_WORDS, fact_statements=english.FACT_STATEMENTS,
+                   determiners=english.DETERMINERS,
                    value_labels=english.VALUE_LABELS, self_words=english.SELF_WORDS,
                    self_possessives=english.SELF_POSSESSIVES, other_pronouns=english.OTHER_PRONOUNS,
                    companions=english.COMPANIONS, request_opening=english.REQUEST_OPENING,
@@ -551,6 +556,11 @@ class Lexicon:
     def relation_names(self, text: str) -> frozenset[str]:
         """The names a text gives people beside a relation word ("my cousin Aisha" -> {"aisha"}), lowercased."""
         return relation_names(text, relations=self._derived.persons, possessives=self.self_possessives)
+
+    def stated_facts(self, text: str) -> frozenset[str]:
+        """The index terms of the facts ``text`` states by a ``fact_statements`` expression ("Leo works
+        as a chef" -> {"job"}); empty when it states none so."""
+        return self._derived.stated_facts(text)
 
     def asks_for_old(self, text: str) -> bool:
         """Whether a request asks for the older version of a fact ("forget my old address")."""

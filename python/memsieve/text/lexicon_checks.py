@@ -9,6 +9,7 @@ import re
 from collections.abc import Iterable
 from typing import Any
 
+import memsieve._core as _core
 from memsieve.errors import ConfigError
 from memsieve.text.fold import fold
 
@@ -68,3 +69,23 @@ def check_vocabulary(vocabulary: Any) -> None:
     if not found:
         raise ConfigError(f"lexicon vocabulary {vocabulary!s} is not a file; give the tokenizer.json of a "
                           f"WordPiece model, or vocabulary=None to weigh every word as rare")
+
+
+def check_facts(value: Any) -> tuple[tuple[tuple[str, ...], re.Pattern[str]], ...]:
+    """``fact_statements`` as (the noun's index terms, its compiled expression) pairs."""
+    if isinstance(value, (str, bytes)) or not isinstance(value, (tuple, list)):
+        raise ConfigError(f"lexicon fact_statements must be (noun, regular expression) pairs, got "
+                          f"{type(value).__name__}; pass e.g. (('job', r'\\bworks as\\b'),)")
+    out = []
+    for pair in value:
+        if not (isinstance(pair, (tuple, list)) and len(pair) == 2 and isinstance(pair[0], str) and pair[0].strip()):
+            raise ConfigError(f"lexicon fact_statements holds {pair!r:.80}, not a (noun, regular expression) pair; "
+                              f"pass e.g. ('job', r'\\bworks as\\b')")
+        terms = tuple(_core.tokenize(pair[0]))
+        if not terms:
+            raise ConfigError(f"lexicon fact_statements noun {pair[0]!r} has no index term; use a content word")
+        pattern = check_pattern(pair[1], name=f"fact_statements[{pair[0]!r}]")
+        assert pattern is not None
+        out.append((terms, pattern))
+    return tuple(out)
+

@@ -15,7 +15,7 @@ from typing import Any
 import memsieve._core as _core
 from memsieve.text.cues import find_cues, find_identifying_values
 from memsieve.text.events import EventWords
-from memsieve.text.lexicon_checks import check_pattern
+from memsieve.text.lexicon_checks import check_facts, check_pattern
 from memsieve.text.marks import MarkReader, Marks, word_hash
 from memsieve.text.rarity import load_ranks, rarity_of_rank
 
@@ -48,6 +48,7 @@ class Derived:
         self.assistant_said = check_pattern(lexicon.assistant_said, name="assistant_said")
         self.user_said = check_pattern(lexicon.user_said, name="user_said")
         self.earlier_chat = check_pattern(lexicon.earlier_chat, name="earlier_chat")
+        self.fact_statements = check_facts(lexicon.fact_statements)
         self.vocabulary = lexicon.vocabulary
         self.cues: Callable[[str], frozenset[str]] = functools.lru_cache(maxsize=_CUE_MEMO_SIZE)(self._cues)
         self.rarity: Callable[[str], float] = functools.lru_cache(maxsize=_RARITY_MEMO_SIZE)(self._rarity)
@@ -99,6 +100,10 @@ class Derived:
             fractions=dict(lexicon.fraction_words), ones=lexicon.one_words, clock_words=lexicon.clock_words,
             one_units=lexicon.one_units, measure_leads=lexicon.measure_leads,
             clause_joints=lexicon.clause_joints))
+
+    def stated_facts(self, text: str) -> frozenset[str]:
+        low = text.lower()
+        return frozenset(t for terms, pattern in self.fact_statements if pattern.search(low) for t in terms)
 
     def _cues(self, text: str) -> frozenset[str]:
         return find_cues(text, cue_words=self.cue_words, phrases=self.phrases, suffixes=self.suffixes)

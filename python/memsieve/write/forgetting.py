@@ -19,7 +19,10 @@ memories the request is about. The rule is deterministic and explainable:
    number decides and a common word ("number") does not. A term no memory of
    the scope holds weighs the most: the request asks for something the scope
    does not have ("my passport number" where only the phone number is
-   stored), which a memory holding the request's other words is not.
+   stored), which a memory holding the request's other words is not. A
+   memory also holds the nouns of the facts it states in the lexicon's plain
+   ways (``fact_statements``): "Leo works as a chef" holds "job", "My sister
+   lives in Austin" "address" ("I work out" states no job).
 3. When no memory covers the subject terms (the request paraphrases: "my old
    employer" for "I used to work at ..."), the memory nearest in meaning is
    named if its cosine reaches ``min_cosine``, among the memories that hold
@@ -426,6 +429,21 @@ class SubjectFilter:
         return self._memo[seq]
 
 
+def _with_stated_facts(terms_of: Callable[[int], Collection[str]], texts: dict[int, str],
+                       lexicon: Lexicon) -> Callable[[int], set[str]]:
+    """A memory's index terms and the facts its text states without their noun (``Lexicon.stated_facts``:
+    "Leo works as a chef" holds "job"), so that "forget Leo's job" covers it as "forget Leo's chef
+    job" would."""
+    memo: dict[int, set[str]] = {}
+
+    def terms(seq: int) -> set[str]:
+        if seq not in memo:
+            text = texts.get(seq)
+            memo[seq] = set(terms_of(seq)) | (lexicon.stated_facts(text) if text else frozenset())
+        return memo[seq]
+    return terms
+
+
 def _surely_the_users(query: ForgetQuery, named: list[tuple[int, str]], texts: dict[int, str], *,
                       known: Collection[str]) -> list[tuple[int, str]]:
     """A request about the user names the memories surely the user's when it names any.
@@ -483,8 +501,9 @@ def choose(query: ForgetQuery, gate: Any, subject_vector: np.ndarray, *, version
         people = set().union(*(query.lexicon.subject(t).people for t in texts.values()))
         people |= {p for t in texts.values() for n in query.lexicon.relation_names(t) for p in _core.tokenize(n)}
         query = with_names(query, people).scoped(lambda t: bool(gate.term_df(t)))
-    allowed = SubjectFilter(query, texts, gate.terms_of)
-    named = named_memories(query, keys=keys, terms_of=gate.terms_of, idf=_scope_idf(gate),
+    terms_of = _with_stated_facts(gate.terms_of, texts, query.lexicon)
+    allowed = SubjectFilter(query, texts, terms_of)
+    named = named_memories(query, keys=keys, terms_of=terms_of, idf=_scope_idf(gate),
                            cosines=[cos_of.get(k, -1.0) for k in keys], min_coverage=min_coverage,
                            min_cosine=min_cosine, allowed=allowed)
     named = _surely_the_users(query, named, texts, known=allowed.known)

@@ -332,6 +332,9 @@ FACT_STATEMENTS = (
     ("allergy", r"\ballergic\s+to\b"),
     ("salary", r"\b(?:earns?|earning)\s+(?:about\s+|around\s+)?[$€£]?\d"),
 )
+#: Words by which a request to forget asks for everything about its subject ("everything about my
+#: Japan trip"), not one fact: every memory that holds part of it goes.
+BROAD_WORDS = frozenset({"everything", "anything", "all"})
 OLD_WORDS = frozenset({"old", "previous", "former", "earlier", "past", "outdated", "prior", "before"})
 
 #: A request to forget addresses the memory itself: "forget what I said about X",

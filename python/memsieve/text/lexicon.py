@@ -59,6 +59,7 @@ class Lexicon:
         request_words: the words a request to forget is made of ("please",
             "forget", "everything about"), dropped to leave its subject.
         old_words: words that ask for the older version of a fact ("old", "previous").
+        broad_words: words by which a request asks for everything about its subject ("everything").
         fact_statements: (noun, regular expression) pairs: a memory the expression matches
             (lowercased) states the fact the noun names ("job": "works as"), for a request
             to forget that names it by the noun.
@@ -176,6 +177,7 @@ class Lexicon:
     relation_aliases: tuple[tuple[str, str], ...] = ()
     request_words: frozenset[str] = frozenset()
     old_words: frozenset[str] = frozenset()
+    broad_words: frozenset[str] = frozenset()
     fact_statements: tuple[tuple[str, str], ...] = ()
     determiners: frozenset[str] = frozenset()
     value_labels: frozenset[str] = frozenset()
@@ -238,7 +240,7 @@ class Lexicon:
     def __post_init__(self) -> None:
         if not isinstance(self.name, str) or not self.name.strip():
             raise ConfigError(f"lexicon name must be a non-empty string, got {self.name!r}; e.g. name='german'")
-        for name in ("change_cues", "cue_suffixes", "relations", "request_words", "old_words", "determiners",
+        for name in ("change_cues", "cue_suffixes", "relations", "request_words", "old_words", "broad_words", "determiners",
                      "value_labels", "self_words", "self_possessives", "other_pronouns", "companions", "value_words",
                      "polarity_words", "past_words", "present_words", "future_words", "not_past", "state_past",
                      "doers", "event_adverbs", "plain_pasts", "plain_doers", "set_phrases", "happening_words", "filler_words",
@@ -285,7 +287,8 @@ class Lexicon:
         suffixes = frozenset(english.CUE_SUFFIXES)
         return cls(name="english", change_cues=frozenset(c for g in english.CUES.values() for c in g) - suffixes,
                    cue_suffixes=suffixes, relations=english.RELATIONS, relation_aliases=tuple(sorted(english.RELATION_ALIASES.items())), request_words=english.REQUEST_WORDS,
-                   old_words=english.OLD_WORDS, fact_statements=english.FACT_STATEMENTS,
+                   old_words=english.OLD_WORDS, broad_words=english.BROAD_WORDS,
+                   fact_statements=english.FACT_STATEMENTS,
                    determiners=english.DETERMINERS,
                    value_labels=english.VALUE_LABELS, self_words=english.SELF_WORDS,
                    self_possessives=english.SELF_POSSESSIVES, other_pronouns=english.OTHER_PRONOUNS,
@@ -561,6 +564,10 @@ class Lexicon:
         """The index terms of the facts ``text`` states by a ``fact_statements`` expression ("Leo works
         as a chef" -> {"job"}); empty when it states none so."""
         return self._derived.stated_facts(text)
+
+    def asks_broadly(self, text: str) -> bool:
+        """Whether a request asks for everything about its subject ("forget everything about my trip")."""
+        return any(w in self.broad_words for w in words(text))
 
     def asks_for_old(self, text: str) -> bool:
         """Whether a request asks for the older version of a fact ("forget my old address")."""

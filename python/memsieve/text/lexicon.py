@@ -33,6 +33,7 @@ from memsieve.text.cues import find_subject_terms
 from memsieve.text.lexicon_derived import Derived
 from memsieve.text.marks import Marks
 from memsieve.text.marks import forget_texts as forget_read_texts
+from memsieve.text.requests import cut_framing, split_clauses
 from memsieve.text.fold import fold, words
 from memsieve.text.subjects import Subject, find_subject, relation_names
 from memsieve.text.when_told import names_its_date
@@ -473,26 +474,7 @@ class Lexicon:
         >>> ENGLISH.request_clauses("Don't forget my birthday, forget Tom's")
         (["forget Tom's"], ["Don't forget my birthday"])
         """
-        d = self._derived
-        parts = [p.strip() for p in (d.clause_break.split(text) if d.clause_break is not None else [text])]
-        asking: list[str] = []
-        keeping: list[str] = []
-        declined = False
-        for part in (p for p in parts if p):
-            low = fold(part).lower()
-            if d.retract_request is not None and d.retract_request.search(low):
-                keeping[:0], asking = asking, []  # what was asked so far is taken back
-                declined = True
-                continue
-            if self.is_exception(part):
-                keeping.append(part)  # kept out; the clauses after it go on as before
-                continue
-            if d.keep_request is not None and d.keep_request.search(low):
-                declined = True
-            elif d.request_opening is not None and d.request_opening.search(low):
-                declined = False
-            (keeping if declined else asking).append(part)
-        return asking, keeping
+        return split_clauses(text, self._derived, is_exception=self.is_exception)
 
     def is_exception(self, clause: str) -> bool:
         """Whether a request's clause keeps something out of it ("except my birthday", "not my email")."""
@@ -530,12 +512,8 @@ class Lexicon:
         >>> ENGLISH.request_subject("Please forget what I told you about my brother's job")[1].terms
         frozenset({'brother'})
         """
-        d = self._derived
-        folded = fold(text)
-        rest = d.request_opening.sub(" ", folded, count=1) if d.request_opening is not None else folded
-        rest = d.request_framing.sub(" ", rest) if d.request_framing is not None else rest
-        rest = " ".join(rest.split())
-        rest = self._named_by_possessive(rest)
+        rest = cut_framing(text, self._derived, own_words=self.relations | self.companions | self.self_words
+                           | self.determiners | self.request_words)
         known = {s for _, s, kind in _core.tokenize_kinds(text) if kind == "name"}
         known = {w[:-2] if w.endswith("'s") else w.rstrip("'") for w in known} | self.relation_names(text)
         about = self.subject(rest, known=known)
@@ -543,18 +521,6 @@ class Lexicon:
             about = Subject(who="person", terms=about.terms, names=about.names, own=about.own,
                             people=about.people | about.names, chain=about.chain)
         return rest, about
-
-    def _named_by_possessive(self, rest: str) -> str:
-        """A request whose subject opens with a possessive ("tom's birthday", typed in lower case) names a
-        person, as "Tom's birthday" does: the word is capitalized unless the lexicon knows it (a relation,
-        a first-person word, a determiner, a request word)."""
-        first, _, after = rest.partition(" ")
-        if not first.endswith("'s") or not first[:-2].isalpha() or not first[0].islower():
-            return rest
-        word = first[:-2]
-        if word in self.relations | self.companions | self.self_words | self.determiners | self.request_words:
-            return rest
-        return " ".join([word.capitalize() + "'s", after]).strip()
 
     def relation_names(self, text: str) -> frozenset[str]:
         """The names a text gives people beside a relation word ("my cousin Aisha" -> {"aisha"}), lowercased."""

@@ -43,12 +43,14 @@ def linked(tmp_path, embedder):
     m = Memory(tmp_path / "v.db", embedder=embedder)  # the default gate links an update to what it updates
     kinds = {}
     for text in ["My sister's phone number is 555-1234.", "I walk to work every day.",
-                 "My sister has a new number now: 555-9876.", "My sister loves tennis.",
-                 "I moved to Hamburg in 2018.", "I moved to Berlin in March 2021."]:
+                 "My sister has a new number now: 555-9876.", "My sister's address is 4 Elm Road.",
+                 "My sister loves tennis.", "I moved to Hamburg in 2018.", "I moved to Berlin in March 2021."]:
         (d,) = m.add(text, user_id="u")
         kinds[text] = d.link_kind
     assert kinds["My sister has a new number now: 555-9876."] == "updates"
     assert kinds["I moved to Berlin in March 2021."] == "updates"
+    # The gate links a text to the memory it is close to: her address to her phone number.
+    assert kinds["My sister's address is 4 Elm Road."] == "updates"
     yield m
     m.close()
 
@@ -57,6 +59,10 @@ def test_a_fact_goes_with_its_linked_versions(linked):
     assert _named(linked, "forget my sister's phone number") == [
         "My sister has a new number now: 555-9876.", "My sister's phone number is 555-1234."]
     assert _named(linked, "forget where I moved") == ["I moved to Berlin in March 2021.", "I moved to Hamburg in 2018."]
+
+
+def test_a_link_to_another_fact_of_the_person_is_no_version(linked):
+    assert _named(linked, "forget my sister's address") == ["My sister's address is 4 Elm Road."]
 
 
 def test_a_request_that_names_a_value_spares_the_versions_of_other_values(linked):

@@ -255,11 +255,15 @@ VERSION_HOPS = 4
 
 def _with_versions(query: ForgetQuery, named: list[tuple[int, str]], *,
                    versions_of: Callable[[list[int]], list[tuple[int, int]]], allowed: Callable[[int], bool],
-                   texts: dict[int, str], text_of: Callable[[int], str | None]) -> list[tuple[int, str]]:
+                   texts: dict[int, str], text_of: Callable[[int], str | None],
+                   terms_of: Callable[[int], set[str]]) -> list[tuple[int, str]]:
     """The named memories and the versions the write path linked to them (its updates), when the
     request names the fact and no value of it: "forget my sister's phone number" takes her new
     number too, "forget that I moved to Berlin" spares the move to Hamburg it updated. A version
-    must be of whom the request is about, as every memory it names."""
+    must be of whom the request is about, as every memory it names, and say a word of what it asks
+    (or state the fact it names, ``Lexicon.fact_statements``): the gate links a text to the memory
+    it is close to, and "My sister's address is 4 Elm Road" may be linked to her phone number."""
+    asked = set(query.what_terms)
     if not named or query.values:
         return named
     out = dict(named)
@@ -270,7 +274,7 @@ def _with_versions(query: ForgetQuery, named: list[tuple[int, str]], *,
         for k in dict.fromkeys(found):
             if k not in texts and (text := text_of(k)) is not None:
                 texts[k] = text
-            if allowed(k):
+            if allowed(k) and asked & terms_of(k):
                 out[k] = "a version the write path linked to a memory the request names"
                 frontier.append(k)
         if not frontier:
@@ -344,21 +348,26 @@ def choose(query: ForgetQuery, gate: Any, subject_vector: np.ndarray, *, version
     named = _all_of_it(query, named, terms_of=terms_of, idf=_scope_idf(gate), versions_of=versions_of)
     if not query.wants_old:
         named = _with_versions(query, named, versions_of=versions_of, allowed=allowed, texts=texts,
-                               text_of=text_of)
+                               text_of=text_of, terms_of=terms_of)
         return [Forgotten(seq=k, reason=r) for k, r in named]
     # "my old address": the matched fact's older versions go, its newest stays.
     chosen = [k for k, _ in named] or [k for k in near if allowed(k)][:1]
     group = set(chosen)
-    for a, b in versions_of(near + chosen):
-        if a in group or b in group:
-            group |= {a, b}
-    vectors = vectors_of(near + chosen)
+    linked = {k for a, b in versions_of(near + chosen) if a in group or b in group for k in (a, b)} - group
+    vectors = vectors_of(near + chosen + sorted(linked))
+    asked = set(query.what_terms)
     for c in chosen:
         if c not in vectors:
             continue
         rel_c = float(vectors[c] @ subject_vector)
+        bar = max(min_relevance, rel_c - relevance_gap)
         group |= {k for k in near if k in vectors and float(vectors[k] @ vectors[c]) >= version_cos
-                  and float(vectors[k] @ subject_vector) >= max(min_relevance, rel_c - relevance_gap)}
+                  and float(vectors[k] @ subject_vector) >= bar}
+        # A write-path link is a version when it says a word of what is asked or is as near the
+        # request as the similar ones: the gate links a text to the memory it is close to, and her
+        # address may be linked to her phone number (whose newest it must not become).
+        group |= {k for k in linked if asked & terms_of(k)
+                  or (k in vectors and float(vectors[k] @ subject_vector) >= bar)}
     group = {k for k in group if allowed(k)}  # a version of the user's fact is the user's, not the brother's
     if len(group) < 2:
         return []  # nothing older to forget: the request names the only version

@@ -44,7 +44,12 @@ def test_the_lexicon_reads_only_the_plain_ways_of_stating_a_fact():
     assert ENGLISH.stated_facts("Tomasz works for a shipping company") == {"job"}
     assert ENGLISH.stated_facts("Tomasz worked out a budget") == frozenset()
     assert ENGLISH.stated_facts("We lived in Brussels before") == frozenset()
-    assert ENGLISH.stated_facts("I earn about $90k a year") == set(Lexicon.english().stated_facts("earns 5"))
+    assert ENGLISH.stated_facts("I earn about $90k a year") == ENGLISH.stated_facts("she earns 4,000 euros a month")
+    assert ENGLISH.stated_facts("I earn about $90k a year") == {"salari"}
+    # A birthplace is no birthday, points are no salary.
+    assert ENGLISH.stated_facts("I was born in Peru") == frozenset()
+    assert ENGLISH.stated_facts("I was born in May 1990") == {"birthday"}
+    assert ENGLISH.stated_facts("I earn 5 points per purchase") == frozenset()
 
 
 @pytest.mark.parametrize(("value", "says"), [

@@ -328,9 +328,11 @@ REQUEST_CONJUNCTION = r"(?:\s*,\s*(?:(?:and|&|as well as|plus)\s+)?|\s+(?:and|&|
 FACT_STATEMENTS = (
     ("job", r"\b(?:works?|worked|working)\s+(?:as|at|for)\b|\b(?:employed|hired)\s+(?:as|at|by)\b"),
     ("address", r"\b(?:lives?|living)\s+(?:in|at|on|near)\b"),
-    ("birthday", r"\bborn\s+(?:on|in)\b"),
+    ("birthday", r"\bborn\s+on\b|\bborn\s+in\s+(?:(?:19|20)\d\d|january|february|march|april|may|june|july|"
+                 r"august|september|october|november|december)\b"),
     ("allergy", r"\ballergic\s+to\b"),
-    ("salary", r"\b(?:earns?|earning)\s+(?:about\s+|around\s+)?[$€£]?\d"),
+    ("salary", r"\b(?:earns?|earning)\s+(?:about\s+|around\s+|over\s+)?(?:[$€£]\s?\d|\d[\d,.]*\s*(?:k\b|dollars|"
+               r"euros|pounds|(?:a|an|per)\s+(?:year|month|hour|week)))"),
 )
 #: Words by which a request to forget asks for everything about its subject ("everything about my
 #: Japan trip"), not one fact: every memory that holds part of it goes.

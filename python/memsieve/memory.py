@@ -316,10 +316,10 @@ class Memory:
                run_id: str | None = None, purge: bool = False, dry_run: bool = False) -> Forgotten:
         """Find the memories of one scope that a request names, and remove them.
 
-        ``what`` may be the user's own words ("please forget my old address"):
-        the request's phrasing is dropped and the rest matched as
-        memsieve.write.forgetting describes (rare words decide; "old" or "previous"
-        spares the newest version). Without ``purge`` each memory is
+        ``what`` may be the user's own words ("please forget my old address"): the
+        rest matched as memsieve.write.forgetting describes (rare words decide; "old"
+        spares the newest version; a fact named without a value takes its linked
+        versions). Without ``purge`` each memory is
         soft-deleted with a history row saying why; with ``purge`` its text and
         embedding are erased from the memory, its versions, its history, the
         rejections folded into it and the indexes, leaving a tombstone, and the

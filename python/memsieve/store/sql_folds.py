@@ -15,7 +15,7 @@ from typing import Any
 from memsieve.records import Folded
 from memsieve.scope import Scope
 from memsieve.store.base import sql_limit
-from memsieve.store.sql_records import SEQ_BATCH, SqlRecords
+from memsieve.store.sql_records import SEQ_BATCH, SqlRecords, in_force
 
 
 class SqlFolds(SqlRecords):
@@ -101,7 +101,7 @@ class SqlFolds(SqlRecords):
         frontier = {str(k): str(k) for k in kept_ids}
         seen = set(frontier)
         out: dict[str, str] = {}
-        when, at = _in_force(as_of)
+        when, at = in_force(as_of)
         while frontier:
             marks = ",".join(["%s"] * len(frontier))
             rows = self._q(f"SELECT kept_id, member_ids FROM merges WHERE scope_key = %s{when}"
@@ -127,12 +127,10 @@ class SqlFolds(SqlRecords):
         search reads a retired member's folds' words as (memsieve.read.fold_keys). ``as_of``: the
         merges in force then (``retired_members``)."""
         into: dict[str, str] = {}
-        when, at = _in_force(as_of)
-        for kept, members in self._q(f"SELECT kept_id, member_ids FROM merges WHERE scope_key = %s{when}"
-                                     " ORDER BY created_at", (scope.key, *at)).fetchall():
-            for member in json.loads(members):
+        for kept, members in self._merges_in_force(scope, as_of=as_of):
+            for member in members:
                 if member != kept:
-                    into[str(member)] = str(kept)
+                    into[member] = kept
         top: dict[str, str] = {}
         for member in into:
             kept, seen = into[member], {member}
@@ -140,18 +138,5 @@ class SqlFolds(SqlRecords):
                 seen.add(kept)
                 kept = into[kept]
             top[member] = kept
-        ids = sorted(set(top) | set(top.values()))
-        seq_of: dict[str, int] = {}
-        for start in range(0, len(ids), SEQ_BATCH):
-            where, params = self._in_text("id", ids[start:start + SEQ_BATCH])
-            seq_of.update((str(i), int(s)) for i, s in self._q(
-                f"SELECT id, seq FROM memories WHERE scope_key = %s AND {where}", (scope.key, *params)).fetchall())
+        seq_of = self._seqs_of_ids(scope, set(top) | set(top.values()))
         return {seq_of[m]: seq_of[k] for m, k in top.items() if m in seq_of and k in seq_of}
-
-
-def _in_force(as_of: str | None) -> tuple[str, list[str]]:
-    """The condition (and its parameters) on ``merges`` rows in force now, or at ``as_of``: made by
-    then and not undone by then."""
-    if as_of is None:
-        return " AND undone_at IS NULL", []
-    return " AND created_at <= %s AND (undone_at IS NULL OR undone_at > %s)", [as_of, as_of]

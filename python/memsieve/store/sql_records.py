@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import json
 import math
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -50,6 +50,14 @@ VISIBLE_AT = (
     " AND (m.valid_from IS NULL OR m.valid_from <= %s) AND (m.valid_to IS NULL OR m.valid_to > %s)"
     f" AND m.text_hash <> '{PURGED_HASH}'"
 )
+
+
+def in_force(as_of: str | None) -> tuple[str, list[str]]:
+    """The condition (and its parameters) on ``merges`` rows in force now, or at ``as_of``: made by
+    then and not undone by then."""
+    if as_of is None:
+        return " AND undone_at IS NULL", []
+    return " AND created_at <= %s AND (undone_at IS NULL OR undone_at > %s)", [as_of, as_of]
 
 
 class SqlRecords:
@@ -366,7 +374,7 @@ class SqlRecords:
                 f" COALESCE(v.seq, -1) FROM memories m {VERSION_AT}"
                 f" WHERE m.scope_key = %s AND {VISIBLE_AT} ORDER BY m.seq",
                 (as_of, scope.key, as_of, as_of, as_of, as_of), binary=True).fetchall()
-            if retired := self._retired_by_undone_merges(scope, as_of):
+            if retired := self._retired_at(scope, as_of):
                 rows = [r for r in rows if int(r[0]) not in retired]
         return CandidatesRow(
             seqs=np.array([r[0] for r in rows], dtype=np.int64),
@@ -374,21 +382,30 @@ class SqlRecords:
             texts=[str(r[3]) for r in rows], metadata=[json.loads(r[2]) for r in rows],
             versions=np.array([int(r[4]) for r in rows], dtype=np.int64))
 
-    def _retired_by_undone_merges(self, scope: Scope, as_of: str) -> set[int]:
-        """The seqs of the memories a merge had retired at ``as_of`` that was undone since. An undo
-        puts a member back as it was, its expiry cleared, so its row no longer says it was retired
-        then; the merge's record does."""
-        members: set[str] = set()
-        for kept, ids in self._q("SELECT kept_id, member_ids FROM merges WHERE scope_key = %s AND undone_at IS NOT NULL"
-                                 " AND created_at <= %s AND undone_at > %s", (scope.key, as_of, as_of)).fetchall():
-            members.update(str(m) for m in json.loads(ids) if str(m) != str(kept))
-        seqs: set[int] = set()
-        ids_list = sorted(members)
-        for start in range(0, len(ids_list), SEQ_BATCH):
-            where, params = self._in_text("id", ids_list[start:start + SEQ_BATCH])
-            seqs.update(int(r[0]) for r in self._q(f"SELECT seq FROM memories WHERE scope_key = %s AND {where}",
-                                                   (scope.key, *params)).fetchall())
-        return seqs
+    def _merges_in_force(self, scope: Scope, *, as_of: str | None = None) -> list[tuple[str, list[str]]]:
+        """(kept id, member ids) of the scope's merges in force now, or at ``as_of`` (made by then and
+        not undone by then), oldest first."""
+        when, at = in_force(as_of)
+        return [(str(kept), [str(m) for m in json.loads(members)]) for kept, members in self._q(
+            f"SELECT kept_id, member_ids FROM merges WHERE scope_key = %s{when} ORDER BY created_at",
+            (scope.key, *at)).fetchall()]
+
+    def _seqs_of_ids(self, scope: Scope, ids: Collection[str]) -> dict[str, int]:
+        """Memory id -> seq, of the ids the scope holds (purged ones too)."""
+        wanted = sorted(set(ids))
+        out: dict[str, int] = {}
+        for start in range(0, len(wanted), SEQ_BATCH):
+            where, params = self._in_text("id", wanted[start:start + SEQ_BATCH])
+            out.update((str(i), int(s)) for i, s in self._q(
+                f"SELECT id, seq FROM memories WHERE scope_key = %s AND {where}", (scope.key, *params)).fetchall())
+        return out
+
+    def _retired_at(self, scope: Scope, as_of: str) -> set[int]:
+        """The seqs of the memories merges in force at ``as_of`` had retired. An undo since puts a
+        member back as it was, its expiry cleared, so its row no longer says it was retired then;
+        the merge's record does (a merge still in force expired its members already)."""
+        members = {m for kept, ids in self._merges_in_force(scope, as_of=as_of) for m in ids if m != kept}
+        return set(self._seqs_of_ids(scope, members).values()) if members else set()
 
     def _record_version(self, seq: int, *, now: str) -> None:
         """Keep the memory's current text, embedding and parts as a version the store knew until ``now``."""

@@ -36,7 +36,8 @@ from memsieve.text.when_words import (ABBR_AGO, ABBR_UNITS, AGO, AGO_MORE, ASKED
                                       OTHER_WEEK, OVER_WEEKEND, PART_OF_MONTH, PART_OF_YEAR, PAST, PREVIOUS_UNIT,
                                       QUARTER, RECENTLY, RELATIVE_TO_DATE, SEASON, SINCE_WEEKDAY, THIS_AFTERNOON,
                                       THIS_PAST_WEEKDAY, TRAILING, UNITS, WEEK_OF_MONTH, WEEKDAY, WEEKDAY_ABBR,
-                                      WEEKDAY_SHORT, WEEKDAYS, YEAR, YESTERDAY, counts_units, month_is_said)
+                                      WEEKDAY_SHORT, WEEKDAYS, YEAR, YESTERDAY, count_of, counts_units,
+                                      month_is_said)
 
 __all__ = ["COUNT_WORDS", "EARLIEST", "LATEST", "MONTHS", "UNITS", "WEEKDAYS", "When", "Window", "ago_amount",
            "count_of", "plain", "read_when", "spelled", "window_of"]
@@ -66,10 +67,6 @@ def plain(text: str) -> str:
     """The text as every pattern here reads it: casefolded, typographic apostrophes plain, one
     space between words (questions, the write path's dating phrases and the read path's alike)."""
     return " ".join(text.casefold().replace("\u2019", "'").split())
-
-
-def count_of(word: str) -> int:
-    return int(word) if word.isdigit() else COUNT_WORDS[word]
 
 
 def ago_amount(m: re.Match[str]) -> tuple[int | float, str]:

@@ -28,7 +28,7 @@ from __future__ import annotations
 import calendar
 from datetime import datetime, timedelta
 
-from memsieve.text.when_words import COUNT_WORDS, MONTHS
+from memsieve.text.when_words import MONTHS, count_of
 
 Span = tuple[datetime, datetime]
 
@@ -53,10 +53,6 @@ def _days(year: int, month: int, first: int, last: int, now: datetime, *, after:
     start = datetime(year, month, first, tzinfo=now.tzinfo)
     end = datetime(year, month, last, tzinfo=now.tzinfo)
     return start - _SLACK, end + _DAY_END + after
-
-
-def _count(word: str) -> int:
-    return int(word) if word.isdigit() else COUNT_WORDS[word]
 
 
 def _month_back(now: datetime, back: int) -> tuple[int, int]:
@@ -112,13 +108,13 @@ def week_of_month_span(ordinal: str, month_word: str, year: str | None, now: dat
 
 def hours_span(count: str, now: datetime) -> Span:
     """"the last 48 hours": from the start of the day the hours reach back to, up to now."""
-    back = now - timedelta(hours=_count(count))
+    back = now - timedelta(hours=count_of(count))
     return back.replace(hour=0, minute=0, second=0, microsecond=0), now
 
 
 def decades_ago_span(count: str, now: datetime) -> Span:
     """"a decade ago": ten years a decade back, a year and a half either side."""
-    n = _count(count)
+    n = count_of(count)
     centre = now.year - 10 * n
     return (datetime(centre - 1, 7, 1, tzinfo=now.tzinfo),
             datetime(centre + 1, 12, 31, 23, 59, 59, 999999, tzinfo=now.tzinfo))

@@ -54,6 +54,11 @@ UNIT_NOUNS = frozenset(
     "year years people persons kids children dollars bucks euros pounds lbs lb kg kilos grams steps reps sets "
     "pages books items pieces points goals cups percent".split())
 
+def count_of(word: str) -> int:
+    """A count said in digits or in words ("3", "three", "a couple of")."""
+    return int(word) if word.isdigit() else COUNT_WORDS[word]
+
+
 _COUNT = "|".join(sorted((re.escape(w) for w in COUNT_WORDS), key=len, reverse=True))
 _MONTH = "|".join(sorted(MONTHS, key=len, reverse=True))
 _NUM = rf"\d+(?:\.\d+)?|{_COUNT}"

@@ -233,6 +233,11 @@ def _with_stated_facts(terms_of: Callable[[int], Collection[str]], texts: dict[i
     return terms
 
 
+def _linked_to(pairs: list[tuple[int, int]], inside: Collection[int]) -> list[int]:
+    """The other ends of the links (``versions_of``'s pairs) with one end ``inside`` and one out."""
+    return list(dict.fromkeys(b if a in inside else a for a, b in pairs if (a in inside) != (b in inside)))
+
+
 def _all_of_it(query: ForgetQuery, named: list[tuple[int, str]], *, terms_of: Callable[[int], set[str]],
                idf: Callable[[str], float], versions_of: Callable[[list[int]], list[tuple[int, int]]]
                ) -> list[tuple[int, str]]:
@@ -245,7 +250,7 @@ def _all_of_it(query: ForgetQuery, named: list[tuple[int, str]], *, terms_of: Ca
     whole = {k for k, _ in named if coverage(query, terms_of(k), idf) >= 1.0 - 1e-9}
     if not whole:
         return named
-    linked = {b if a in whole else a for a, b in versions_of([k for k, _ in named]) if (a in whole) != (b in whole)}
+    linked = set(_linked_to(versions_of([k for k, _ in named]), whole))
     return [(k, r) for k, r in named if k in whole or k in linked]
 
 
@@ -263,15 +268,15 @@ def _with_versions(query: ForgetQuery, named: list[tuple[int, str]], *,
     must be of whom the request is about, as every memory it names, and say a word of what it asks
     (or state the fact it names, ``Lexicon.fact_statements``): the gate links a text to the memory
     it is close to, and "My sister's address is 4 Elm Road" may be linked to her phone number."""
-    asked = set(query.what_terms)
     if not named or query.values:
         return named
+    asked = set(query.what_terms)
     out = dict(named)
     frontier = list(out)
     for _ in range(VERSION_HOPS):
-        found = [b if a in out else a for a, b in versions_of(frontier) if (a in out) != (b in out)]
+        found = _linked_to(versions_of(frontier), out)
         frontier = []
-        for k in dict.fromkeys(found):
+        for k in found:
             if k not in texts and (text := text_of(k)) is not None:
                 texts[k] = text
             if allowed(k) and asked & terms_of(k):
@@ -353,7 +358,7 @@ def choose(query: ForgetQuery, gate: Any, subject_vector: np.ndarray, *, version
     # "my old address": the matched fact's older versions go, its newest stays.
     chosen = [k for k, _ in named] or [k for k in near if allowed(k)][:1]
     group = set(chosen)
-    linked = {k for a, b in versions_of(near + chosen) if a in group or b in group for k in (a, b)} - group
+    linked = set(_linked_to(versions_of(near + chosen), group))
     vectors = vectors_of(near + chosen + sorted(linked))
     asked = set(query.what_terms)
     for c in chosen:

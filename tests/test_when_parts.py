@@ -83,8 +83,11 @@ def test_a_week_or_weekend_of_a_month_and_a_holiday_after_last_order_nothing():
     christmas = read_when("What did I get last Christmas?", NOW)
     assert christmas.order is None and christmas.window is not None
     assert christmas.window.holds(datetime(2024, 12, 25, 12, tzinfo=timezone.utc))
-    # "first" and "last" still order where they date nothing
+    assert read_when("Which race did I win in the beginning of May 2024?", NOW).order is None
+    # "first", "in the beginning" and "last" still order where they date nothing
     assert read_when("What was the first car I owned?", NOW).order == "earliest"
+    assert read_when("What was my job in the beginning?", NOW).order == "earliest"
+    assert read_when("Who was the first of my friends to marry?", NOW).order == "earliest"
     assert read_when("What was the last concert I went to?", NOW).order == "latest"
 
 

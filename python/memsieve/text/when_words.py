@@ -141,7 +141,9 @@ NUMERIC_DATE = re.compile(r"(?:\b(on|since|from)\s+)?(?<![\d/.-])(\d{1,2})/(\d{1
 #: "tonight" and "this weekend" ask about what is to come ("a film to watch tonight"): no window.
 YESTERDAY = re.compile(r"\b(day before yesterday|yesterday|last night|today|this morning|this evening)\b")
 RECENTLY = re.compile(r"\b(?<!most )(recently|the other day|lately)\b")  # "most recently" is an order
-ORDER_EARLIEST = re.compile(r"\b(" + "|".join(re.escape(w) for w in EARLIEST) + r")\b")
+#: ("in the beginning of November" is a window, not the earliest.)
+ORDER_EARLIEST = re.compile(r"\b(" + "|".join(re.escape(w) + (r"(?!\s+of\b)" if w == "in the beginning" else "")
+                                            for w in EARLIEST) + r")\b")
 ORDER_LATEST = re.compile(r"\b(" + "|".join(re.escape(w) for w in LATEST) + r")\b")
 ORDER_PRESENT = re.compile(r"\b(" + "|".join(re.escape(w) for w in PRESENT) + r")\b")
 #: "the last concert I went to", "when did I last see Tom": "last" asks for the latest where it dates
